@@ -1,0 +1,87 @@
+#include "core/net.h"
+
+#include <map>
+
+namespace halfcaf {
+
+namespace {
+
+std::map<std::string, NetCreator>& NetRegistry() {
+  static std::map<std::string, NetCreator> m;
+  return m;
+}
+
+std::string NetLabel(const NetDef& def) {
+  return def.name().empty() ? std::string("net") : MakeString("net '", def.name(), "'");
+}
+
+std::string OpLabel(const OperatorDef& op, int i) {
+  return MakeString("op #", i, " (", op.type(),
+                    op.name().empty() ? std::string() : " '" + op.name() + "'", ")");
+}
+
+}  // namespace
+
+NetBase::NetBase(const NetDef& def, Workspace* ws) : def_(def) {
+  for (int i = 0; i < def_.op_size(); ++i) {
+    OperatorDef op = def_.op(i);
+    if (!op.has_device_option() && def_.has_device_option()) {
+      *op.mutable_device_option() = def_.device_option();
+    }
+    try {
+      ops_.push_back(CreateOperator(op, ws));
+    } catch (EnforceNotMet& e) {
+      e.AddContext(NetLabel(def_) + " " + OpLabel(op, i));
+      throw;
+    }
+  }
+}
+
+std::string NetBase::OpContext(size_t i) const {
+  return NetLabel(def_) + " " + OpLabel(ops_[i]->def(), static_cast<int>(i));
+}
+
+void NetBase::RunOp(size_t i) {
+  try {
+    ops_[i]->Run(0);
+  } catch (EnforceNotMet& e) {
+    e.AddContext(OpContext(i));
+    throw;
+  }
+}
+
+void SimpleNet::Run() {
+  for (size_t i = 0; i < ops_.size(); ++i) RunOp(i);
+}
+
+void RegisterNetType(const std::string& type, NetCreator creator) {
+  NetRegistry()[type] = std::move(creator);
+}
+
+std::vector<std::string> NetTypes() {
+  std::vector<std::string> out;
+  for (const auto& kv : NetRegistry()) out.push_back(kv.first);
+  return out;
+}
+
+namespace {
+[[maybe_unused]] const bool g_simple_registered = [] {
+  RegisterNetType("simple", [](const NetDef& def, Workspace* ws) {
+    return std::unique_ptr<NetBase>(new SimpleNet(def, ws));
+  });
+  return true;
+}();
+}  // namespace
+
+std::unique_ptr<NetBase> CreateNet(const NetDef& def, Workspace* ws) {
+  std::string type = def.type().empty() ? "simple" : def.type();
+  auto it = NetRegistry().find(type);
+  if (it == NetRegistry().end()) {
+    std::string known;
+    for (const auto& t : NetTypes()) known += (known.empty() ? "" : ", ") + t;
+    HALFCAF_THROW(NetLabel(def), ": unknown net type '", type, "' (known: ", known, ")");
+  }
+  return it->second(def, ws);
+}
+
+}  // namespace halfcaf

@@ -1,0 +1,48 @@
+// Nets: a NetDef's operators created over a workspace and run in order ("simple") or as a
+// dependency graph with independent ops running concurrently ("dag"). NetDef.type picks one.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/operator.h"
+#include "proto/halfcaf.pb.h"
+
+namespace halfcaf {
+
+class NetBase {
+ public:
+  // Creates every op (validating schema and inputs); errors name the op and its position.
+  NetBase(const NetDef& def, Workspace* ws);
+  virtual ~NetBase() = default;
+  virtual void Run() = 0;
+
+  const NetDef& def() const { return def_; }
+  const std::string& name() const { return def_.name(); }
+  const std::vector<std::unique_ptr<OperatorBase>>& ops() const { return ops_; }
+
+ protected:
+  // Runs op i, adding "net 'x' op #i (Type 'name')" to any error.
+  void RunOp(size_t i);
+  std::string OpContext(size_t i) const;
+
+  NetDef def_;
+  std::vector<std::unique_ptr<OperatorBase>> ops_;
+};
+
+class SimpleNet : public NetBase {
+ public:
+  SimpleNet(const NetDef& def, Workspace* ws) : NetBase(def, ws) {}
+  void Run() override;
+};
+
+using NetCreator = std::function<std::unique_ptr<NetBase>(const NetDef&, Workspace*)>;
+void RegisterNetType(const std::string& type, NetCreator creator);
+std::vector<std::string> NetTypes();
+
+// Net of the def's type ("simple" when empty). Ops without a device_option take the net's.
+std::unique_ptr<NetBase> CreateNet(const NetDef& def, Workspace* ws);
+
+}  // namespace halfcaf

@@ -1,0 +1,173 @@
+#include "core/proto_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include "core/enforce.h"
+
+namespace halfcaf {
+
+namespace {
+
+// Keeps the first text-format error with its position (protobuf's are 0-based).
+class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, int column, const std::string& message) override {
+    if (message_.empty()) {
+      line_ = line + 1;
+      column_ = column + 1;
+      message_ = message;
+    }
+  }
+  void AddWarning(int, int, const std::string&) override {}
+  bool has_error() const { return !message_.empty(); }
+  int line_ = 0, column_ = 0;
+  std::string message_;
+};
+
+// Older Caffe2 files name DeviceOption field 2 `cuda_gpu_id`; ours is `device_id`. Rewrites the
+// field name outside quoted strings and comments.
+std::string RewriteLegacyFieldNames(const std::string& text) {
+  static const std::string kOld = "cuda_gpu_id";
+  if (text.find(kOld) == std::string::npos) return text;
+  std::string out;
+  out.reserve(text.size());
+  char quote = 0;
+  bool comment = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (comment) {
+      if (c == '\n') comment = false;
+    } else if (quote) {
+      if (c == '\\' && i + 1 < text.size()) {
+        out += c;
+        c = text[++i];
+      } else if (c == quote) {
+        quote = 0;
+      }
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '#') {
+      comment = true;
+    } else if (text.compare(i, kOld.size(), kOld) == 0 &&
+               (i == 0 || !(std::isalnum(static_cast<unsigned char>(text[i - 1])) ||
+                            text[i - 1] == '_'))) {
+      size_t end = i + kOld.size();
+      if (end >= text.size() ||
+          !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) {
+        // Same length keeps columns in error messages right.
+        out += "device_id  ";
+        i = end - 1;
+        continue;
+      }
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool LooksLikeText(const std::string& content) {
+  // Protobuf text is printable UTF-8 plus whitespace; the binary format almost always contains
+  // control bytes (tags, lengths, varints) within its first few bytes.
+  size_t n = std::min<size_t>(content.size(), 4096);
+  if (n == 0) return true;
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char c = static_cast<unsigned char>(content[i]);
+    if (c < 0x20 && c != '\n' && c != '\r' && c != '\t') return false;
+    if (c == 0x7f) return false;
+  }
+  return true;
+}
+
+void ParseProtoFromString(const std::string& content, const std::string& source,
+                          google::protobuf::Message* msg) {
+  const std::string kind = msg->GetDescriptor()->name();
+  if (LooksLikeText(content)) {
+    google::protobuf::TextFormat::Parser parser;
+    FirstErrorCollector errors;
+    parser.RecordErrorsTo(&errors);
+    msg->Clear();
+    if (parser.ParseFromString(RewriteLegacyFieldNames(content), msg)) return;
+    // Binary content that happens to be all printable: accept it if it parses as binary.
+    msg->Clear();
+    if (!content.empty() && msg->ParseFromString(content) &&
+        msg->GetReflection()->GetUnknownFields(*msg).empty()) {
+      return;
+    }
+    msg->Clear();
+    HALFCAF_THROW(source, ":", errors.line_, ":", errors.column_, ": cannot parse ", kind,
+                  " text: ", errors.message_);
+  }
+  msg->Clear();
+  HALFCAF_ENFORCE(msg->ParseFromString(content), source, ": cannot parse ", kind,
+                  " (binary protobuf: truncated or not a ", kind, ")");
+}
+
+void ReadProtoFromFile(const std::string& path, google::protobuf::Message* msg) {
+  std::ifstream in(path, std::ios::binary);
+  HALFCAF_ENFORCE(in.good(), path, ": cannot open file (", std::strerror(errno), ")");
+  struct stat st;
+  HALFCAF_ENFORCE(stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode), path,
+                  ": is a directory, expected a ", msg->GetDescriptor()->name(), " file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ParseProtoFromString(ss.str(), path, msg);
+}
+
+bool PathWantsText(const std::string& path) {
+  for (const char* ext : {".pbtxt", ".prototxt", ".pb.txt", ".txt"}) {
+    size_t n = std::strlen(ext);
+    if (path.size() >= n && path.compare(path.size() - n, n, ext) == 0) return true;
+  }
+  return false;
+}
+
+void WriteFileAtomically(const std::string& path, const std::string& bytes) {
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  HALFCAF_ENFORCE(fd >= 0, path, ": cannot write (", std::strerror(errno), ")");
+  size_t off = 0;
+  while (off < bytes.size()) {
+    ssize_t w = ::write(fd, bytes.data() + off, bytes.size() - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      HALFCAF_THROW(path, ": write failed (", std::strerror(err), ")");
+    }
+    off += static_cast<size_t>(w);
+  }
+  bool ok = ::fsync(fd) == 0;
+  ok = (::close(fd) == 0) && ok;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    HALFCAF_THROW(path, ": cannot finish writing (", std::strerror(err), ")");
+  }
+}
+
+void WriteProtoToFile(const google::protobuf::Message& msg, const std::string& path, bool text) {
+  std::string bytes;
+  if (text) {
+    HALFCAF_ENFORCE(google::protobuf::TextFormat::PrintToString(msg, &bytes), path,
+                    ": cannot format ", msg.GetDescriptor()->name(), " as text");
+  } else {
+    HALFCAF_ENFORCE(msg.SerializeToString(&bytes), path, ": cannot serialize ",
+                    msg.GetDescriptor()->name());
+  }
+  WriteFileAtomically(path, bytes);
+}
+
+}  // namespace halfcaf

@@ -1,0 +1,50 @@
+// Workspace: the blobs by name, and the nets created over them.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/blob.h"
+#include "proto/halfcaf.pb.h"
+
+namespace halfcaf {
+
+class NetBase;
+
+class Workspace {
+ public:
+  explicit Workspace(std::string root_folder = ".");
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  // Returns the blob, creating an empty one if needed. Blob pointers stay valid until removal.
+  Blob* CreateBlob(const std::string& name);
+  Blob* GetBlob(const std::string& name);  // nullptr if absent
+  const Blob* GetBlob(const std::string& name) const;
+  bool HasBlob(const std::string& name) const { return GetBlob(name) != nullptr; }
+  bool RemoveBlob(const std::string& name);
+  std::vector<std::string> Blobs() const;
+
+  // Tensor conveniences; GetTensor throws naming the blob if it is absent or not a tensor.
+  Tensor* CreateTensor(const std::string& name, Device device = Device());
+  const Tensor& GetTensor(const std::string& name) const;
+
+  // Nets. CreateNet validates every op (schema, inputs present) and throws before anything runs.
+  NetBase* CreateNet(const NetDef& def, bool overwrite = true);
+  NetBase* GetNet(const std::string& name);
+  void RunNet(const std::string& name);
+  void RunNetOnce(const NetDef& def);
+  std::vector<std::string> Nets() const;
+
+  const std::string& root_folder() const { return root_folder_; }
+
+ private:
+  std::string root_folder_;
+  std::map<std::string, std::unique_ptr<Blob>> blobs_;
+  std::map<std::string, std::unique_ptr<NetBase>> nets_;
+};
+
+}  // namespace halfcaf

@@ -1,0 +1,171 @@
+#include "operators/fc_op.h"
+
+#include "core/float_io.h"
+#include "core/gradient.h"
+#include "core/math.h"
+
+namespace halfcaf {
+
+FCShape ComputeFCShape(const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims,
+                       int axis, int axis_w) {
+  const int xn = static_cast<int>(x_dims.size()), wn = static_cast<int>(w_dims.size());
+  HALFCAF_ENFORCE(axis >= -xn && axis < std::max(xn, 1), "axis ", axis,
+                  " out of range for X with dims ", DimsString(x_dims));
+  HALFCAF_ENFORCE(axis_w >= -wn && axis_w < std::max(wn, 1), "axis_w ", axis_w,
+                  " out of range for W with dims ", DimsString(w_dims));
+  if (axis < 0) axis += xn;
+  if (axis_w < 0) axis_w += wn;
+  FCShape s{1, 1, 1, axis};
+  for (int i = 0; i < axis; ++i) s.M *= x_dims[i];
+  for (int i = axis; i < xn; ++i) s.K *= x_dims[i];
+  int64_t wk = 1;
+  for (int i = 0; i < axis_w; ++i) s.N *= w_dims[i];
+  for (int i = axis_w; i < wn; ++i) wk *= w_dims[i];
+  HALFCAF_ENFORCE(wk == s.K, "X has dims ", DimsString(x_dims), " (K = ", s.K, " from axis ",
+                  axis, ") but W has dims ", DimsString(w_dims), " (K = ", wk, " from axis_w ",
+                  axis_w, "): the inner dimensions must match");
+  return s;
+}
+
+namespace {
+std::vector<int64_t> FCOutputDims(const std::vector<int64_t>& x_dims, const FCShape& s) {
+  std::vector<int64_t> y(x_dims.begin(), x_dims.begin() + s.axis);
+  y.push_back(s.N);
+  return y;
+}
+}  // namespace
+
+FCOp::FCOp(const OperatorDef& def, Workspace* ws)
+    : Operator(def, ws),
+      axis_(GetSingleArgument<int>("axis", 1)),
+      axis_w_(GetSingleArgument<int>("axis_w", 1)) {}
+
+void FCOp::RunOnDevice() {
+  const Tensor& X = Input(0);
+  const Tensor& W = Input(1);
+  const Tensor& B = Input(2);
+  EnforceFloatType(X, "X");
+  EnforceFloatType(W, "W");
+  EnforceFloatType(B, "b");
+  const FCShape s = ComputeFCShape(X.dims(), W.dims(), axis_, axis_w_);
+  HALFCAF_ENFORCE(B.numel() == s.N, "b has ", B.numel(), " elements (dims ",
+                  DimsString(B.dims()), ") but W has N = ", s.N, " outputs");
+  Tensor* Y = Output(0, FCOutputDims(X.dims(), s));
+  const float* x = ReadAsFloat(X, &x_);
+  const float* w = ReadAsFloat(W, &w_);
+  const float* b = ReadAsFloat(B, &b_);
+  FloatWriter y(Y, X.dtype(), &y_);
+  float* yd = y.data();
+  for (int64_t i = 0; i < s.M; ++i) std::copy(b, b + s.N, yd + i * s.N);
+  math::Gemm(math::Trans::kNo, math::Trans::kYes, s.M, s.N, s.K, 1.f, x, w, 1.f, yd);
+  y.Commit();
+}
+
+FCGradientOp::FCGradientOp(const OperatorDef& def, Workspace* ws)
+    : Operator(def, ws),
+      axis_(GetSingleArgument<int>("axis", 1)),
+      axis_w_(GetSingleArgument<int>("axis_w", 1)) {}
+
+void FCGradientOp::RunOnDevice() {
+  const Tensor& X = Input(0);
+  const Tensor& W = Input(1);
+  const Tensor& dY = Input(2);
+  EnforceFloatType(X, "X");
+  EnforceFloatType(W, "W");
+  EnforceFloatType(dY, "dY");
+  const FCShape s = ComputeFCShape(X.dims(), W.dims(), axis_, axis_w_);
+  HALFCAF_ENFORCE(dY.numel() == s.M * s.N, "dY has dims ", DimsString(dY.dims()), " but FC output is ",
+                  s.M, " x ", s.N);
+  const float* x = ReadAsFloat(X, &x_);
+  const float* w = ReadAsFloat(W, &w_);
+  const float* dy = ReadAsFloat(dY, &dy_);
+  // dW = dY^T X  (N x K)
+  Tensor* dW = Output(0, W.dims());
+  FloatWriter dw(dW, W.dtype(), &dw_);
+  math::Gemm(math::Trans::kYes, math::Trans::kNo, s.N, s.K, s.M, 1.f, dy, x, 0.f, dw.data());
+  // db = column sums of dY
+  Tensor* dB = Output(1, {s.N});
+  FloatWriter db(dB, W.dtype(), &db_);
+  std::fill_n(db.data(), s.N, 0.f);
+  for (int64_t i = 0; i < s.M; ++i) math::Axpy(s.N, 1.f, dy + i * s.N, db.data());
+  // dX = dY W  (M x K)
+  if (OutputSize() == 3) {
+    Tensor* dX = Output(2, X.dims());
+    FloatWriter dx(dX, X.dtype(), &dx_);
+    math::Gemm(math::Trans::kNo, math::Trans::kNo, s.M, s.K, s.N, 1.f, dy, w, 0.f, dx.data());
+    dx.Commit();
+  }
+  dw.Commit();
+  db.Commit();
+}
+
+namespace {
+
+class GetFCGradient : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<OperatorDef> GetGradientDefs() override {
+    return SingleGradientDef("FCGradient", {I(0), I(1), GO(0)}, {GI(1), GI(2), GI(0)});
+  }
+};
+
+std::vector<TensorShape> FCShapeInference(const OperatorDef& def,
+                                          const std::vector<TensorShape>& in) {
+  ArgumentHelper args(def);
+  FCShape s = ComputeFCShape(in[0].dims, in[1].dims, args.GetSingleArgument<int>("axis", 1),
+                             args.GetSingleArgument<int>("axis_w", 1));
+  return {TensorShape{FCOutputDims(in[0].dims, s), in[0].dtype}};
+}
+
+OpCost FCCost(const OperatorDef& def, const std::vector<TensorShape>& in) {
+  ArgumentHelper args(def);
+  FCShape s = ComputeFCShape(in[0].dims, in[1].dims, args.GetSingleArgument<int>("axis", 1),
+                             args.GetSingleArgument<int>("axis_w", 1));
+  OpCost c;
+  c.flops = 2.0 * s.M * s.N * s.K;
+  const double item = DataTypeSize(in[0].dtype);
+  c.bytes_read = (s.M * s.K + s.N * s.K + s.N) * item;
+  c.bytes_written = s.M * s.N * item;
+  c.params_bytes = (s.N * s.K + s.N) * item;
+  return c;
+}
+
+}  // namespace
+
+REGISTER_CPU_OPERATOR(FC, FCOp);
+REGISTER_CPU_OPERATOR(FCGradient, FCGradientOp);
+REGISTER_GRADIENT(FC, GetFCGradient);
+
+OPERATOR_SCHEMA(FC)
+    .NumInputs(3)
+    .NumOutputs(1)
+    .TensorInferenceFunction(FCShapeInference)
+    .CostInferenceFunction(FCCost)
+    .SetDoc("Fully connected layer: Y = X * W^T + b. X is viewed as a matrix (M, K) split at "
+            "`axis`, W as (N, K) split at `axis_w`; Y has dims X.dims[:axis] + [N]. Float and "
+            "float16 (float accumulation).")
+    .Arg("axis", "int, default 1: where X's dims split into M and K")
+    .Arg("axis_w", "int, default 1: where W's dims split into N and K")
+    .Input(0, "X", "input, K = prod(dims[axis:])")
+    .Input(1, "W", "weights (N, K)")
+    .Input(2, "b", "bias (N)")
+    .Output(0, "Y", "output X.dims[:axis] + [N]");
+
+OPERATOR_SCHEMA(FCGradient)
+    .NumInputs(3)
+    .NumOutputs(2, 3)
+    .CostInferenceFunction([](const OperatorDef& def, const std::vector<TensorShape>& in) {
+      OpCost c = FCCost(def, in);
+      c.flops *= 2;
+      return c;
+    })
+    .SetDoc("Gradient of FC: dW = dY^T X, db = column sums of dY, dX = dY W (only when a third "
+            "output is given).")
+    .Input(0, "X", "forward input")
+    .Input(1, "W", "forward weights")
+    .Input(2, "dY", "gradient of Y")
+    .Output(0, "dW", "gradient of W")
+    .Output(1, "db", "gradient of b")
+    .Output(2, "dX", "gradient of X (optional)");
+
+}  // namespace halfcaf

@@ -1,0 +1,143 @@
+// Helpers for operator tests: random tensors, running one op in a workspace, comparing tensors,
+// and the FP16-vs-FP32 check every numeric operator gets.
+#pragma once
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/argument.h"
+#include "core/float_io.h"
+#include "core/operator.h"
+#include "core/workspace.h"
+
+namespace halfcaf {
+namespace testing {
+
+// A float tensor with values uniform in [lo, hi], seeded.
+inline Tensor RandomTensor(std::vector<int64_t> dims, uint32_t seed, float lo = -1.f,
+                           float hi = 1.f) {
+  Tensor t(std::move(dims), DataType::FLOAT);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  float* d = t.mutable_data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) d[i] = u(rng);
+  return t;
+}
+
+// Values uniform in [lo, hi] but at least `gap` away from every point in `kinks` (e.g. 0 for Relu).
+inline Tensor RandomTensorAwayFrom(std::vector<int64_t> dims, uint32_t seed,
+                                   std::vector<float> kinks, float gap, float lo = -1.f,
+                                   float hi = 1.f) {
+  Tensor t = RandomTensor(std::move(dims), seed, lo, hi);
+  float* d = t.mutable_data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    for (float k : kinks) {
+      if (std::fabs(d[i] - k) < gap) d[i] = k + (d[i] >= k ? gap : -gap) * (1.5f);
+    }
+  }
+  return t;
+}
+
+inline Tensor IntTensor(std::vector<int64_t> dims, std::vector<int32_t> values) {
+  Tensor t(std::move(dims), DataType::INT32);
+  std::copy(values.begin(), values.end(), t.mutable_data<int32_t>());
+  return t;
+}
+
+inline Tensor FloatTensor(std::vector<int64_t> dims, std::vector<float> values) {
+  Tensor t(std::move(dims), DataType::FLOAT);
+  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel());
+  std::copy(values.begin(), values.end(), t.mutable_data<float>());
+  return t;
+}
+
+// Values of a float or float16 tensor as a vector of floats.
+inline std::vector<float> ToFloatVector(const Tensor& t) {
+  std::vector<float> scratch;
+  const float* p = ReadAsFloat(t, &scratch);
+  return std::vector<float>(p, p + t.numel());
+}
+
+inline Tensor ToHalf(const Tensor& t) {
+  Tensor h(t.dims(), DataType::FLOAT16);
+  FloatToHalfArray(t.data<float>(), h.mutable_data<Half>(), t.numel());
+  return h;
+}
+
+// Float copy of a float16 tensor's values (what an FP32 op sees when fed the same rounded data).
+inline Tensor RoundThroughHalf(const Tensor& t) {
+  Tensor h = ToHalf(t);
+  Tensor f(t.dims(), DataType::FLOAT);
+  HalfToFloatArray(h.data<Half>(), f.mutable_data<float>(), f.numel());
+  return f;
+}
+
+inline void SetInput(Workspace* ws, const std::string& name, const Tensor& value) {
+  ws->CreateTensor(name)->CopyFrom(value);
+}
+
+// Feeds `inputs`, creates the op and runs it once; returns nothing (read outputs from ws).
+inline void RunOp(const OperatorDef& def, const std::map<std::string, Tensor>& inputs,
+                  Workspace* ws) {
+  for (const auto& kv : inputs) SetInput(ws, kv.first, kv.second);
+  auto op = CreateOperator(def, ws);
+  op->Run(0);
+}
+
+// Runs an op and returns its first output as floats.
+inline std::vector<float> RunAndGet(const OperatorDef& def,
+                                    const std::map<std::string, Tensor>& inputs,
+                                    int output = 0) {
+  Workspace ws;
+  RunOp(def, inputs, &ws);
+  return ToFloatVector(ws.GetTensor(def.output(output)));
+}
+
+// Element-wise |a - b| <= atol + rtol * |b|.
+inline void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, float atol,
+                       float rtol, const std::string& what = "") {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], atol + rtol * std::fabs(want[i]))
+        << what << " element " << i;
+  }
+}
+
+// FP16 vs FP32: runs `def` once with every input named in `half_inputs` fed as float16, and once
+// with the same (half-rounded) values as float; the float outputs listed in `outputs` must agree
+// within FP16 tolerance (outputs are rounded once to FP16: relative 2^-11, plus `atol`).
+inline void CheckFp16MatchesFp32(const OperatorDef& def,
+                                 const std::map<std::string, Tensor>& inputs,
+                                 const std::vector<std::string>& half_inputs,
+                                 const std::vector<int>& outputs = {0}, float atol = 1e-3f,
+                                 float rtol = 2e-3f) {
+  std::map<std::string, Tensor> in32, in16;
+  for (const auto& kv : inputs) {
+    bool half = std::find(half_inputs.begin(), half_inputs.end(), kv.first) != half_inputs.end();
+    if (half) {
+      in32[kv.first] = RoundThroughHalf(kv.second);
+      in16[kv.first] = ToHalf(kv.second);
+    } else {
+      in32[kv.first].CopyFrom(kv.second);
+      in16[kv.first].CopyFrom(kv.second);
+    }
+  }
+  Workspace ws32, ws16;
+  RunOp(def, in32, &ws32);
+  RunOp(def, in16, &ws16);
+  for (int o : outputs) {
+    const Tensor& t16 = ws16.GetTensor(def.output(o));
+    const Tensor& t32 = ws32.GetTensor(def.output(o));
+    EXPECT_EQ(t16.dims(), t32.dims()) << def.type() << " output " << o;
+    ExpectNear(ToFloatVector(t16), ToFloatVector(t32), atol, rtol,
+               def.type() + " fp16 vs fp32, output " + std::to_string(o));
+  }
+}
+
+}  // namespace testing
+}  // namespace halfcaf

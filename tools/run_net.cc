@@ -1,0 +1,93 @@
+// run_net: runs an init net once and a net N times, feeding inputs from a TensorProtos file and
+// writing chosen blobs to one. Errors print one line and exit 1.
+#include <gflags/gflags.h>
+#include <google/protobuf/stubs/logging.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "core/gradient.h"
+#include "core/net.h"
+#include "core/proto_io.h"
+#include "core/tensor_proto.h"
+#include "tools/tool_common.h"
+
+DEFINE_string(init_net, "", "NetDef run once before --net (text or binary)");
+DEFINE_string(net, "", "NetDef to run --iters times (text or binary)");
+DEFINE_string(inputs, "", "TensorProtos file; each tensor is fed to the blob of its name");
+DEFINE_int32(iters, 1, "number of times to run --net");
+DEFINE_string(output_blobs, "", "comma-separated blobs to write to --output (or print)");
+DEFINE_string(output, "", "TensorProtos file to write (text when it ends in .pbtxt)");
+DEFINE_bool(list_ops, false, "print every registered operator with devices, engines and docs");
+
+namespace halfcaf {
+namespace {
+
+void ListOps() {
+  std::map<std::string, std::vector<std::string>> impls;
+  for (const auto& k : OperatorRegistry::Keys()) {
+    impls[k.type].push_back(std::string(DeviceTypeName(k.device)) +
+                            (k.engine.empty() ? "" : "/" + k.engine));
+  }
+  for (const auto& kv : impls) {
+    std::string where;
+    for (const auto& s : kv.second) where += (where.empty() ? "" : ", ") + s;
+    const OpSchema* schema = OpSchemaRegistry::Schema(kv.first);
+    std::cout << "== " << kv.first << "  [" << where << "]"
+              << (GradientRegistry::Find(kv.first) ? "" : "  (no gradient maker)") << "\n";
+    if (schema) {
+      std::cout << schema->FormattedDoc();
+    } else {
+      std::cout << "  (no schema)\n";
+    }
+  }
+}
+
+void PrintBlob(const std::string& name, const Tensor& t) {
+  TensorProto p;
+  TensorToProto(t, name, &p);
+  std::cout << name << ": " << t.DebugString() << "\n";
+  std::cout << p.DebugString();
+}
+
+int Main() {
+  if (FLAGS_list_ops) {
+    ListOps();
+    return 0;
+  }
+  HALFCAF_ENFORCE(!FLAGS_net.empty() || !FLAGS_init_net.empty(),
+                  "nothing to run: give --net (and usually --init_net)");
+  HALFCAF_ENFORCE(FLAGS_iters >= 0, "--iters must be >= 0, got ", FLAGS_iters);
+  Workspace ws;
+  NetDef init, net;
+  if (!FLAGS_init_net.empty()) ReadProtoFromFile(FLAGS_init_net, &init);
+  if (!FLAGS_net.empty()) ReadProtoFromFile(FLAGS_net, &net);
+  if (!FLAGS_inputs.empty()) FeedTensorProtosFile(FLAGS_inputs, &ws);
+  if (!FLAGS_init_net.empty()) ws.RunNetOnce(init);
+  if (!FLAGS_net.empty()) {
+    if (net.name().empty()) net.set_name("net");
+    ws.CreateNet(net);
+    for (int i = 0; i < FLAGS_iters; ++i) ws.RunNet(net.name());
+  }
+  std::vector<std::string> blobs = SplitList(FLAGS_output_blobs);
+  for (const auto& b : blobs) {
+    HALFCAF_ENFORCE(ws.HasBlob(b), "--output_blobs: blob '", b, "' does not exist");
+  }
+  if (!FLAGS_output.empty()) {
+    HALFCAF_ENFORCE(!blobs.empty(), "--output needs --output_blobs");
+    WriteBlobsToFile(ws, blobs, FLAGS_output);
+  } else {
+    for (const auto& b : blobs) PrintBlob(b, ws.GetTensor(b));
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace halfcaf
+
+int main(int argc, char** argv) {
+  return halfcaf::RunTool("run_net",
+                          "run_net --init_net INIT --net NET [--inputs FILE] [--iters N] "
+                          "[--output_blobs a,b] [--output FILE] [--list_ops]",
+                          argc, argv, halfcaf::Main);
+}

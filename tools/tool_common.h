@@ -1,0 +1,18 @@
+// What every command-line tool shares: flag parsing, quiet protobuf/glog, and turning any error
+// into one line on stderr and exit code 1.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace halfcaf {
+
+// Parses flags, runs body, and maps errors to "<tool>: error: <message>" + exit 1.
+int RunTool(const char* name, const char* usage, int argc, char** argv,
+            const std::function<int()>& body);
+
+// "a,b,,c" -> {"a", "b", "c"} (whitespace trimmed).
+std::vector<std::string> SplitList(const std::string& s);
+
+}  // namespace halfcaf
