@@ -40,8 +40,13 @@ endif()
 # HALFCAF_OP_SRCS at CMakeLists.txt:71 (file)
 file(GLOB NEW_GLOB LIST_DIRECTORIES true "/work/main/operators/*.cc")
 set(OLD_GLOB
+  "/work/main/operators/cast_op.cc"
   "/work/main/operators/fc_op.cc"
+  "/work/main/operators/filler_op.cc"
+  "/work/main/operators/given_tensor_fill_op.cc"
   "/work/main/operators/relu_op.cc"
+  "/work/main/operators/scale_op.cc"
+  "/work/main/operators/sum_op.cc"
   )
 if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
   message("-- GLOB mismatch!")

@@ -1,0 +1,169 @@
+// Type conversions.
+//   Cast         X -> Y of type `to` (enum value or name; default FLOAT), any numeric types
+//                including float16 (rounded to nearest even). Gradient: Cast back to `from_type`.
+//   FloatToHalf  float -> float16;  HalfToFloat  float16 -> float (each other's gradient).
+#include <type_traits>
+
+#include "core/float_io.h"
+#include "core/gradient.h"
+#include "core/operator.h"
+
+namespace halfcaf {
+
+namespace {
+
+DataType ReadTypeArg(const ArgumentHelper& args, const std::string& name, DataType dflt) {
+  if (!args.HasArgument(name)) return dflt;
+  if (args.HasSingleArgumentOfType<std::string>(name)) {
+    return DataTypeFromName(args.GetSingleArgument<std::string>(name, ""));
+  }
+  return DataTypeFromInt(args.GetSingleArgument<int64_t>(name, 1));
+}
+
+template <typename Dst, typename Src>
+void ConvertArray(const Src* src, Dst* dst, int64_t n) {
+  if constexpr (std::is_same_v<Src, Half> && std::is_same_v<Dst, float>) {
+    HalfToFloatArray(src, dst, n);
+  } else if constexpr (std::is_same_v<Src, float> && std::is_same_v<Dst, Half>) {
+    FloatToHalfArray(src, dst, n);
+  } else if constexpr (std::is_same_v<Dst, Half>) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = Half(static_cast<float>(src[i]));
+  } else if constexpr (std::is_same_v<Src, Half>) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<Dst>(static_cast<float>(src[i]));
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<Dst>(src[i]);
+  }
+}
+
+// Converts X into Y of type `to`.
+void CastTensor(const Tensor& X, DataType to, Tensor* Y) {
+  if (Y != &X) Y->Resize(X.dims());
+  const int64_t n = X.numel();
+  if (X.dtype() == to) {
+    if (Y != &X) Y->CopyFrom(X);
+    return;
+  }
+  // In place with a different element size: convert through a temporary.
+  Tensor tmp;
+  const Tensor* src = &X;
+  if (Y == &X) {
+    tmp.CopyFrom(X);
+    src = &tmp;
+  }
+  DispatchAllTypes(src->dtype(), [&](auto stag) {
+    using S = decltype(stag);
+    DispatchAllTypes(to, [&](auto dtag) {
+      using D = decltype(dtag);
+      ConvertArray<D, S>(src->data<S>(), Y->mutable_data<D>(), n);
+    });
+  });
+}
+
+class CastOp final : public Operator<CPUContext> {
+ public:
+  CastOp(const OperatorDef& def, Workspace* ws)
+      : Operator(def, ws), to_(ReadTypeArg(args_, "to", DataType::FLOAT)) {
+    HALFCAF_ENFORCE(DataTypeSize(to_) > 0, "Cast cannot produce type ", DataTypeName(to_));
+  }
+  void RunOnDevice() override {
+    CastTensor(Input(0), to_, Output(0));
+  }
+
+ private:
+  DataType to_;
+};
+
+template <DataType kFrom, DataType kTo>
+class FixedCastOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+  void RunOnDevice() override {
+    const Tensor& X = Input(0);
+    HALFCAF_ENFORCE(X.dtype() == kFrom, type(), " expects ", DataTypeName(kFrom), " input, got ",
+                    X.DebugString());
+    CastTensor(X, kTo, Output(0));
+  }
+};
+
+class GetCastGradient : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  bool CopyArguments() const override { return false; }
+  std::vector<OperatorDef> GetGradientDefs() override {
+    HALFCAF_ENFORCE(args().HasArgument("from_type"), "the gradient of Cast needs its `from_type` "
+                    "argument (the type to cast the gradient back to)");
+    const Argument* to = args().Find("to");
+    const Argument* from = args().Find("from_type");
+    Argument new_to = *from, new_from = to ? *to : MakeArgument("to", 1);
+    new_to.set_name("to");
+    new_from.set_name("from_type");
+    return SingleGradientDef("Cast", {GO(0)}, {GI(0)}, {new_to, new_from});
+  }
+};
+
+class GetFloatToHalfGradient : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<OperatorDef> GetGradientDefs() override {
+    return SingleGradientDef("HalfToFloat", {GO(0)}, {GI(0)});
+  }
+};
+
+class GetHalfToFloatGradient : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<OperatorDef> GetGradientDefs() override {
+    return SingleGradientDef("FloatToHalf", {GO(0)}, {GI(0)});
+  }
+};
+
+std::vector<TensorShape> CastShape(const OperatorDef& def, const std::vector<TensorShape>& in) {
+  ArgumentHelper args(def);
+  return {TensorShape{in[0].dims, ReadTypeArg(args, "to", DataType::FLOAT)}};
+}
+
+}  // namespace
+
+REGISTER_CPU_OPERATOR(Cast, CastOp);
+REGISTER_CPU_OPERATOR(FloatToHalf, FixedCastOp<DataType::FLOAT, DataType::FLOAT16>);
+REGISTER_CPU_OPERATOR(HalfToFloat, FixedCastOp<DataType::FLOAT16, DataType::FLOAT>);
+REGISTER_GRADIENT(Cast, GetCastGradient);
+REGISTER_GRADIENT(FloatToHalf, GetFloatToHalfGradient);
+REGISTER_GRADIENT(HalfToFloat, GetHalfToFloatGradient);
+
+OPERATOR_SCHEMA(Cast)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .AllowInplace({{0, 0}})
+    .TensorInferenceFunction(CastShape)
+    .PointwiseCost(0)
+    .SetDoc("Converts X to the type `to`: float, float16 (round to nearest even), double, "
+            "int8/16/32/64, uint8/16, bool. Float to integer truncates toward zero.")
+    .Arg("to", "target type, TensorProto.DataType value or name (default FLOAT)")
+    .Arg("from_type", "X's type; needed only to build the gradient")
+    .Input(0, "X", "input")
+    .Output(0, "Y", "converted output, same shape");
+
+OPERATOR_SCHEMA(FloatToHalf)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .TensorInferenceFunction([](const OperatorDef&, const std::vector<TensorShape>& in) {
+      return std::vector<TensorShape>{TensorShape{in[0].dims, DataType::FLOAT16}};
+    })
+    .PointwiseCost(0)
+    .SetDoc("Converts a float tensor to float16 (round to nearest even; overflow gives inf).")
+    .Input(0, "X", "float input")
+    .Output(0, "Y", "float16 output");
+
+OPERATOR_SCHEMA(HalfToFloat)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .TensorInferenceFunction([](const OperatorDef&, const std::vector<TensorShape>& in) {
+      return std::vector<TensorShape>{TensorShape{in[0].dims, DataType::FLOAT}};
+    })
+    .PointwiseCost(0)
+    .SetDoc("Converts a float16 tensor to float (exact).")
+    .Input(0, "X", "float16 input")
+    .Output(0, "Y", "float output");
+
+}  // namespace halfcaf

@@ -1,0 +1,95 @@
+// Sum: Y = X0 + X1 + ... (all the same shape and type: float, float16, int32, int64).
+// The gradient is a pass-through: every input's gradient is dY itself.
+#include "core/float_io.h"
+#include "core/gradient.h"
+#include "core/operator.h"
+
+namespace halfcaf {
+
+namespace {
+
+class SumOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+
+  void RunOnDevice() override {
+    const Tensor& X0 = Input(0);
+    for (int i = 1; i < InputSize(); ++i) {
+      const Tensor& Xi = Input(i);
+      HALFCAF_ENFORCE(Xi.dims() == X0.dims() && Xi.dtype() == X0.dtype(), "input ", i, " '",
+                      input_name(i), "' is ", Xi.DebugString(), " but input 0 '", input_name(0),
+                      "' is ", X0.DebugString(), ": all inputs must match");
+    }
+    const int64_t n = X0.numel();
+    if (X0.dtype() == DataType::FLOAT16) {
+      // Accumulate in float, round once.
+      acc_.assign(n, 0.f);
+      for (int i = 0; i < InputSize(); ++i) {
+        const float* x = ReadAsFloat(Input(i), &scratch_);
+        for (int64_t j = 0; j < n; ++j) acc_[j] += x[j];
+      }
+      FloatToHalfArray(acc_.data(), Output(0, X0.dims())->mutable_data<Half>(), n);
+      return;
+    }
+    switch (X0.dtype()) {
+      case DataType::FLOAT: return Accumulate<float>(n);
+      case DataType::INT32: return Accumulate<int32_t>(n);
+      case DataType::INT64: return Accumulate<int64_t>(n);
+      case DataType::DOUBLE: return Accumulate<double>(n);
+      default:
+        HALFCAF_THROW("Sum supports float, float16, double, int32 and int64, got ",
+                      X0.DebugString());
+    }
+  }
+
+ private:
+  template <typename T>
+  void Accumulate(int64_t n) {
+    const std::vector<int64_t> dims = Input(0).dims();
+    // Input 0 may be the output (in place): read it before anything is written.
+    const T* x0 = Input(0).data<T>();
+    Tensor* Y = Output(0, dims);
+    T* y = Y->mutable_data<T>();
+    if (y != x0) std::copy(x0, x0 + n, y);
+    for (int i = 1; i < InputSize(); ++i) {
+      const T* x = Input(i).data<T>();
+      for (int64_t j = 0; j < n; ++j) y[j] += x[j];
+    }
+  }
+
+  std::vector<float> acc_, scratch_;
+};
+
+class GetSumGradient : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<OperatorDef> GetGradientDefs() override {
+    for (int i = 0; i < NumInputs(); ++i) SetDense(i, GO(0));
+    return {};
+  }
+};
+
+}  // namespace
+
+REGISTER_CPU_OPERATOR(Sum, SumOp);
+REGISTER_GRADIENT(Sum, GetSumGradient);
+
+OPERATOR_SCHEMA(Sum)
+    .NumInputs(1, 1 << 30)
+    .NumOutputs(1)
+    .AllowInplace({{0, 0}})
+    .IdenticalTypeAndShapeOfInput(0)
+    .CostInferenceFunction([](const OperatorDef& def, const std::vector<TensorShape>& in) {
+      OpCost c;
+      double n = static_cast<double>(in.at(0).numel());
+      c.flops = n * (in.size() - 1);
+      c.bytes_read = n * in.size() * DataTypeSize(in[0].dtype);
+      c.bytes_written = n * DataTypeSize(in[0].dtype);
+      return c;
+    })
+    .SetDoc("Element-wise sum of all inputs, which must share shape and type (float, float16 "
+            "(accumulated in float), double, int32, int64). May run in place on input 0.")
+    .Input(0, "X0", "first addend; further inputs X1, X2, ...")
+    .Output(0, "Y", "the sum");
+
+}  // namespace halfcaf
