@@ -41,6 +41,7 @@ endif()
 file(GLOB NEW_GLOB LIST_DIRECTORIES true "/work/main/operators/*.cc")
 set(OLD_GLOB
   "/work/main/operators/cast_op.cc"
+  "/work/main/operators/cast_op_gpu.cc"
   "/work/main/operators/fc_op.cc"
   "/work/main/operators/filler_op.cc"
   "/work/main/operators/given_tensor_fill_op.cc"
@@ -53,7 +54,7 @@ if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
   file(TOUCH_NOCREATE "/work/main/build/CMakeFiles/cmake.verify_globs")
 endif()
 
-# layer_srcs at tests/CMakeLists.txt:6 (file)
+# layer_srcs at tests/CMakeLists.txt:10 (file)
 file(GLOB NEW_GLOB LIST_DIRECTORIES true "/work/main/tests/core/*_test.cc")
 set(OLD_GLOB
   "/work/main/tests/core/half_test.cc"
@@ -66,7 +67,7 @@ if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
   file(TOUCH_NOCREATE "/work/main/build/CMakeFiles/cmake.verify_globs")
 endif()
 
-# layer_srcs at tests/CMakeLists.txt:6 (file)
+# layer_srcs at tests/CMakeLists.txt:10 (file)
 file(GLOB NEW_GLOB LIST_DIRECTORIES true "/work/main/tests/models/*_test.cc")
 set(OLD_GLOB
   )
@@ -75,7 +76,7 @@ if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
   file(TOUCH_NOCREATE "/work/main/build/CMakeFiles/cmake.verify_globs")
 endif()
 
-# layer_srcs at tests/CMakeLists.txt:6 (file)
+# layer_srcs at tests/CMakeLists.txt:10 (file)
 file(GLOB NEW_GLOB LIST_DIRECTORIES true "/work/main/tests/operators/*_test.cc")
 set(OLD_GLOB
   "/work/main/tests/operators/fc_op_test.cc"
@@ -88,9 +89,10 @@ if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
   file(TOUCH_NOCREATE "/work/main/build/CMakeFiles/cmake.verify_globs")
 endif()
 
-# layer_srcs at tests/CMakeLists.txt:6 (file)
+# layer_srcs at tests/CMakeLists.txt:10 (file)
 file(GLOB NEW_GLOB LIST_DIRECTORIES true "/work/main/tests/tools/*_test.cc")
 set(OLD_GLOB
+  "/work/main/tests/tools/run_net_test.cc"
   )
 if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
   message("-- GLOB mismatch!")

@@ -6,3 +6,4 @@
 # testing this directory and lists subdirectories to be tested as well.
 include("/work/main/build/tests/core_tests[1]_include.cmake")
 include("/work/main/build/tests/operators_tests[1]_include.cmake")
+include("/work/main/build/tests/tools_tests[1]_include.cmake")

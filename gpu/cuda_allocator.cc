@@ -1,0 +1,112 @@
+// The CUDA caching allocator: freed blocks go back to a per-device cache keyed by rounded size,
+// so steady-state training does no cudaMalloc/cudaFree. Registered with core at load time, with
+// the cross-device copy function.
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "core/allocator.h"
+#include "gpu/cuda_check.h"
+#include "gpu/cuda_context.h"
+
+namespace halfcaf {
+
+namespace {
+
+size_t RoundSize(size_t n) {
+  if (n <= 512) return 512;
+  if (n <= (1u << 20)) return (n + 511) / 512 * 512;  // 512-byte steps up to 1 MiB
+  return (n + (1u << 20) - 1) / (1u << 20) * (1u << 20);  // then 1 MiB steps
+}
+
+class CudaCachingAllocator : public Allocator {
+ public:
+  std::shared_ptr<void> Allocate(size_t nbytes, Device device) override {
+    const size_t size = RoundSize(nbytes);
+    const int dev = device.id;
+    void* ptr = nullptr;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      auto& cache = free_[dev][size];
+      if (!cache.empty()) {
+        ptr = cache.back();
+        cache.pop_back();
+      }
+    }
+    if (!ptr) {
+      int prev = 0;
+      HALFCAF_CUDA_CHECK(cudaGetDevice(&prev));
+      HALFCAF_CUDA_CHECK(cudaSetDevice(dev));
+      cudaError_t err = cudaMalloc(&ptr, size);
+      if (err == cudaErrorMemoryAllocation) {  // give cached blocks back and retry once
+        (void)cudaGetLastError();
+        EmptyCache();
+        err = cudaMalloc(&ptr, size);
+      }
+      cudaSetDevice(prev);
+      if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        HALFCAF_THROW("out of memory on CUDA:", dev, " allocating ", nbytes, " bytes (",
+                      cudaGetErrorString(err), ")");
+      }
+      std::lock_guard<std::mutex> lk(mu_);
+      held_[dev] += size;
+      peak_[dev] = std::max(peak_[dev], held_[dev]);
+    }
+    return std::shared_ptr<void>(ptr, [this, dev, size](void* p) {
+      std::lock_guard<std::mutex> lk(mu_);
+      free_[dev][size].push_back(p);
+    });
+  }
+
+  void EmptyCache() {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (auto& dev : free_) {
+      for (auto& bucket : dev.second) {
+        for (void* p : bucket.second) {
+          cudaFree(p);
+          held_[dev.first] -= bucket.first;
+        }
+        bucket.second.clear();
+      }
+    }
+  }
+
+  size_t Peak(int dev) {
+    std::lock_guard<std::mutex> lk(mu_);
+    return peak_[dev];
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<int, std::map<size_t, std::vector<void*>>> free_;
+  std::map<int, size_t> held_, peak_;
+};
+
+CudaCachingAllocator* TheAllocator() {
+  static auto* a = new CudaCachingAllocator();  // never destroyed: blocks outlive static dtors
+  return a;
+}
+
+void CudaCopyBytes(size_t nbytes, const void* src, Device src_device, void* dst,
+                   Device dst_device) {
+  if (src_device.type == DeviceType::CUDA && dst_device.type == DeviceType::CUDA &&
+      src_device.id != dst_device.id) {
+    HALFCAF_CUDA_CHECK(cudaMemcpyPeer(dst, dst_device.id, src, src_device.id, nbytes));
+    return;
+  }
+  HALFCAF_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault));
+}
+
+[[maybe_unused]] const bool g_registered = [] {
+  RegisterAllocator(DeviceType::CUDA, TheAllocator());
+  RegisterDeviceCopy(CudaCopyBytes);
+  return true;
+}();
+
+}  // namespace
+
+size_t CudaPeakMemory(int device) { return TheAllocator()->Peak(device); }
+void CudaEmptyCache() { TheAllocator()->EmptyCache(); }
+
+}  // namespace halfcaf

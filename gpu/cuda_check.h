@@ -1,0 +1,38 @@
+// Checked CUDA, cuBLAS and cuDNN calls: a failure throws EnforceNotMet naming the call and the
+// library's error string (the net adds which operator was running).
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include "core/enforce.h"
+
+namespace halfcaf {
+const char* CublasStatusString(cublasStatus_t status);
+}  // namespace halfcaf
+
+#define HALFCAF_CUDA_CHECK(call)                                                       \
+  do {                                                                                 \
+    cudaError_t hc_err_ = (call);                                                      \
+    if (hc_err_ != cudaSuccess) {                                                      \
+      (void)cudaGetLastError(); /* clear the sticky error for non-fatal failures */    \
+      HALFCAF_THROW(#call, " failed: ", cudaGetErrorString(hc_err_));                  \
+    }                                                                                  \
+  } while (0)
+
+#define HALFCAF_CUBLAS_CHECK(call)                                                     \
+  do {                                                                                 \
+    cublasStatus_t hc_st_ = (call);                                                    \
+    if (hc_st_ != CUBLAS_STATUS_SUCCESS) {                                             \
+      HALFCAF_THROW(#call, " failed: ", ::halfcaf::CublasStatusString(hc_st_));        \
+    }                                                                                  \
+  } while (0)
+
+#define HALFCAF_CUDNN_CHECK(call)                                                      \
+  do {                                                                                 \
+    cudnnStatus_t hc_st_ = (call);                                                     \
+    if (hc_st_ != CUDNN_STATUS_SUCCESS) {                                              \
+      HALFCAF_THROW(#call, " failed: ", cudnnGetErrorString(hc_st_));                  \
+    }                                                                                  \
+  } while (0)

@@ -1,0 +1,121 @@
+#include "gpu/cuda_context.h"
+
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "core/context.h"
+#include "gpu/cuda_check.h"
+
+namespace halfcaf {
+
+const char* CublasStatusString(cublasStatus_t status) {
+  switch (status) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    default: return "unknown cuBLAS status";
+  }
+}
+
+int NumCudaDevices() {
+  static const int count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    return n;
+  }();
+  return count;
+}
+
+CudaDeviceInfo GetCudaDeviceInfo(int device) {
+  HALFCAF_ENFORCE(device >= 0 && device < NumCudaDevices(), "CUDA device ", device,
+                  " does not exist (", NumCudaDevices(), " device(s) found)");
+  cudaDeviceProp prop;
+  HALFCAF_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  CudaDeviceInfo info;
+  info.id = device;
+  info.name = prop.name;
+  info.major = prop.major;
+  info.minor = prop.minor;
+  info.total_memory = prop.totalGlobalMem;
+  info.multiprocessors = prop.multiProcessorCount;
+  return info;
+}
+
+namespace {
+
+// Streams and handles live for the process, one set per (device, stream id) and thread-safe to
+// create.
+struct StreamResources {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t cublas = nullptr;
+  cudnnHandle_t cudnn = nullptr;
+};
+
+std::mutex g_res_mu;
+std::map<std::pair<int, int>, StreamResources>& Resources() {
+  static auto* m = new std::map<std::pair<int, int>, StreamResources>();  // never destroyed
+  return *m;
+}
+
+StreamResources& GetResources(int device, int stream_id) {
+  std::lock_guard<std::mutex> lk(g_res_mu);
+  auto& r = Resources()[{device, stream_id}];
+  if (!r.stream) {
+    HALFCAF_CUDA_CHECK(cudaSetDevice(device));
+    HALFCAF_CUDA_CHECK(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
+  }
+  return r;
+}
+
+}  // namespace
+
+CUDAContext::CUDAContext(const DeviceOption& option)
+    : device_id_(option.device_id()),
+      rng_(option.has_random_seed() ? option.random_seed() : NextSeed()) {
+  const int n = NumCudaDevices();
+  HALFCAF_ENFORCE(n > 0, "a CUDA operator was requested but no CUDA device is available");
+  HALFCAF_ENFORCE(device_id_ >= 0 && device_id_ < n, "CUDA device ", device_id_,
+                  " does not exist (", n, " device(s) found)");
+}
+
+void CUDAContext::SwitchToDevice(int stream_id) {
+  stream_id_ = stream_id;
+  HALFCAF_CUDA_CHECK(cudaSetDevice(device_id_));
+}
+
+void CUDAContext::FinishDevice() { HALFCAF_CUDA_CHECK(cudaStreamSynchronize(stream())); }
+
+cudaStream_t CUDAContext::stream() const { return GetResources(device_id_, stream_id_).stream; }
+
+cublasHandle_t CUDAContext::cublas_handle() {
+  StreamResources& r = GetResources(device_id_, stream_id_);
+  std::lock_guard<std::mutex> lk(g_res_mu);
+  if (!r.cublas) {
+    HALFCAF_CUBLAS_CHECK(cublasCreate(&r.cublas));
+    HALFCAF_CUBLAS_CHECK(cublasSetStream(r.cublas, r.stream));
+    HALFCAF_CUBLAS_CHECK(cublasSetPointerMode(r.cublas, CUBLAS_POINTER_MODE_HOST));
+  }
+  return r.cublas;
+}
+
+cudnnHandle_t CUDAContext::cudnn_handle() {
+  StreamResources& r = GetResources(device_id_, stream_id_);
+  std::lock_guard<std::mutex> lk(g_res_mu);
+  if (!r.cudnn) {
+    HALFCAF_CUDNN_CHECK(cudnnCreate(&r.cudnn));
+    HALFCAF_CUDNN_CHECK(cudnnSetStream(r.cudnn, r.stream));
+  }
+  return r.cudnn;
+}
+
+}  // namespace halfcaf

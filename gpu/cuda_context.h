@@ -1,0 +1,64 @@
+// CUDAContext: where a CUDA operator runs. One stream per (device, stream id), with cuBLAS and
+// cuDNN handles bound to it, created on first use. Same interface as CPUContext.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <random>
+#include <string>
+
+#include "core/allocator.h"
+#include "core/types.h"
+#include "proto/halfcaf.pb.h"
+
+namespace halfcaf {
+
+// Number of usable CUDA devices; 0 when there is no driver or no device (never throws).
+int NumCudaDevices();
+
+struct CudaDeviceInfo {
+  int id = 0;
+  std::string name;
+  int major = 0, minor = 0;  // compute capability
+  size_t total_memory = 0;
+  int multiprocessors = 0;
+  bool tensor_cores() const { return major >= 7; }
+};
+CudaDeviceInfo GetCudaDeviceInfo(int device);
+
+class CUDAContext {
+ public:
+  static constexpr DeviceType kDeviceType = DeviceType::CUDA;
+
+  CUDAContext() : CUDAContext(DeviceOption()) {}
+  explicit CUDAContext(const DeviceOption& option);
+
+  Device device() const { return Device{DeviceType::CUDA, device_id_}; }
+  void SwitchToDevice(int stream_id);
+  // Blocks until the current stream's work is done; errors from kernels surface here.
+  void FinishDevice();
+  cudaStream_t stream() const;
+  cublasHandle_t cublas_handle();
+  cudnnHandle_t cudnn_handle();
+  std::mt19937& RandGenerator() { return rng_; }
+  int device_id() const { return device_id_; }
+
+  template <typename T>
+  void Copy(int64_t n, const T* src, T* dst) {
+    CopyBytes(static_cast<size_t>(n) * sizeof(T), src, device(), dst, device());
+  }
+
+ private:
+  int device_id_;
+  int stream_id_ = 0;
+  std::mt19937 rng_;
+};
+
+// Peak bytes the caching allocator has held on a device (for the benchmark's memory column).
+size_t CudaPeakMemory(int device);
+// Frees cached (unused) device blocks.
+void CudaEmptyCache();
+
+}  // namespace halfcaf

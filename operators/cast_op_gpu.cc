@@ -1,0 +1,89 @@
+// CUDA versions of FloatToHalf / HalfToFloat, and the CPU<->GPU copy operators.
+#include "core/gradient.h"
+#include "core/operator.h"
+#include "gpu/cuda_context.h"
+#include "gpu/math_gpu.h"
+
+namespace halfcaf {
+
+namespace {
+
+class FloatToHalfCUDAOp final : public Operator<CUDAContext> {
+ public:
+  using Operator::Operator;
+  void RunOnDevice() override {
+    const Tensor& X = Input(0);
+    HALFCAF_ENFORCE(X.dtype() == DataType::FLOAT, "FloatToHalf expects float input, got ",
+                    X.DebugString());
+    Tensor* Y = Output(0, X.dims());
+    gpu::FloatToHalf(X.numel(), X.data<float>(), Y->mutable_data<Half>(), context_.stream());
+  }
+};
+
+class HalfToFloatCUDAOp final : public Operator<CUDAContext> {
+ public:
+  using Operator::Operator;
+  void RunOnDevice() override {
+    const Tensor& X = Input(0);
+    HALFCAF_ENFORCE(X.dtype() == DataType::FLOAT16, "HalfToFloat expects float16 input, got ",
+                    X.DebugString());
+    Tensor* Y = Output(0, X.dims());
+    gpu::HalfToFloat(X.numel(), X.data<Half>(), Y->mutable_data<float>(), context_.stream());
+  }
+};
+
+// Copies between the host and the op's GPU; runs under a CUDA device option.
+template <bool kToGpu>
+class CopyHostDeviceOp final : public Operator<CUDAContext> {
+ public:
+  using Operator::Operator;
+  void RunOnDevice() override {
+    const Tensor& X = kToGpu ? CPUInput(0) : Input(0);
+    Tensor* Y = OutputBlob(0)->GetMutableTensor(kToGpu ? context_.device() : Device());
+    context_.FinishDevice();  // producers of X on this stream are done
+    Y->CopyFrom(X);
+  }
+};
+
+class GetCopyCPUToGPUGradient : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<OperatorDef> GetGradientDefs() override {
+    return SingleGradientDef("CopyGPUToCPU", {GO(0)}, {GI(0)});
+  }
+};
+
+class GetCopyGPUToCPUGradient : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<OperatorDef> GetGradientDefs() override {
+    return SingleGradientDef("CopyCPUToGPU", {GO(0)}, {GI(0)});
+  }
+};
+
+}  // namespace
+
+REGISTER_CUDA_OPERATOR(FloatToHalf, FloatToHalfCUDAOp);
+REGISTER_CUDA_OPERATOR(HalfToFloat, HalfToFloatCUDAOp);
+REGISTER_CUDA_OPERATOR(CopyCPUToGPU, CopyHostDeviceOp<true>);
+REGISTER_CUDA_OPERATOR(CopyGPUToCPU, CopyHostDeviceOp<false>);
+REGISTER_GRADIENT(CopyCPUToGPU, GetCopyCPUToGPUGradient);
+REGISTER_GRADIENT(CopyGPUToCPU, GetCopyGPUToCPUGradient);
+
+OPERATOR_SCHEMA(CopyCPUToGPU)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .IdenticalTypeAndShape()
+    .SetDoc("Copies a CPU tensor to the GPU named by the op's device_option (CUDA build only).")
+    .Input(0, "X", "CPU tensor")
+    .Output(0, "Y", "GPU tensor");
+
+OPERATOR_SCHEMA(CopyGPUToCPU)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .IdenticalTypeAndShape()
+    .SetDoc("Copies a GPU tensor to the CPU (CUDA build only; runs under a CUDA device_option).")
+    .Input(0, "X", "GPU tensor")
+    .Output(0, "Y", "CPU tensor");
+
+}  // namespace halfcaf

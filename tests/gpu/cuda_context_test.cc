@@ -1,0 +1,69 @@
+// GPU tests: labelled `gpu` in CTest; each skips when no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include "gpu/cuda_context.h"
+#include "tests/util/op_test_util.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+#define REQUIRE_GPU() \
+  if (NumCudaDevices() == 0) GTEST_SKIP() << "no CUDA device"
+
+TEST(CudaContextTest, DeviceQuery) {
+  REQUIRE_GPU();
+  CudaDeviceInfo info = GetCudaDeviceInfo(0);
+  EXPECT_GT(info.total_memory, 0u);
+  EXPECT_GE(info.major, 7) << "halfcaf's CUDA build targets compute capability 7.5+";
+  EXPECT_THROW(GetCudaDeviceInfo(NumCudaDevices()), EnforceNotMet);
+}
+
+TEST(CudaContextTest, AllocateCopyRoundTrip) {
+  REQUIRE_GPU();
+  Tensor host = RandomTensor({1000}, 3);
+  Tensor dev(Device{DeviceType::CUDA, 0});
+  dev.CopyFrom(host);
+  Tensor back;
+  back.CopyFrom(dev);
+  EXPECT_EQ(ToFloatVector(back), ToFloatVector(host));
+  EXPECT_GT(CudaPeakMemory(0), 0u);
+}
+
+TEST(CudaContextTest, HalfConversionMatchesCpu) {
+  REQUIRE_GPU();
+  Workspace ws;
+  Tensor x = RandomTensor({4097}, 5, -70000.f, 70000.f);
+  SetInput(&ws, "x", x);
+  NetDef net;
+  DeviceOption gpu;
+  gpu.set_device_type(1);
+  *net.add_op() = MakeOperatorDef("CopyCPUToGPU", "", {"x"}, {"x_gpu"});
+  *net.add_op() = MakeOperatorDef("FloatToHalf", "", {"x_gpu"}, {"h_gpu"});
+  *net.add_op() = MakeOperatorDef("CopyGPUToCPU", "", {"h_gpu"}, {"h"});
+  for (auto& op : *net.mutable_op()) *op.mutable_device_option() = gpu;
+  *net.add_op() = MakeOperatorDef("FloatToHalf", "", {"x"}, {"h_cpu"});
+  ws.RunNetOnce(net);
+  const Tensor& h = ws.GetTensor("h");
+  const Tensor& hc = ws.GetTensor("h_cpu");
+  ASSERT_EQ(h.numel(), hc.numel());
+  for (int64_t i = 0; i < h.numel(); ++i) EXPECT_EQ(h.data<Half>()[i].x, hc.data<Half>()[i].x) << i;
+}
+
+TEST(CudaContextTest, NoDeviceIsAClearError) {
+  if (NumCudaDevices() > 0) GTEST_SKIP() << "a device exists";
+  Workspace ws;
+  SetInput(&ws, "x", RandomTensor({4}, 1));
+  auto def = MakeOperatorDef("CopyCPUToGPU", "", {"x"}, {"y"});
+  def.mutable_device_option()->set_device_type(1);
+  try {
+    CreateOperator(def, &ws);
+    FAIL();
+  } catch (const EnforceNotMet& e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf

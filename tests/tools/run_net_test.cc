@@ -1,0 +1,151 @@
+#include <sys/stat.h>
+
+#include <cmath>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "core/proto_io.h"
+#include "core/tensor_proto.h"
+#include "tests/tools/tool_test_util.h"
+#include "tests/util/op_test_util.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+const std::string kMlp = std::string(HALFCAF_SOURCE_DIR) + "/tests/data/mlp_net.pbtxt";
+
+OperatorDef GivenFill(const std::string& name, const Tensor& t) {
+  std::vector<float> v(t.data<float>(), t.data<float>() + t.numel());
+  return MakeOperatorDef("GivenTensorFill", "", {}, {name},
+                         {MakeArgument("shape", t.dims()), MakeArgument("values", v)});
+}
+
+struct Mlp {
+  Tensor w1 = RandomTensor({8, 6}, 11), b1 = RandomTensor({8}, 12);
+  Tensor w2 = RandomTensor({4, 8}, 13), b2 = RandomTensor({4}, 14);
+  Tensor x = RandomTensor({5, 6}, 15, -2.f, 2.f);
+
+  // Independent reference, in double.
+  std::vector<double> Forward() const {
+    std::vector<double> out;
+    for (int n = 0; n < 5; ++n) {
+      double h[8], z[4], mx = -1e300, sum = 0;
+      for (int j = 0; j < 8; ++j) {
+        h[j] = b1.data<float>()[j];
+        for (int k = 0; k < 6; ++k) h[j] += double(x.data<float>()[n * 6 + k]) * w1.data<float>()[j * 6 + k];
+        h[j] = std::max(h[j], 0.0);
+      }
+      for (int j = 0; j < 4; ++j) {
+        z[j] = b2.data<float>()[j];
+        for (int k = 0; k < 8; ++k) z[j] += h[k] * w2.data<float>()[j * 8 + k];
+        mx = std::max(mx, z[j]);
+      }
+      for (int j = 0; j < 4; ++j) sum += std::exp(z[j] - mx);
+      for (int j = 0; j < 4; ++j) out.push_back(std::exp(z[j] - mx) / sum);
+    }
+    return out;
+  }
+
+  // Writes a binary init net and a text inputs file into dir.
+  void Write(const std::string& dir) const {
+    NetDef init;
+    init.set_name("mlp_init");
+    *init.add_op() = GivenFill("fc1_w", w1);
+    *init.add_op() = GivenFill("fc1_b", b1);
+    *init.add_op() = GivenFill("fc2_w", w2);
+    *init.add_op() = GivenFill("fc2_b", b2);
+    WriteProtoToFile(init, dir + "/mlp_init.pb", /*text=*/false);
+    TensorProtos inputs;
+    TensorToProto(x, "data", inputs.add_protos());
+    WriteProtoToFile(inputs, dir + "/inputs.pbtxt", /*text=*/true);
+  }
+};
+
+TEST(RunNetTest, MlpMatchesIndependentComputation) {
+  std::string dir = TestTempDir();
+  Mlp mlp;
+  mlp.Write(dir);
+  for (const char* out_name : {"/out.pb", "/out.pbtxt"}) {
+    auto r = RunTool("run_net", "--init_net " + dir + "/mlp_init.pb --net " + kMlp + " --inputs " +
+                                    dir + "/inputs.pbtxt --output_blobs softmax,fc1 --output " +
+                                    dir + out_name);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    Workspace ws;
+    EXPECT_EQ(FeedTensorProtosFile(dir + out_name, &ws), 2);
+    const Tensor& sm = ws.GetTensor("softmax");
+    EXPECT_EQ(sm.dims(), (std::vector<int64_t>{5, 4}));
+    std::vector<double> want = mlp.Forward();
+    for (int i = 0; i < 20; ++i) EXPECT_NEAR(sm.data<float>()[i], want[i], 1e-5) << i;
+  }
+}
+
+TEST(RunNetTest, ItersAndPrintedBlobs) {
+  std::string dir = TestTempDir();
+  Mlp mlp;
+  mlp.Write(dir);
+  auto r = RunTool("run_net", "--init_net " + dir + "/mlp_init.pb --net " + kMlp + " --inputs " +
+                                  dir + "/inputs.pbtxt --iters 3 --output_blobs softmax");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("softmax: float[5, 4]"), std::string::npos) << r.out;
+}
+
+TEST(RunNetTest, ListOpsShowsDocs) {
+  auto r = RunTool("run_net", "--list_ops");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("== FC  [CPU"), std::string::npos);
+  EXPECT_NE(r.out.find("Fully connected"), std::string::npos);
+  EXPECT_NE(r.out.find("== FCGradient"), std::string::npos);
+}
+
+// Every failure is one line on stderr naming the problem, and exit code 1.
+void ExpectCleanError(const ToolResult& r, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("run_net: error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+}
+
+std::string WriteNet(const std::string& dir, const std::string& name, const std::string& text) {
+  std::string path = dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(RunNetTest, BadInputGivesOneClearLine) {
+  std::string dir = TestTempDir();
+  Mlp mlp;
+  mlp.Write(dir);
+  const std::string init = " --init_net " + dir + "/mlp_init.pb --inputs " + dir + "/inputs.pbtxt";
+
+  // Malformed text: file:line:column.
+  std::string bad = WriteNet(dir, "bad.pbtxt", "name: \"x\"\nop {\n  type: \"FC\"\n  input: \n");
+  ExpectCleanError(RunTool("run_net", "--net " + bad), bad + ":");
+  // Unknown op with a suggestion.
+  std::string unk = WriteNet(dir, "unk.pbtxt", "op { type: \"Softmx\" input: \"data\" output: \"y\" }");
+  ExpectCleanError(RunTool("run_net", "--net " + unk + init), "did you mean: Softmax");
+  // Missing input blob: blob and op named.
+  std::string miss = WriteNet(dir, "miss.pbtxt",
+                              "op { type: \"FC\" name: \"fc9\" input: \"data\" input: \"nope_w\" "
+                              "input: \"fc1_b\" output: \"y\" }");
+  ExpectCleanError(RunTool("run_net", "--net " + miss + init), "(FC 'fc9'): input 1 'nope_w'");
+  // Shape mismatch: expected vs got dims.
+  std::string shape = WriteNet(dir, "shape.pbtxt",
+                               "op { type: \"FC\" input: \"data\" input: \"fc2_w\" "
+                               "input: \"fc2_b\" output: \"y\" }");
+  ExpectCleanError(RunTool("run_net", "--net " + shape + init), "[4, 8]");
+  // Missing file: path named.
+  ExpectCleanError(RunTool("run_net", "--net " + dir + "/does_not_exist.pbtxt"),
+                   dir + "/does_not_exist.pbtxt");
+  ExpectCleanError(RunTool("run_net", "--net " + kMlp + " --init_net " + dir + "/none.pb"),
+                   dir + "/none.pb");
+  // Missing output blob.
+  ExpectCleanError(RunTool("run_net", "--net " + kMlp + init + " --output_blobs zzz"), "'zzz'");
+  // Nothing to do.
+  ExpectCleanError(RunTool("run_net", ""), "nothing to run");
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf

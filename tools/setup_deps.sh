@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what halfcaf needs to build, test and train on a fresh Debian 12 machine.
+# Only missing packages are installed; run as root (or with sudo available).
+set -euo pipefail
+
+PKGS=(build-essential cmake ninja-build pkg-config protobuf-compiler libprotobuf-dev
+      libgflags-dev libgoogle-glog-dev libopenblas-dev libgtest-dev zlib1g-dev
+      dataset-fashion-mnist)
+# Optional extras: HALFCAF_PEER=1 adds the CPU PyTorch used by the benchmark peer scripts.
+if [[ "${HALFCAF_PEER:-0}" == "1" ]]; then
+  PKGS+=(python3-torch python3-torchvision)
+fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  echo "setup_deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
