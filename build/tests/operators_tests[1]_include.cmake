@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build/tests/operators_tests[1]_tests.cmake")
-  include("/work/main/build/tests/operators_tests[1]_tests.cmake")
-else()
-  add_test(operators_tests_NOT_BUILT operators_tests_NOT_BUILT)
-endif()
