@@ -25,7 +25,8 @@ int ParseBroadcastAxis(const ArgumentHelper& args) {
   const int axis = args.GetSingleArgument<int>("axis", -1);
   const std::string axis_str = args.GetSingleArgument<std::string>("axis_str", "");
   const std::string order = Upper(args.GetSingleArgument<std::string>("order", "NCHW"));
-  HALFCAF_ENFORCE(order == "NCHW" || order == "NHWC", "argument 'order' must be NCHW or NHWC, got '",
+  HALFCAF_ENFORCE(order == "NCHW" || order == "NHWC",
+                  "argument 'order' must be NCHW or NHWC, got '",
                   args.GetSingleArgument<std::string>("order", ""), "'");
   HALFCAF_ENFORCE(axis >= -1, "argument 'axis' must be >= 0 (or -1 for trailing alignment), got ",
                   axis);

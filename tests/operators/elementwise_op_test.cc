@@ -164,7 +164,9 @@ TEST(ElementwiseOpTest, IntegerAndDoubleTypes) {
             &ws);
       const Tensor& C = ws.GetTensor("C");
       ASSERT_EQ(C.dtype(), DataType::DOUBLE);
-      for (int i = 0; i < 6; ++i) EXPECT_DOUBLE_EQ(C.data<double>()[i], Apply(op, ad[i], bd[i % 3]));
+      for (int i = 0; i < 6; ++i) {
+        EXPECT_DOUBLE_EQ(C.data<double>()[i], Apply(op, ad[i], bd[i % 3]));
+      }
     }
   }
 }
