@@ -29,9 +29,10 @@ T NarrowInt(const std::string& name, int64_t v) {
   if constexpr (std::is_same_v<T, bool>) {
     return v != 0;
   } else {
+    // Compare the upper bound only for positive v: a negative v cast to uint64_t would look huge.
     HALFCAF_ENFORCE(v >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
-                        static_cast<uint64_t>(v) <=
-                            static_cast<uint64_t>(std::numeric_limits<T>::max()),
+                        (v <= 0 || static_cast<uint64_t>(v) <=
+                                       static_cast<uint64_t>(std::numeric_limits<T>::max())),
                     "argument '", name, "' = ", v, " does not fit its integer type");
     return static_cast<T>(v);
   }
