@@ -33,8 +33,7 @@ void AccuracyOp::RunOnDevice() {
     if (above < top_k_) ++correct;
   }
   Tensor* Y = Output(0, {});
-  Y->mutable_data<float>()[0] =
-      N > 0 ? static_cast<float>(static_cast<double>(correct) / N) : 0.f;
+  Y->mutable_data<float>()[0] = N > 0 ? static_cast<float>(static_cast<double>(correct) / N) : 0.f;
 }
 
 REGISTER_CPU_OPERATOR(Accuracy, AccuracyOp);
@@ -54,11 +53,12 @@ OPERATOR_SCHEMA(Accuracy)
       c.bytes_written = 4;
       return c;
     })
-    .SetDoc("Top-k classification accuracy: the fraction of samples whose label is among the "
-            "top_k highest-scoring classes, as a 0-d float (0 for N = 0). Classes ranked above "
-            "the label are those with a strictly larger score, or an equal score and a lower "
-            "class index (ties favour the lower index); a sample is correct when fewer than "
-            "top_k classes rank above its label. Not differentiable.")
+    .SetDoc(
+        "Top-k classification accuracy: the fraction of samples whose label is among the "
+        "top_k highest-scoring classes, as a 0-d float (0 for N = 0). Classes ranked above "
+        "the label are those with a strictly larger score, or an equal score and a lower "
+        "class index (ties favour the lower index); a sample is correct when fewer than "
+        "top_k classes rank above its label. Not differentiable.")
     .Arg("top_k", "int, default 1: how many of the best classes count as a hit")
     .Input(0, "predictions", "float or float16 scores (N, D)")
     .Input(1, "labels", "int32 class indices, (N) or (N, 1)")

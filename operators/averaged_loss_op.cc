@@ -63,9 +63,10 @@ OPERATOR_SCHEMA(AveragedLoss)
       c.bytes_written = 4;
       return c;
     })
-    .SetDoc("Mean of all elements of X, as a 0-d float (the usual last step of a loss: "
-            "AveragedLoss(LabelCrossEntropy(...))). X may have any shape, float or float16; "
-            "the output is float and is 0 for an empty X.")
+    .SetDoc(
+        "Mean of all elements of X, as a 0-d float (the usual last step of a loss: "
+        "AveragedLoss(LabelCrossEntropy(...))). X may have any shape, float or float16; "
+        "the output is float and is 0 for an empty X.")
     .Input(0, "X", "tensor of any shape (typically per-sample losses)")
     .Output(0, "loss", "0-d float: mean of X");
 
@@ -74,8 +75,9 @@ OPERATOR_SCHEMA(AveragedLossGradient)
     .NumOutputs(1)
     .IdenticalTypeAndShapeOfInput(0)
     .PointwiseCost(1)
-    .SetDoc("Gradient of AveragedLoss: every element of dX is dY / X.numel(). dX has X's shape "
-            "and type.")
+    .SetDoc(
+        "Gradient of AveragedLoss: every element of dX is dY / X.numel(). dX has X's shape "
+        "and type.")
     .Input(0, "X", "forward input (for its shape and type)")
     .Input(1, "dY", "gradient of the loss, one value")
     .Output(0, "dX", "gradient of X");

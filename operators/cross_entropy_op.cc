@@ -99,10 +99,11 @@ OPERATOR_SCHEMA(LabelCrossEntropy)
       c.bytes_written = n * 4.0;
       return c;
     })
-    .SetDoc("Cross-entropy of probabilities against integer labels: "
-            "Y[i] = -log(max(X[i, label_i], 1e-20)). X is (N, D), or (D) for one sample; X float "
-            "or float16, Y always float. A label outside [0, D) is an error naming the sample and "
-            "the label.")
+    .SetDoc(
+        "Cross-entropy of probabilities against integer labels: "
+        "Y[i] = -log(max(X[i, label_i], 1e-20)). X is (N, D), or (D) for one sample; X float "
+        "or float16, Y always float. A label outside [0, D) is an error naming the sample and "
+        "the label.")
     .Input(0, "X", "probabilities (N, D) or (D)")
     .Input(1, "labels", "int32 class indices, (N) or (N, 1)")
     .Output(0, "Y", "float (N): the per-sample loss");
@@ -112,8 +113,9 @@ OPERATOR_SCHEMA(LabelCrossEntropyGradient)
     .NumOutputs(1)
     .IdenticalTypeAndShapeOfInput(0)
     .PointwiseCost(1)
-    .SetDoc("Gradient of LabelCrossEntropy: dX is zero except dX[i, label_i] = -dY[i] / "
-            "X[i, label_i] (0 where X[i, label_i] < 1e-20, the clamped region). dX has X's type.")
+    .SetDoc(
+        "Gradient of LabelCrossEntropy: dX is zero except dX[i, label_i] = -dY[i] / "
+        "X[i, label_i] (0 where X[i, label_i] < 1e-20, the clamped region). dX has X's type.")
     .Input(0, "X", "forward input")
     .Input(1, "labels", "forward labels")
     .Input(2, "dY", "gradient of Y (N)")

@@ -20,11 +20,11 @@ inline void CheckLabelTensor(const Tensor& labels, int64_t N, const std::vector<
   const std::vector<int64_t>& d = labels.dims();
   std::vector<int64_t> lead_one = lead_dims;
   lead_one.push_back(1);
-  const bool shape_ok = labels.numel() == N &&
-                        (d == std::vector<int64_t>{N} || d == std::vector<int64_t>{N, 1} ||
-                         d == lead_dims || d == lead_one);
-  HALFCAF_ENFORCE(shape_ok, op, ": labels must hold one label per sample, shaped (", N, ") or (",
-                  N, ", 1), got dims ", DimsString(d), " for ", N, " samples");
+  const bool shape_ok =
+      labels.numel() == N && (d == std::vector<int64_t>{N} || d == std::vector<int64_t>{N, 1} ||
+                              d == lead_dims || d == lead_one);
+  HALFCAF_ENFORCE(shape_ok, op, ": labels must hold one label per sample, shaped (", N, ") or (", N,
+                  ", 1), got dims ", DimsString(d), " for ", N, " samples");
 }
 
 // Throws unless 0 <= label < num_classes.

@@ -103,12 +103,14 @@ OPERATOR_SCHEMA(Softmax)
     .NumOutputs(1)
     .IdenticalTypeAndShape()
     .PointwiseCost(4)
-    .SetDoc("Softmax along the trailing block of dimensions: X is viewed as a matrix (N, D) = "
-            "(prod(dims[:axis]), prod(dims[axis:])) and every row is normalised to "
-            "exp(x - max) / sum(exp(x - max)) (the maximum is subtracted first, so large inputs "
-            "do not overflow). Float and float16 (computed in float).")
-    .Arg("axis", "int, default 1: first dimension of the normalised block (negative counts from "
-                 "the end)")
+    .SetDoc(
+        "Softmax along the trailing block of dimensions: X is viewed as a matrix (N, D) = "
+        "(prod(dims[:axis]), prod(dims[axis:])) and every row is normalised to "
+        "exp(x - max) / sum(exp(x - max)) (the maximum is subtracted first, so large inputs "
+        "do not overflow). Float and float16 (computed in float).")
+    .Arg("axis",
+         "int, default 1: first dimension of the normalised block (negative counts from "
+         "the end)")
     .Input(0, "X", "input tensor, at least 1-d")
     .Output(0, "Y", "probabilities, same shape and type as X");
 
@@ -117,8 +119,9 @@ OPERATOR_SCHEMA(SoftmaxGradient)
     .NumOutputs(1)
     .IdenticalTypeAndShapeOfInput(0)
     .PointwiseCost(4)
-    .SetDoc("Gradient of Softmax: dX = Y * (dY - rowsum(dY * Y)), rows as in Softmax (same "
-            "`axis`). dX has Y's type.")
+    .SetDoc(
+        "Gradient of Softmax: dX = Y * (dY - rowsum(dY * Y)), rows as in Softmax (same "
+        "`axis`). dX has Y's type.")
     .Arg("axis", "int, default 1: as in Softmax")
     .Input(0, "Y", "forward output")
     .Input(1, "dY", "gradient of Y")

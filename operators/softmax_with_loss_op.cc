@@ -15,8 +15,7 @@ namespace {
 void CheckOrder(const OperatorBase& op) {
   std::string order = op.GetSingleArgument<std::string>("order", "NCHW");
   HALFCAF_ENFORCE(order == "NCHW" || order == "nchw", op.DebugName(),
-                  ": argument order must be \"NCHW\" (classes along `axis`), got \"", order,
-                  "\"");
+                  ": argument order must be \"NCHW\" (classes along `axis`), got \"", order, "\"");
 }
 
 // The checks both ops make on labels (and optional weights) for logits of dims x_dims viewed as
@@ -87,8 +86,7 @@ void SoftmaxWithLossOp::RunOnDevice() {
     }
   }
   Tensor* loss = Output(1, {});
-  loss->mutable_data<float>()[0] =
-      wsum != 0 ? static_cast<float>(total * scale_ / wsum) : 0.f;
+  loss->mutable_data<float>()[0] = wsum != 0 ? static_cast<float>(total * scale_ / wsum) : 0.f;
 }
 
 SoftmaxWithLossGradientOp::SoftmaxWithLossGradientOp(const OperatorDef& def, Workspace* ws)
@@ -189,22 +187,24 @@ OPERATOR_SCHEMA(SoftmaxWithLoss)
     .NumOutputs(2)
     .TensorInferenceFunction(SoftmaxWithLossShapes)
     .CostInferenceFunction(SoftmaxWithLossCost)
-    .SetDoc("Softmax followed by the cross-entropy loss, fused for numerical stability. The "
-            "logits X are viewed as (N, D) = (prod(dims[:axis]), prod(dims[axis:])); "
-            "P = softmax of each row and loss = scale * sum_i w_i * (-log P[i, label_i]) / "
-            "sum_i w_i (0 when the weights sum to 0; w_i = 1 without weights). The log is taken "
-            "as x - logsumexp(x), so it stays finite when a probability underflows. With "
-            "label_prob=1 the labels are float distributions and the per-sample loss is "
-            "-sum_j label[i, j] * log P[i, j]. P and the loss are float even when X is float16. "
-            "A label outside [0, D) is an error naming the sample and the label.")
+    .SetDoc(
+        "Softmax followed by the cross-entropy loss, fused for numerical stability. The "
+        "logits X are viewed as (N, D) = (prod(dims[:axis]), prod(dims[axis:])); "
+        "P = softmax of each row and loss = scale * sum_i w_i * (-log P[i, label_i]) / "
+        "sum_i w_i (0 when the weights sum to 0; w_i = 1 without weights). The log is taken "
+        "as x - logsumexp(x), so it stays finite when a probability underflows. With "
+        "label_prob=1 the labels are float distributions and the per-sample loss is "
+        "-sum_j label[i, j] * log P[i, j]. P and the loss are float even when X is float16. "
+        "A label outside [0, D) is an error naming the sample and the label.")
     .Arg("scale", "float, default 1: multiplies the loss")
     .Arg("label_prob", "int, default 0: 1 = labels are float class distributions")
     .Arg("axis", "int, default 1: first dimension of the class block of X")
     .Arg("order", "string, default \"NCHW\"; only NCHW is accepted")
     .Arg("only_loss", "bool, default false: accepted for compatibility (no effect on CPU)")
     .Input(0, "X", "logits, float or float16, at least 1-d")
-    .Input(1, "labels", "int32 class indices, one per sample ((N) or (N, 1)); with label_prob=1, "
-                        "float distributions shaped like X or (N, D)")
+    .Input(1, "labels",
+           "int32 class indices, one per sample ((N) or (N, 1)); with label_prob=1, "
+           "float distributions shaped like X or (N, D)")
     .Input(2, "weights", "optional float per-sample weights (N)")
     .Output(0, "P", "softmax probabilities, float, X's shape")
     .Output(1, "loss", "0-d float: the weighted average loss times scale");
@@ -216,9 +216,10 @@ OPERATOR_SCHEMA(SoftmaxWithLossGradient)
       return std::vector<TensorShape>{in.at(0)};
     })
     .CostInferenceFunction(SoftmaxWithLossCost)
-    .SetDoc("Gradient of SoftmaxWithLoss with respect to the logits: "
-            "dX[i, j] = dloss * scale * w_i / sum(w) * (P[i, j] - [j == label_i]) (with "
-            "label_prob=1: P[i, j] * sum_k label[i, k] - label[i, j]). dX has X's type.")
+    .SetDoc(
+        "Gradient of SoftmaxWithLoss with respect to the logits: "
+        "dX[i, j] = dloss * scale * w_i / sum(w) * (P[i, j] - [j == label_i]) (with "
+        "label_prob=1: P[i, j] * sum_k label[i, k] - label[i, j]). dX has X's type.")
     .Arg("scale", "float, default 1: as in SoftmaxWithLoss")
     .Arg("label_prob", "int, default 0: as in SoftmaxWithLoss")
     .Arg("axis", "int, default 1: as in SoftmaxWithLoss")

@@ -14,7 +14,8 @@ void DistanceShape(const Tensor& X, const Tensor& Y, const std::string& op, int6
   EnforceFloatType(Y, "Y");
   HALFCAF_ENFORCE(X.dims() == Y.dims(), op, ": X and Y must have the same shape, got ",
                   DimsString(X.dims()), " and ", DimsString(Y.dims()));
-  HALFCAF_ENFORCE(X.ndim() >= 1, op, ": X must be at least 1-d (rows along dimension 0), got a "
+  HALFCAF_ENFORCE(X.ndim() >= 1, op,
+                  ": X must be at least 1-d (rows along dimension 0), got a "
                   "0-d tensor");
   *N = X.dim(0);
   *D = *N > 0 ? X.numel() / *N : 0;
@@ -105,10 +106,11 @@ OPERATOR_SCHEMA(SquaredL2Distance)
           TensorShape{{d.empty() ? int64_t{1} : d[0]}, DataType::FLOAT}};
     })
     .CostInferenceFunction(DistanceCost)
-    .SetDoc("Half the squared Euclidean distance between matching rows of X and Y: "
-            "Dist[i] = 0.5 * sum_j (X[i, j] - Y[i, j])^2, rows along dimension 0 (the other "
-            "dimensions are flattened). X and Y must have the same shape; float or float16, the "
-            "output is float.")
+    .SetDoc(
+        "Half the squared Euclidean distance between matching rows of X and Y: "
+        "Dist[i] = 0.5 * sum_j (X[i, j] - Y[i, j])^2, rows along dimension 0 (the other "
+        "dimensions are flattened). X and Y must have the same shape; float or float16, the "
+        "output is float.")
     .Input(0, "X", "tensor, at least 1-d")
     .Input(1, "Y", "tensor of X's shape")
     .Output(0, "Dist", "float (N), N = X.dims[0]");
@@ -120,8 +122,9 @@ OPERATOR_SCHEMA(SquaredL2DistanceGradient)
       return std::vector<TensorShape>{in.at(0), in.at(1)};
     })
     .CostInferenceFunction(DistanceCost)
-    .SetDoc("Gradient of SquaredL2Distance: dX[i] = dDist[i] * (X[i] - Y[i]), dY = -dX. dX has "
-            "X's type, dY has Y's.")
+    .SetDoc(
+        "Gradient of SquaredL2Distance: dX[i] = dDist[i] * (X[i] - Y[i]), dY = -dX. dX has "
+        "X's type, dY has Y's.")
     .Input(0, "X", "forward input X")
     .Input(1, "Y", "forward input Y")
     .Input(2, "dDist", "gradient of Dist (N)")

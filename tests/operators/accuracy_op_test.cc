@@ -1,6 +1,6 @@
-#include <algorithm>
-
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "core/gradient.h"
 #include "tests/util/op_test_util.h"
@@ -34,8 +34,8 @@ float NaiveAccuracy(const Tensor& X, const std::vector<int32_t>& labels, int top
 }
 
 TEST(AccuracyOpTest, TopOne) {
-  Tensor X = FloatTensor({4, 3}, {0.1f, 0.7f, 0.2f,  0.5f, 0.3f, 0.2f,  0.2f, 0.2f, 0.6f,
-                                  0.3f, 0.3f, 0.4f});
+  Tensor X =
+      FloatTensor({4, 3}, {0.1f, 0.7f, 0.2f, 0.5f, 0.3f, 0.2f, 0.2f, 0.2f, 0.6f, 0.3f, 0.3f, 0.4f});
   EXPECT_FLOAT_EQ(Accuracy(X, IntTensor({4}, {1, 0, 0, 2}), 1), 0.75f);
   EXPECT_FLOAT_EQ(Accuracy(X, IntTensor({4, 1}, {1, 1, 0, 0}), 1), 0.25f);
 }

@@ -29,7 +29,8 @@ TEST(LabelCrossEntropyOpTest, MatchesNaive) {
     RunOp(def, {{"X", X}, {"L", IntTensor(ldims, labels)}}, &ws);
     EXPECT_EQ(ws.GetTensor("Y").dims(), (std::vector<int64_t>{4}));
     std::vector<float> want(4);
-    for (int i = 0; i < 4; ++i) want[i] = static_cast<float>(-std::log(double(X.data<float>()[i * 6 + labels[i]])));
+    for (int i = 0; i < 4; ++i)
+      want[i] = static_cast<float>(-std::log(double(X.data<float>()[i * 6 + labels[i]])));
     ExpectNear(ToFloatVector(ws.GetTensor("Y")), want, 1e-6f, 1e-5f);
   }
 }
@@ -44,21 +45,22 @@ TEST(LabelCrossEntropyOpTest, OneDimensionalInputIsOneSample) {
 
 TEST(LabelCrossEntropyOpTest, ClampsTinyProbabilities) {
   auto def = MakeOperatorDef("LabelCrossEntropy", "", {"X", "L"}, {"Y"});
-  auto y = RunAndGet(def, {{"X", FloatTensor({2, 2}, {0.f, 1.f, 1.f, 1e-30f})},
-                           {"L", IntTensor({2}, {0, 1})}});
+  auto y = RunAndGet(
+      def, {{"X", FloatTensor({2, 2}, {0.f, 1.f, 1.f, 1e-30f})}, {"L", IntTensor({2}, {0, 1})}});
   const float clamp = static_cast<float>(-std::log(1e-20));
   ExpectNear(y, {clamp, clamp}, 1e-4f, 1e-6f);
   auto gdef = MakeOperatorDef("LabelCrossEntropyGradient", "", {"X", "L", "dY"}, {"dX"});
   auto dx = RunAndGet(gdef, {{"X", FloatTensor({2, 2}, {0.f, 1.f, 1.f, 1e-30f})},
-                             {"L", IntTensor({2}, {0, 1})}, {"dY", FloatTensor({2}, {1.f, 1.f})}});
+                             {"L", IntTensor({2}, {0, 1})},
+                             {"dY", FloatTensor({2}, {1.f, 1.f})}});
   for (float v : dx) EXPECT_TRUE(std::isfinite(v));
 }
 
 TEST(LabelCrossEntropyOpTest, Gradient) {
   auto def = MakeOperatorDef("LabelCrossEntropy", "", {"X", "L"}, {"Y"});
-  GradientChecker().Check(def, {{"X", RandomTensor({5, 7}, 2, 0.2f, 1.f)},
-                                {"L", IntTensor({5}, {6, 0, 3, 3, 1})}},
-                          0, 0);
+  GradientChecker().Check(
+      def, {{"X", RandomTensor({5, 7}, 2, 0.2f, 1.f)}, {"L", IntTensor({5}, {6, 0, 3, 3, 1})}}, 0,
+      0);
 }
 
 TEST(LabelCrossEntropyOpTest, Fp16MatchesFp32) {
@@ -77,8 +79,8 @@ TEST(LabelCrossEntropyOpTest, Fp16MatchesFp32) {
 
 TEST(LabelCrossEntropyOpTest, Errors) {
   auto def = MakeOperatorDef("LabelCrossEntropy", "lce", {"X", "L"}, {"Y"});
-  std::string msg = ErrorOf(def, {{"X", RandomTensor({3, 4}, 1, 0.1f, 1.f)},
-                                  {"L", IntTensor({3}, {0, 4, 1})}});
+  std::string msg =
+      ErrorOf(def, {{"X", RandomTensor({3, 4}, 1, 0.1f, 1.f)}, {"L", IntTensor({3}, {0, 4, 1})}});
   for (const char* part : {"LabelCrossEntropy 'lce'", "label 4 of sample 1", "< 4"}) {
     EXPECT_NE(msg.find(part), std::string::npos) << msg;
   }

@@ -27,15 +27,20 @@ void ExpectErrorContains(const OperatorDef& def, const std::map<std::string, Ten
     RunOp(def, in, &ws);
     FAIL() << "expected an error";
   } catch (const EnforceNotMet& e) {
-    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+    for (const auto& p : parts)
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
   }
 }
 
 TEST(SoftmaxOpTest, MatchesNaiveForEachAxis) {
   Tensor X = RandomTensor({2, 3, 7, 9}, 1, -3.f, 3.f);
   std::vector<float> x = ToFloatVector(X);
-  struct Case { int axis; int64_t N, D; };
-  for (Case c : {Case{1, 2, 189}, Case{0, 1, 378}, Case{2, 6, 63}, Case{-1, 42, 9}, Case{3, 42, 9}}) {
+  struct Case {
+    int axis;
+    int64_t N, D;
+  };
+  for (Case c :
+       {Case{1, 2, 189}, Case{0, 1, 378}, Case{2, 6, 63}, Case{-1, 42, 9}, Case{3, 42, 9}}) {
     auto def = MakeOperatorDef("Softmax", "", {"X"}, {"Y"}, {MakeArgument("axis", c.axis)});
     Workspace ws;
     RunOp(def, {{"X", X}}, &ws);
@@ -47,8 +52,8 @@ TEST(SoftmaxOpTest, MatchesNaiveForEachAxis) {
 
 TEST(SoftmaxOpTest, LargeInputsDoNotOverflow) {
   auto def = MakeOperatorDef("Softmax", "", {"X"}, {"Y"});
-  auto y = RunAndGet(def, {{"X", FloatTensor({2, 3}, {1000.f, 1001.f, 1002.f, -1000.f, -1000.f,
-                                                      -999.f})}});
+  auto y = RunAndGet(
+      def, {{"X", FloatTensor({2, 3}, {1000.f, 1001.f, 1002.f, -1000.f, -1000.f, -999.f})}});
   auto want = NaiveSoftmax({0.f, 1.f, 2.f, 0.f, 0.f, 1.f}, 2, 3);
   ExpectNear(y, want, 1e-7f, 1e-5f);
 }
@@ -70,7 +75,8 @@ TEST(SoftmaxOpTest, GradientOpMatchesFormula) {
   for (int i = 0; i < 3; ++i) {
     double dot = 0;
     for (int j = 0; j < 5; ++j) dot += y[i * 5 + j] * dy[i * 5 + j];
-    for (int j = 0; j < 5; ++j) want[i * 5 + j] = static_cast<float>(y[i * 5 + j] * (dy[i * 5 + j] - dot));
+    for (int j = 0; j < 5; ++j)
+      want[i * 5 + j] = static_cast<float>(y[i * 5 + j] * (dy[i * 5 + j] - dot));
   }
   ExpectNear(dx, want, 1e-6f, 1e-5f);
 }
@@ -79,9 +85,9 @@ TEST(SoftmaxOpTest, Fp16MatchesFp32) {
   auto def = MakeOperatorDef("Softmax", "", {"X"}, {"Y"});
   CheckFp16MatchesFp32(def, {{"X", RandomTensor({5, 13}, 6, -4.f, 4.f)}}, {"X"});
   auto gdef = MakeOperatorDef("SoftmaxGradient", "", {"Y", "dY"}, {"dX"});
-  CheckFp16MatchesFp32(gdef, {{"Y", RandomTensor({5, 13}, 7, 0.f, 1.f)},
-                              {"dY", RandomTensor({5, 13}, 8)}},
-                       {"Y", "dY"});
+  CheckFp16MatchesFp32(
+      gdef, {{"Y", RandomTensor({5, 13}, 7, 0.f, 1.f)}, {"dY", RandomTensor({5, 13}, 8)}},
+      {"Y", "dY"});
   Workspace ws;
   RunOp(def, {{"X", ToHalf(RandomTensor({2, 4}, 9))}}, &ws);
   EXPECT_EQ(ws.GetTensor("Y").dtype(), DataType::FLOAT16);

@@ -91,8 +91,8 @@ TEST(SoftmaxWithLossOpTest, WeightsAndScale) {
   std::vector<float> w{0.5f, 2.f, 0.f, 1.25f};
   auto def = MakeOperatorDef("SoftmaxWithLoss", "", {"X", "L", "W"}, {"P", "loss"},
                              {MakeArgument("scale", 0.25f)});
-  auto loss = RunAndGet(def, {{"X", X}, {"L", IntTensor({4}, labels)}, {"W", FloatTensor({4}, w)}},
-                        1);
+  auto loss =
+      RunAndGet(def, {{"X", X}, {"L", IntTensor({4}, labels)}, {"W", FloatTensor({4}, w)}}, 1);
   auto want = NaiveSoftmaxWithLoss(ToFloatVector(X), 4, 6, labels, {}, w, 0.25f);
   ExpectNear(loss, {want.loss}, 1e-6f, 1e-5f);
 }
@@ -106,8 +106,7 @@ TEST(SoftmaxWithLossOpTest, ZeroWeightsGiveZeroLossAndGradient) {
   RunOp(def, in, &ws);
   EXPECT_EQ(ToFloatVector(ws.GetTensor("loss")), std::vector<float>{0.f});
   SetInput(&ws, "dloss", FloatTensor({}, {1.f}));
-  auto gdef = MakeOperatorDef("SoftmaxWithLossGradient", "", {"X", "L", "W", "P", "dloss"},
-                              {"dX"});
+  auto gdef = MakeOperatorDef("SoftmaxWithLossGradient", "", {"X", "L", "W", "P", "dloss"}, {"dX"});
   RunOp(gdef, {}, &ws);
   EXPECT_EQ(ToFloatVector(ws.GetTensor("dX")), std::vector<float>(12, 0.f));
 }
@@ -115,8 +114,8 @@ TEST(SoftmaxWithLossOpTest, ZeroWeightsGiveZeroLossAndGradient) {
 TEST(SoftmaxWithLossOpTest, AxisTwo) {
   Tensor X = RandomTensor({2, 3, 4}, 4, -2.f, 2.f);
   std::vector<int32_t> labels{0, 1, 2, 3, 3, 0};
-  auto def = MakeOperatorDef("SoftmaxWithLoss", "", {"X", "L"}, {"P", "loss"},
-                             {MakeArgument("axis", 2)});
+  auto def =
+      MakeOperatorDef("SoftmaxWithLoss", "", {"X", "L"}, {"P", "loss"}, {MakeArgument("axis", 2)});
   auto want = NaiveSoftmaxWithLoss(ToFloatVector(X), 6, 4, labels, {}, {}, 1.f);
   for (std::vector<int64_t> ldims : {std::vector<int64_t>{2, 3}, std::vector<int64_t>{6}}) {
     auto loss = RunAndGet(def, {{"X", X}, {"L", IntTensor(ldims, labels)}}, 1);
@@ -137,8 +136,8 @@ TEST(SoftmaxWithLossOpTest, LabelProb) {
 
 TEST(SoftmaxWithLossOpTest, LargeLogitsStayFinite) {
   auto def = MakeOperatorDef("SoftmaxWithLoss", "", {"X", "L"}, {"P", "loss"});
-  auto loss = RunAndGet(def, {{"X", FloatTensor({1, 2}, {1000.f, 0.f})}, {"L", IntTensor({1}, {1})}},
-                        1);
+  auto loss =
+      RunAndGet(def, {{"X", FloatTensor({1, 2}, {1000.f, 0.f})}, {"L", IntTensor({1}, {1})}}, 1);
   ExpectNear(loss, {1000.f}, 1e-3f, 1e-6f);
 }
 
@@ -155,11 +154,10 @@ TEST(SoftmaxWithLossOpTest, GradientWrtLogits) {
 
 TEST(SoftmaxWithLossOpTest, GradientWithAxisAndLabelProb) {
   GradientChecker checker;
-  checker.Check(MakeOperatorDef("SoftmaxWithLoss", "", {"X", "L"}, {"P", "loss"},
-                                {MakeArgument("axis", 2)}),
-                {{"X", RandomTensor({2, 3, 5}, 8, -2.f, 2.f)},
-                 {"L", IntTensor({2, 3}, {4, 0, 1, 2, 3, 4})}},
-                0, 1);
+  checker.Check(
+      MakeOperatorDef("SoftmaxWithLoss", "", {"X", "L"}, {"P", "loss"}, {MakeArgument("axis", 2)}),
+      {{"X", RandomTensor({2, 3, 5}, 8, -2.f, 2.f)}, {"L", IntTensor({2, 3}, {4, 0, 1, 2, 3, 4})}},
+      0, 1);
   checker.Check(MakeOperatorDef("SoftmaxWithLoss", "", {"X", "L", "W"}, {"P", "loss"},
                                 {MakeArgument("label_prob", 1)}),
                 {{"X", RandomTensor({3, 6}, 9, -2.f, 2.f)},
@@ -202,8 +200,7 @@ TEST(SoftmaxWithLossOpTest, Fp16MatchesFp32) {
   std::map<std::string, Tensor> gin = in;
   gin["P"].CopyFrom(ref.GetTensor("P"));
   gin["dloss"] = FloatTensor({}, {0.7f});
-  auto gdef = MakeOperatorDef("SoftmaxWithLossGradient", "", {"X", "L", "W", "P", "dloss"},
-                              {"dX"});
+  auto gdef = MakeOperatorDef("SoftmaxWithLossGradient", "", {"X", "L", "W", "P", "dloss"}, {"dX"});
   CheckFp16MatchesFp32(gdef, gin, {"X"});
   Workspace ws16;
   gin["X"] = ToHalf(in["X"]);
@@ -213,7 +210,8 @@ TEST(SoftmaxWithLossOpTest, Fp16MatchesFp32) {
 
 TEST(SoftmaxWithLossOpTest, LabelOutOfRangeNamesOpSampleAndLabel) {
   auto def = MakeOperatorDef("SoftmaxWithLoss", "xent", {"X", "L"}, {"P", "loss"});
-  std::string msg = ErrorOf(def, {{"X", RandomTensor({4, 5}, 1)}, {"L", IntTensor({4}, {0, 1, 7, 2})}});
+  std::string msg =
+      ErrorOf(def, {{"X", RandomTensor({4, 5}, 1)}, {"L", IntTensor({4}, {0, 1, 7, 2})}});
   for (const char* part : {"SoftmaxWithLoss 'xent'", "label 7", "sample 2", "< 5"}) {
     EXPECT_NE(msg.find(part), std::string::npos) << msg;
   }
@@ -221,21 +219,25 @@ TEST(SoftmaxWithLossOpTest, LabelOutOfRangeNamesOpSampleAndLabel) {
   EXPECT_NE(msg.find("label -1 of sample 1"), std::string::npos) << msg;
   // The gradient op checks too.
   auto gdef = MakeOperatorDef("SoftmaxWithLossGradient", "g", {"X", "L", "P", "dl"}, {"dX"});
-  msg = ErrorOf(gdef, {{"X", RandomTensor({2, 3}, 1)}, {"L", IntTensor({2}, {3, 0})},
-                       {"P", RandomTensor({2, 3}, 2)}, {"dl", FloatTensor({}, {1.f})}});
+  msg = ErrorOf(gdef, {{"X", RandomTensor({2, 3}, 1)},
+                       {"L", IntTensor({2}, {3, 0})},
+                       {"P", RandomTensor({2, 3}, 2)},
+                       {"dl", FloatTensor({}, {1.f})}});
   EXPECT_NE(msg.find("label 3 of sample 0"), std::string::npos) << msg;
 }
 
 TEST(SoftmaxWithLossOpTest, ShapeAndTypeErrors) {
   auto def = MakeOperatorDef("SoftmaxWithLoss", "", {"X", "L"}, {"P", "loss"});
-  std::string msg = ErrorOf(def, {{"X", RandomTensor({4, 5}, 1)}, {"L", IntTensor({3}, {0, 1, 2})}});
+  std::string msg =
+      ErrorOf(def, {{"X", RandomTensor({4, 5}, 1)}, {"L", IntTensor({3}, {0, 1, 2})}});
   EXPECT_NE(msg.find("[3]"), std::string::npos) << msg;
   EXPECT_NE(msg.find("4 samples"), std::string::npos) << msg;
   msg = ErrorOf(def, {{"X", RandomTensor({4, 5}, 1)}, {"L", RandomTensor({4}, 2)}});
   EXPECT_NE(msg.find("int32"), std::string::npos) << msg;
   auto wdef = MakeOperatorDef("SoftmaxWithLoss", "", {"X", "L", "W"}, {"P", "loss"});
-  msg = ErrorOf(wdef, {{"X", RandomTensor({2, 5}, 1)}, {"L", IntTensor({2}, {0, 1})},
-                       {"W", RandomTensor({3}, 2)}});
+  msg = ErrorOf(
+      wdef,
+      {{"X", RandomTensor({2, 5}, 1)}, {"L", IntTensor({2}, {0, 1})}, {"W", RandomTensor({3}, 2)}});
   EXPECT_NE(msg.find("weights"), std::string::npos) << msg;
   auto pdef = MakeOperatorDef("SoftmaxWithLoss", "", {"X", "L"}, {"P", "loss"},
                               {MakeArgument("label_prob", 1)});
