@@ -1,0 +1,43 @@
+// SoftmaxWithLoss: softmax cross-entropy. Logits X are viewed as (N, D) split at `axis`;
+//   P = Softmax(X) (float, X's shape),
+//   loss (0-d float) = scale * sum_i w_i * l_i / sum_i w_i  (0 when sum_i w_i == 0), where
+//   l_i = -log P[i, label_i] for int32 labels, or -sum_j label[i, j] * log P[i, j] with
+//   `label_prob` = 1 (float label distributions of X's shape or (N, D)); w_i = 1 without weights.
+// Inputs: X (float/float16), labels (int32, N elements: (N) or (N, 1)), [weights (N), float].
+// Args: scale (float, 1), label_prob (int, 0), axis (int, 1), order ("NCHW" only),
+// only_loss (bool; accepted, no effect on CPU).
+// SoftmaxWithLossGradient: (X, labels, [weights], P, dloss) -> dX (X's dtype).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/operator.h"
+
+namespace halfcaf {
+
+class SoftmaxWithLossOp final : public Operator<CPUContext> {
+ public:
+  SoftmaxWithLossOp(const OperatorDef& def, Workspace* ws);
+  void RunOnDevice() override;
+
+ private:
+  float scale_;
+  bool label_prob_;
+  int axis_;
+  std::vector<float> x_, w_, labels_, lse_;
+};
+
+class SoftmaxWithLossGradientOp final : public Operator<CPUContext> {
+ public:
+  SoftmaxWithLossGradientOp(const OperatorDef& def, Workspace* ws);
+  void RunOnDevice() override;
+
+ private:
+  float scale_;
+  bool label_prob_;
+  int axis_;
+  std::vector<float> w_, labels_, p_, dloss_, dx_;
+};
+
+}  // namespace halfcaf

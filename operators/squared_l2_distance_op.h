@@ -1,0 +1,31 @@
+// SquaredL2Distance: X, Y of the same shape (at least 1-d), viewed as (N, D) with N = dims[0];
+// Dist (N, float) = 0.5 * ||X[i] - Y[i]||^2.
+// SquaredL2DistanceGradient: (X, Y, dDist) -> (dX, dY) with dX[i] = dDist[i] * (X[i] - Y[i]) and
+// dY = -dX; dX has X's dtype and dY has Y's. Float and float16 inputs (computed in float).
+#pragma once
+
+#include <vector>
+
+#include "core/operator.h"
+
+namespace halfcaf {
+
+class SquaredL2DistanceOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+  void RunOnDevice() override;
+
+ private:
+  std::vector<float> x_, y_;
+};
+
+class SquaredL2DistanceGradientOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+  void RunOnDevice() override;
+
+ private:
+  std::vector<float> x_, y_, dd_, dx_, dy_;
+};
+
+}  // namespace halfcaf
