@@ -102,8 +102,7 @@ class GetDropoutGradient : public GradientMakerBase {
   }
 };
 
-std::vector<TensorShape> DropoutShapes(const OperatorDef& def,
-                                       const std::vector<TensorShape>& in) {
+std::vector<TensorShape> DropoutShapes(const OperatorDef& def, const std::vector<TensorShape>& in) {
   std::vector<TensorShape> out{in.at(0)};
   if (def.output_size() == 2) out.push_back(TensorShape{in[0].dims, DataType::BOOL});
   return out;
@@ -121,12 +120,13 @@ OPERATOR_SCHEMA(Dropout)
     .AllowInplace({{0, 0}})
     .TensorInferenceFunction(DropoutShapes)
     .PointwiseCost(1)
-    .SetDoc("Dropout. Training (is_test=0): every element is kept with probability 1 - ratio, "
-            "Y = X * mask / (1 - ratio), and the bool mask (true = kept) is output 1, which is "
-            "required. Test (is_test=1): Y = X; the mask output is optional and, unlike Caffe2 "
-            "(which leaves it unwritten), is filled with true when given. The random draws "
-            "come from the operator's generator, seeded by device_option.random_seed when set. "
-            "Float and float16.")
+    .SetDoc(
+        "Dropout. Training (is_test=0): every element is kept with probability 1 - ratio, "
+        "Y = X * mask / (1 - ratio), and the bool mask (true = kept) is output 1, which is "
+        "required. Test (is_test=1): Y = X; the mask output is optional and, unlike Caffe2 "
+        "(which leaves it unwritten), is filled with true when given. The random draws "
+        "come from the operator's generator, seeded by device_option.random_seed when set. "
+        "Float and float16.")
     .Arg("ratio", "float, default 0.5: probability of dropping an element, in [0, 1)")
     .Arg("is_test", "int, default 0: 1 turns dropout off (Y is a copy of X)")
     .Input(0, "X", "input tensor of any shape")
@@ -139,9 +139,10 @@ OPERATOR_SCHEMA(DropoutGrad)
     .AllowInplace({{0, 0}})
     .IdenticalTypeAndShape()
     .PointwiseCost(1)
-    .SetDoc("Gradient of Dropout. Training: dX = dY * mask / (1 - ratio). Test (is_test=1): "
-            "dX = dY (a mask input, if given, is ignored). Takes the forward op's ratio and "
-            "is_test.")
+    .SetDoc(
+        "Gradient of Dropout. Training: dX = dY * mask / (1 - ratio). Test (is_test=1): "
+        "dX = dY (a mask input, if given, is ignored). Takes the forward op's ratio and "
+        "is_test.")
     .Arg("ratio", "float, default 0.5: the forward op's ratio")
     .Arg("is_test", "int, default 0: the forward op's is_test")
     .Input(0, "dY", "gradient of Y")

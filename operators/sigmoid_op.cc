@@ -34,8 +34,9 @@ OPERATOR_SCHEMA(Sigmoid)
     .AllowInplace({{0, 0}})
     .IdenticalTypeAndShape()
     .PointwiseCost(4)
-    .SetDoc("Logistic sigmoid: Y = 1 / (1 + exp(-X)), element-wise. Float and float16 (computed "
-            "in float).")
+    .SetDoc(
+        "Logistic sigmoid: Y = 1 / (1 + exp(-X)), element-wise. Float and float16 (computed "
+        "in float).")
     .Input(0, "X", "input tensor of any shape")
     .Output(0, "Y", "output, same shape and type as X, values in [0, 1]");
 

@@ -51,8 +51,8 @@ inline void ForEachElement(const BNShape& s, BNOrder order, F&& f) {
 void EnforceChannelParam(const Tensor& t, const char* what, const BNShape& s,
                          const std::vector<int64_t>& x_dims, BNOrder order) {
   HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what,
-                  " must be float (BN parameters and statistics stay in FP32, also for float16 "
-                  "X), got ", t.DebugString());
+                  " must be float (BN parameters and statistics stay FP32 for float16 X), got ",
+                  t.DebugString());
   HALFCAF_ENFORCE(t.dims() == std::vector<int64_t>{s.C}, what, " must have dims [", s.C,
                   "] (the channels of X ", DimsString(x_dims), " in order ", OrderName(order),
                   "), got ", DimsString(t.dims()));
@@ -69,8 +69,9 @@ void EnforceSingleBatch(const OperatorBase& op) {
   HALFCAF_ENFORCE(nb == 1, op.type(), ": num_batches = ", nb,
                   " is not supported (statistics are computed from X alone; num_batches must "
                   "be 1)");
-  HALFCAF_ENFORCE(op.InputSize() == 5, op.type(), " takes 5 inputs (the 7-input form with "
-                  "sums/sumsq or dscale/dbias is only for num_batches > 1), got ", op.InputSize());
+  HALFCAF_ENFORCE(op.InputSize() == 5, op.type(),
+                  " takes 5 inputs (the 7-input form is only for num_batches > 1), got ",
+                  op.InputSize());
 }
 
 }  // namespace
@@ -87,11 +88,13 @@ SpatialBNOp::SpatialBNOp(const OperatorDef& def, Workspace* ws)
   HALFCAF_ENFORCE(momentum_ >= 0.f && momentum_ <= 1.f,
                   "SpatialBN: argument 'momentum' must be in [0, 1], got ", momentum_);
   if (is_test_) {
-    HALFCAF_ENFORCE(OutputSize() == 1, "SpatialBN in test mode (is_test=1) takes 1 output (Y), "
-                    "got ", OutputSize());
+    HALFCAF_ENFORCE(OutputSize() == 1,
+                    "SpatialBN in test mode (is_test=1) takes 1 output (Y), got ", OutputSize());
   } else {
-    HALFCAF_ENFORCE(OutputSize() == 5, "SpatialBN in training mode (is_test=0) takes 5 outputs "
-                    "(Y, running_mean, running_var, saved_mean, saved_var), got ", OutputSize());
+    HALFCAF_ENFORCE(OutputSize() == 5,
+                    "SpatialBN in training mode (is_test=0) takes 5 outputs "
+                    "(Y, running_mean, running_var, saved_mean, saved_var), got ",
+                    OutputSize());
   }
 }
 
@@ -99,12 +102,11 @@ float* SpatialBNOp::RunningStat(int in, int out, int64_t C, const char* what) {
   const Blob& b = InputBlob(in);
   HALFCAF_ENFORCE(b.empty() || b.IsTensor(), what, " ('", input_name(in),
                   "') holds a non-tensor object");
-  const bool has_data = b.IsTensor() && b.GetTensor().dtype() != DataType::UNDEFINED &&
-                        b.GetTensor().numel() > 0;
+  const bool has_data =
+      b.IsTensor() && b.GetTensor().dtype() != DataType::UNDEFINED && b.GetTensor().numel() > 0;
   if (has_data) {
     const Tensor& t = Input(in);  // checks the device
-    HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what, " must be float, got ",
-                    t.DebugString());
+    HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what, " must be float, got ", t.DebugString());
     HALFCAF_ENFORCE(t.numel() == C, what, " ('", input_name(in), "') must have ", C,
                     " elements (one per channel), got ", DimsString(t.dims()));
     return Output(out)->mutable_data<float>();
@@ -144,8 +146,9 @@ void SpatialBNOp::RunOnDevice() {
     }
   } else {
     const int64_t M = s.N * s.S;
-    HALFCAF_ENFORCE(M > 0, "SpatialBN in training mode needs at least one value per channel, "
-                    "X has dims ", DimsString(dims));
+    HALFCAF_ENFORCE(M > 0,
+                    "SpatialBN in training mode needs at least one value per channel, X has dims ",
+                    DimsString(dims));
     mean_.assign(C, 0.0);
     var_.assign(C, 0.0);
     ForEachElement(s, order_, [&](int64_t c, int64_t i) { mean_[c] += x[i]; });
@@ -175,8 +178,7 @@ void SpatialBNOp::RunOnDevice() {
   // Y may alias X: every element is read before it is written.
   FloatWriter y(Output(0, dims), dtype, &y_);
   float* yd = y.data();
-  ForEachElement(s, order_,
-                 [&](int64_t c, int64_t i) { yd[i] = x[i] * alpha_[c] + beta_[c]; });
+  ForEachElement(s, order_, [&](int64_t c, int64_t i) { yd[i] = x[i] * alpha_[c] + beta_[c]; });
   y.Commit();
 }
 
@@ -206,8 +208,9 @@ void SpatialBNGradientOp::RunOnDevice() {
   EnforceChannelParam(scale_t, "scale", s, dims, order_);
   EnforceChannelParam(mean_t, is_test_ ? "mean" : "saved_mean", s, dims, order_);
   EnforceChannelParam(var_t, is_test_ ? "var" : "saved_var (inverse std)", s, dims, order_);
-  HALFCAF_ENFORCE(is_test_ || M > 0, "SpatialBNGradient in training mode needs at least one "
-                  "value per channel, X has dims ", DimsString(dims));
+  HALFCAF_ENFORCE(is_test_ || M > 0,
+                  "SpatialBNGradient in training mode needs at least one value per channel, "
+                  "X has dims ", DimsString(dims));
   const float* scale = scale_t.data<float>();
   const float* mean = mean_t.data<float>();
   const float* var = var_t.data<float>();
@@ -322,15 +325,16 @@ OPERATOR_SCHEMA(SpatialBN)
       ArgumentHelper args(def);
       return SpatialBNCost(def, in, args.GetSingleArgument<int>("is_test", 0) ? 2 : 6);
     })
-    .SetDoc("Spatial batch normalisation: each channel of X is normalised over the batch and "
-            "spatial axes, then scaled and shifted: Y = (X - mean) / sqrt(var + epsilon) * scale "
-            "+ bias. Training (is_test=0, 5 outputs) uses the batch mean and biased batch "
-            "variance, updates the running statistics in place (running = running * momentum + "
-            "batch * (1 - momentum); empty running blobs start at zero) and saves the batch mean "
-            "and the inverse std 1 / sqrt(var + epsilon) for the gradient. Test (is_test=1, 1 "
-            "output) uses the given mean and var. X is 3-D to 5-D, float or float16; scale, "
-            "bias, mean and var are float. num_batches > 1 (statistics from sums/sumsq inputs) "
-            "is not supported.")
+    .SetDoc(
+        "Spatial batch normalisation: each channel of X is normalised over the batch and "
+        "spatial axes, then scaled and shifted: Y = (X - mean) / sqrt(var + epsilon) * scale "
+        "+ bias. Training (is_test=0, 5 outputs) uses the batch mean and biased batch "
+        "variance, updates the running statistics in place (running = running * momentum + "
+        "batch * (1 - momentum); empty running blobs start at zero) and saves the batch mean "
+        "and the inverse std 1 / sqrt(var + epsilon) for the gradient. Test (is_test=1, 1 "
+        "output) uses the given mean and var. X is 3-D to 5-D, float or float16; scale, "
+        "bias, mean and var are float. num_batches > 1 (statistics from sums/sumsq inputs) "
+        "is not supported.")
     .Arg("is_test", "int, default 0: 1 = inference with the given mean/var (1 output)")
     .Arg("epsilon", "float, default 1e-5: added to the variance, must be > 0")
     .Arg("momentum", "float, default 0.9: weight of the old running statistics, in [0, 1]")
@@ -355,12 +359,13 @@ OPERATOR_SCHEMA(SpatialBNGradient)
     .CostInferenceFunction([](const OperatorDef& def, const std::vector<TensorShape>& in) {
       return SpatialBNCost(def, in, 8);
     })
-    .SetDoc("Gradient of SpatialBN; takes the forward op's arguments. Training: inputs 3 and 4 "
-            "are the forward's saved_mean and saved_var (inverse std), and dX includes the "
-            "dependence of the batch statistics on X. Test (is_test=1): inputs 3 and 4 are the "
-            "estimated mean and variance, treated as constants (Caffe2's CPU kernel reads input "
-            "4 as an inverse std in this form too; halfcaf reads it as the variance, which makes "
-            "the result the true gradient of the test-mode forward). dscale and dbias are float.")
+    .SetDoc(
+        "Gradient of SpatialBN; takes the forward op's arguments. Training: inputs 3 and 4 "
+        "are the forward's saved_mean and saved_var (inverse std), and dX includes the "
+        "dependence of the batch statistics on X. Test (is_test=1): inputs 3 and 4 are the "
+        "estimated mean and variance, treated as constants (Caffe2's CPU kernel reads input "
+        "4 as an inverse std in this form too; halfcaf reads it as the variance, which makes "
+        "the result the true gradient of the test-mode forward). dscale and dbias are float.")
     .Arg("is_test", "int, default 0: the forward op's mode")
     .Arg("epsilon", "float, default 1e-5: the forward op's epsilon (used in test mode)")
     .Arg("order", "string, default \"NCHW\"")

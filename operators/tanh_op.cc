@@ -33,8 +33,9 @@ OPERATOR_SCHEMA(Tanh)
     .AllowInplace({{0, 0}})
     .IdenticalTypeAndShape()
     .PointwiseCost(4)
-    .SetDoc("Hyperbolic tangent: Y = tanh(X), element-wise. Float and float16 (computed in "
-            "float).")
+    .SetDoc(
+        "Hyperbolic tangent: Y = tanh(X), element-wise. Float and float16 (computed in "
+        "float).")
     .Input(0, "X", "input tensor of any shape")
     .Output(0, "Y", "output, same shape and type as X, values in [-1, 1]");
 

@@ -148,8 +148,7 @@ TEST(DropoutOpTest, TrainingGradientUsesMask) {
 }
 
 TEST(DropoutOpTest, TestModeGradient) {
-  GradientChecker().Check(DropoutDef(0.5f, 1, {"Y"}), {{"X", RandomTensor({2, 3, 7, 9}, 9)}}, 0,
-                          0);
+  GradientChecker().Check(DropoutDef(0.5f, 1, {"Y"}), {{"X", RandomTensor({2, 3, 7, 9}, 9)}}, 0, 0);
 }
 
 TEST(DropoutOpTest, Fp16MatchesFp32) {
@@ -158,12 +157,12 @@ TEST(DropoutOpTest, Fp16MatchesFp32) {
   CheckFp16MatchesFp32(DropoutDef(0.3f, 1, {"Y"}), in, {"X"});
   Tensor mask(std::vector<int64_t>{5, 13}, DataType::BOOL);
   for (int64_t i = 0; i < mask.numel(); ++i) mask.mutable_data<bool>()[i] = (i * 7) % 3 != 0;
-  CheckFp16MatchesFp32(MakeOperatorDef("DropoutGrad", "", {"dY", "mask"}, {"dX"},
-                                       {MakeArgument("ratio", 0.3f)}),
-                       {{"dY", RandomTensor({5, 13}, 11)}, {"mask", mask}}, {"dY"});
-  CheckFp16MatchesFp32(MakeOperatorDef("DropoutGrad", "", {"dY"}, {"dX"},
-                                       {MakeArgument("is_test", 1)}),
-                       {{"dY", RandomTensor({5, 13}, 12)}}, {"dY"});
+  CheckFp16MatchesFp32(
+      MakeOperatorDef("DropoutGrad", "", {"dY", "mask"}, {"dX"}, {MakeArgument("ratio", 0.3f)}),
+      {{"dY", RandomTensor({5, 13}, 11)}, {"mask", mask}}, {"dY"});
+  CheckFp16MatchesFp32(
+      MakeOperatorDef("DropoutGrad", "", {"dY"}, {"dX"}, {MakeArgument("is_test", 1)}),
+      {{"dY", RandomTensor({5, 13}, 12)}}, {"dY"});
 }
 
 TEST(DropoutOpTest, BadArguments) {
@@ -186,8 +185,8 @@ TEST(DropoutOpTest, BadArguments) {
 TEST(DropoutOpTest, SchemaShapes) {
   const OpSchema* s = OpSchemaRegistry::Schema("Dropout");
   ASSERT_NE(s, nullptr);
-  auto out = s->InferShapes(DropoutDef(0.5f, 0, {"Y", "mask"}),
-                            {TensorShape{{2, 3}, DataType::FLOAT16}});
+  auto out =
+      s->InferShapes(DropoutDef(0.5f, 0, {"Y", "mask"}), {TensorShape{{2, 3}, DataType::FLOAT16}});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].dims, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(out[0].dtype, DataType::FLOAT16);

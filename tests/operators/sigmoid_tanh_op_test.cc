@@ -1,6 +1,6 @@
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "tests/util/gradient_checker.h"
 #include "tests/util/op_test_util.h"
@@ -38,8 +38,8 @@ TEST(SigmoidTanhOpTest, InPlaceForward) {
   Tensor X = RandomTensor({2, 9}, 3, -3.f, 3.f);
   for (const char* type : {"Sigmoid", "Tanh"}) {
     auto y = RunAndGet(MakeOperatorDef(type, "", {"X"}, {"X"}), {{"X", X}});
-    ExpectNear(y, Apply(X, std::string(type) == "Sigmoid" ? NaiveSigmoid : NaiveTanh), 1e-6f,
-               1e-5f, type);
+    ExpectNear(y, Apply(X, std::string(type) == "Sigmoid" ? NaiveSigmoid : NaiveTanh), 1e-6f, 1e-5f,
+               type);
   }
 }
 
@@ -55,9 +55,9 @@ TEST(SigmoidTanhOpTest, GradientOpsMatchFormulaAndRunInPlace) {
   ExpectNear(RunAndGet(MakeOperatorDef("SigmoidGradient", "", {"Y", "dY"}, {"dX"}),
                        {{"Y", Y}, {"dY", dY}}),
              want_sig, 1e-6f, 1e-5f, "SigmoidGradient");
-  ExpectNear(RunAndGet(MakeOperatorDef("TanhGradient", "", {"Y", "dY"}, {"dY"}),
-                       {{"Y", Y}, {"dY", dY}}),
-             want_tanh, 1e-6f, 1e-5f, "TanhGradient in place");
+  ExpectNear(
+      RunAndGet(MakeOperatorDef("TanhGradient", "", {"Y", "dY"}, {"dY"}), {{"Y", Y}, {"dY", dY}}),
+      want_tanh, 1e-6f, 1e-5f, "TanhGradient in place");
 }
 
 TEST(SigmoidTanhOpTest, GradientMakerUsesOutput) {
@@ -85,10 +85,10 @@ TEST(SigmoidTanhOpTest, Fp16MatchesFp32) {
   for (const char* type : {"Sigmoid", "Tanh"}) {
     CheckFp16MatchesFp32(MakeOperatorDef(type, "", {"X"}, {"Y"}),
                          {{"X", RandomTensor({2, 3, 7, 9}, 7, -5.f, 5.f)}}, {"X"});
-    CheckFp16MatchesFp32(MakeOperatorDef(std::string(type) + "Gradient", "", {"Y", "dY"}, {"dX"}),
-                         {{"Y", RandomTensor({5, 13}, 8, -1.f, 1.f)},
-                          {"dY", RandomTensor({5, 13}, 9)}},
-                         {"Y", "dY"});
+    CheckFp16MatchesFp32(
+        MakeOperatorDef(std::string(type) + "Gradient", "", {"Y", "dY"}, {"dX"}),
+        {{"Y", RandomTensor({5, 13}, 8, -1.f, 1.f)}, {"dY", RandomTensor({5, 13}, 9)}},
+        {"Y", "dY"});
   }
 }
 

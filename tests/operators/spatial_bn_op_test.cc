@@ -1,6 +1,6 @@
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "tests/util/gradient_checker.h"
 #include "tests/util/op_test_util.h"
@@ -67,8 +67,7 @@ std::vector<int64_t> Dims(const std::string& order, std::vector<int64_t> nchw) {
   return d;
 }
 
-std::map<std::string, Tensor> Inputs(const std::vector<int64_t>& x_dims, int64_t C,
-                                     uint32_t seed) {
+std::map<std::string, Tensor> Inputs(const std::vector<int64_t>& x_dims, int64_t C, uint32_t seed) {
   return {{"X", RandomTensor(x_dims, seed, -2.f, 3.f)},
           {"scale", RandomTensor({C}, seed + 1, 0.5f, 1.5f)},
           {"bias", RandomTensor({C}, seed + 2)},
@@ -95,16 +94,16 @@ void ExpectErrorContains(const OperatorDef& def, const std::map<std::string, Ten
 
 TEST(SpatialBNOpTest, TrainingMatchesNaiveBothOrdersAllRanks) {
   for (std::string order : {"NCHW", "NHWC"}) {
-    for (std::vector<int64_t> nchw : std::vector<std::vector<int64_t>>{
-             {4, 3, 5}, {2, 3, 7, 9}, {2, 5, 3, 4, 3}}) {
+    for (std::vector<int64_t> nchw :
+         std::vector<std::vector<int64_t>>{{4, 3, 5}, {2, 3, 7, 9}, {2, 5, 3, 4, 3}}) {
       SCOPED_TRACE(order + " " + DimsString(nchw));
       const auto dims = Dims(order, nchw);
       const int64_t C = nchw[1];
       auto in = Inputs(dims, C, 11);
       const float momentum = 0.75f, eps = 1e-3f;
       Workspace ws;
-      RunOp(TrainDef(order, {MakeArgument("momentum", momentum), MakeArgument("epsilon", eps)}),
-            in, &ws);
+      RunOp(TrainDef(order, {MakeArgument("momentum", momentum), MakeArgument("epsilon", eps)}), in,
+            &ws);
       Ref ref(dims, order == "NHWC");
       std::vector<double> mean, var;
       ref.Stats(in["X"], &mean, &var);
@@ -332,8 +331,7 @@ TEST(SpatialBNOpTest, BadInputs) {
                       gin, "dY must have the shape of X [2, 3, 4, 4], got [2, 3, 4, 5]");
   gin["dY"] = RandomTensor(dims, 5);
   ExpectErrorContains(MakeOperatorDef("SpatialBNGradient", "", {"X", "scale", "dY", "sm", "sv"},
-                                      {"dX", "dscale", "dbias"},
-                                      {MakeArgument("epsilon", 0.f)}),
+                                      {"dX", "dscale", "dbias"}, {MakeArgument("epsilon", 0.f)}),
                       gin, "'epsilon' must be > 0");
 }
 
