@@ -1,0 +1,381 @@
+#include "operators/spatial_bn_op.h"
+
+#include <cmath>
+
+#include "core/float_io.h"
+#include "core/gradient.h"
+
+namespace halfcaf {
+
+BNOrder ParseBNOrder(const std::string& order) {
+  if (order == "NCHW" || order == "nchw") return BNOrder::NCHW;
+  if (order == "NHWC" || order == "nhwc") return BNOrder::NHWC;
+  HALFCAF_THROW("argument 'order' must be \"NCHW\" or \"NHWC\", got \"", order, "\"");
+}
+
+BNShape ComputeBNShape(const std::vector<int64_t>& x_dims, BNOrder order) {
+  const int nd = static_cast<int>(x_dims.size());
+  HALFCAF_ENFORCE(nd >= 3 && nd <= 5, "SpatialBN expects X with 3 to 5 dims, got ",
+                  DimsString(x_dims));
+  BNShape s{x_dims[0], 1, 1};
+  const int c_axis = order == BNOrder::NCHW ? 1 : nd - 1;
+  s.C = x_dims[c_axis];
+  for (int i = 1; i < nd; ++i) {
+    if (i != c_axis) s.S *= x_dims[i];
+  }
+  return s;
+}
+
+namespace {
+
+const char* OrderName(BNOrder order) { return order == BNOrder::NCHW ? "NCHW" : "NHWC"; }
+
+// Calls f(c, i) for every element of X: i its flat index, c its channel.
+template <typename F>
+inline void ForEachElement(const BNShape& s, BNOrder order, F&& f) {
+  int64_t i = 0;
+  if (order == BNOrder::NCHW) {
+    for (int64_t n = 0; n < s.N; ++n) {
+      for (int64_t c = 0; c < s.C; ++c) {
+        for (int64_t k = 0; k < s.S; ++k, ++i) f(c, i);
+      }
+    }
+  } else {
+    for (int64_t r = 0; r < s.N * s.S; ++r) {
+      for (int64_t c = 0; c < s.C; ++c, ++i) f(c, i);
+    }
+  }
+}
+
+// scale/bias/mean/var: float with dims [C].
+void EnforceChannelParam(const Tensor& t, const char* what, const BNShape& s,
+                         const std::vector<int64_t>& x_dims, BNOrder order) {
+  HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what,
+                  " must be float (BN parameters and statistics stay FP32 for float16 X), got ",
+                  t.DebugString());
+  HALFCAF_ENFORCE(t.dims() == std::vector<int64_t>{s.C}, what, " must have dims [", s.C,
+                  "] (the channels of X ", DimsString(x_dims), " in order ", OrderName(order),
+                  "), got ", DimsString(t.dims()));
+}
+
+float ReadEpsilon(const OperatorBase& op) {
+  const float eps = op.GetSingleArgument<float>("epsilon", 1e-5f);
+  HALFCAF_ENFORCE(eps > 0.f, op.type(), ": argument 'epsilon' must be > 0, got ", eps);
+  return eps;
+}
+
+void EnforceSingleBatch(const OperatorBase& op) {
+  const int nb = op.GetSingleArgument<int>("num_batches", 1);
+  HALFCAF_ENFORCE(nb == 1, op.type(), ": num_batches = ", nb,
+                  " is not supported (statistics are computed from X alone; num_batches must "
+                  "be 1)");
+  HALFCAF_ENFORCE(op.InputSize() == 5, op.type(),
+                  " takes 5 inputs (the 7-input form is only for num_batches > 1), got ",
+                  op.InputSize());
+}
+
+}  // namespace
+
+// ---- forward -----------------------------------------------------------------------------------
+
+SpatialBNOp::SpatialBNOp(const OperatorDef& def, Workspace* ws)
+    : Operator(def, ws),
+      is_test_(GetSingleArgument<int>("is_test", 0) != 0),
+      epsilon_(ReadEpsilon(*this)),
+      momentum_(GetSingleArgument<float>("momentum", 0.9f)),
+      order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
+  EnforceSingleBatch(*this);
+  HALFCAF_ENFORCE(momentum_ >= 0.f && momentum_ <= 1.f,
+                  "SpatialBN: argument 'momentum' must be in [0, 1], got ", momentum_);
+  if (is_test_) {
+    HALFCAF_ENFORCE(OutputSize() == 1,
+                    "SpatialBN in test mode (is_test=1) takes 1 output (Y), got ", OutputSize());
+  } else {
+    HALFCAF_ENFORCE(OutputSize() == 5,
+                    "SpatialBN in training mode (is_test=0) takes 5 outputs "
+                    "(Y, running_mean, running_var, saved_mean, saved_var), got ",
+                    OutputSize());
+  }
+}
+
+float* SpatialBNOp::RunningStat(int in, int out, int64_t C, const char* what) {
+  const Blob& b = InputBlob(in);
+  HALFCAF_ENFORCE(b.empty() || b.IsTensor(), what, " ('", input_name(in),
+                  "') holds a non-tensor object");
+  const bool has_data =
+      b.IsTensor() && b.GetTensor().dtype() != DataType::UNDEFINED && b.GetTensor().numel() > 0;
+  if (has_data) {
+    const Tensor& t = Input(in);  // checks the device
+    HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what, " must be float, got ", t.DebugString());
+    HALFCAF_ENFORCE(t.numel() == C, what, " ('", input_name(in), "') must have ", C,
+                    " elements (one per channel), got ", DimsString(t.dims()));
+    return Output(out)->mutable_data<float>();
+  }
+  float* p = Output(out, {C})->mutable_data<float>();
+  std::fill_n(p, C, 0.f);
+  return p;
+}
+
+void SpatialBNOp::RunOnDevice() {
+  const Tensor& X = Input(0);
+  EnforceFloatType(X, "X");
+  const std::vector<int64_t> dims = X.dims();
+  const DataType dtype = X.dtype();
+  const BNShape s = ComputeBNShape(dims, order_);
+  const int64_t C = s.C;
+  const Tensor& scale_t = Input(1);
+  const Tensor& bias_t = Input(2);
+  EnforceChannelParam(scale_t, "scale", s, dims, order_);
+  EnforceChannelParam(bias_t, "bias", s, dims, order_);
+  const float* scale = scale_t.data<float>();
+  const float* bias = bias_t.data<float>();
+  const float* x = ReadAsFloat(X, &x_);
+  alpha_.resize(C);
+  beta_.resize(C);
+
+  if (is_test_) {
+    const Tensor& mean_t = Input(3);
+    const Tensor& var_t = Input(4);
+    EnforceChannelParam(mean_t, "mean", s, dims, order_);
+    EnforceChannelParam(var_t, "var", s, dims, order_);
+    const float* mean = mean_t.data<float>();
+    const float* var = var_t.data<float>();
+    for (int64_t c = 0; c < C; ++c) {
+      alpha_[c] = scale[c] / std::sqrt(var[c] + epsilon_);
+      beta_[c] = bias[c] - mean[c] * alpha_[c];
+    }
+  } else {
+    const int64_t M = s.N * s.S;
+    HALFCAF_ENFORCE(M > 0,
+                    "SpatialBN in training mode needs at least one value per channel, X has dims ",
+                    DimsString(dims));
+    mean_.assign(C, 0.0);
+    var_.assign(C, 0.0);
+    ForEachElement(s, order_, [&](int64_t c, int64_t i) { mean_[c] += x[i]; });
+    for (int64_t c = 0; c < C; ++c) mean_[c] /= static_cast<double>(M);
+    ForEachElement(s, order_, [&](int64_t c, int64_t i) {
+      const double d = x[i] - mean_[c];
+      var_[c] += d * d;
+    });
+    for (int64_t c = 0; c < C; ++c) var_[c] /= static_cast<double>(M);
+
+    float* running_mean = RunningStat(3, 1, C, "running mean");
+    float* running_var = RunningStat(4, 2, C, "running var");
+    float* saved_mean = Output(3, {C})->mutable_data<float>();
+    float* saved_inv_std = Output(4, {C})->mutable_data<float>();
+    const double keep = momentum_, take = 1.0 - momentum_;
+    for (int64_t c = 0; c < C; ++c) {
+      const double inv_std = 1.0 / std::sqrt(var_[c] + epsilon_);
+      running_mean[c] = static_cast<float>(running_mean[c] * keep + mean_[c] * take);
+      running_var[c] = static_cast<float>(running_var[c] * keep + var_[c] * take);
+      saved_mean[c] = static_cast<float>(mean_[c]);
+      saved_inv_std[c] = static_cast<float>(inv_std);
+      alpha_[c] = static_cast<float>(scale[c] * inv_std);
+      beta_[c] = static_cast<float>(bias[c] - mean_[c] * scale[c] * inv_std);
+    }
+  }
+
+  // Y may alias X: every element is read before it is written.
+  FloatWriter y(Output(0, dims), dtype, &y_);
+  float* yd = y.data();
+  ForEachElement(s, order_, [&](int64_t c, int64_t i) { yd[i] = x[i] * alpha_[c] + beta_[c]; });
+  y.Commit();
+}
+
+// ---- gradient ----------------------------------------------------------------------------------
+
+SpatialBNGradientOp::SpatialBNGradientOp(const OperatorDef& def, Workspace* ws)
+    : Operator(def, ws),
+      is_test_(GetSingleArgument<int>("is_test", 0) != 0),
+      epsilon_(ReadEpsilon(*this)),
+      order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
+  EnforceSingleBatch(*this);
+}
+
+void SpatialBNGradientOp::RunOnDevice() {
+  const Tensor& X = Input(0);
+  const Tensor& scale_t = Input(1);
+  const Tensor& dY = Input(2);
+  const Tensor& mean_t = Input(3);
+  const Tensor& var_t = Input(4);
+  EnforceFloatType(X, "X");
+  EnforceFloatType(dY, "dY");
+  const std::vector<int64_t> dims = X.dims();
+  const BNShape s = ComputeBNShape(dims, order_);
+  const int64_t C = s.C, M = s.N * s.S;
+  HALFCAF_ENFORCE(dY.dims() == dims, "dY must have the shape of X ", DimsString(dims), ", got ",
+                  DimsString(dY.dims()));
+  EnforceChannelParam(scale_t, "scale", s, dims, order_);
+  EnforceChannelParam(mean_t, is_test_ ? "mean" : "saved_mean", s, dims, order_);
+  EnforceChannelParam(var_t, is_test_ ? "var" : "saved_var (inverse std)", s, dims, order_);
+  HALFCAF_ENFORCE(is_test_ || M > 0,
+                  "SpatialBNGradient in training mode needs at least one value per channel, "
+                  "X has dims ", DimsString(dims));
+  const float* scale = scale_t.data<float>();
+  const float* mean = mean_t.data<float>();
+  const float* var = var_t.data<float>();
+  const float* x = ReadAsFloat(X, &x_);
+  const float* dy = ReadAsFloat(dY, &dy_);
+
+  inv_std_.resize(C);
+  for (int64_t c = 0; c < C; ++c) {
+    inv_std_[c] = is_test_ ? 1.f / std::sqrt(var[c] + epsilon_) : var[c];
+  }
+  sum_dy_.assign(C, 0.0);
+  sum_dy_xhat_.assign(C, 0.0);
+  ForEachElement(s, order_, [&](int64_t c, int64_t i) {
+    sum_dy_[c] += dy[i];
+    sum_dy_xhat_[c] += static_cast<double>(dy[i]) * (x[i] - mean[c]) * inv_std_[c];
+  });
+
+  float* dscale = Output(1, {C})->mutable_data<float>();
+  float* dbias = Output(2, {C})->mutable_data<float>();
+  for (int64_t c = 0; c < C; ++c) {
+    dscale[c] = static_cast<float>(sum_dy_xhat_[c]);
+    dbias[c] = static_cast<float>(sum_dy_[c]);
+  }
+
+  FloatWriter dx(Output(0, dims), X.dtype(), &dx_);
+  float* dxd = dx.data();
+  if (is_test_) {
+    // Mean and variance are constants here.
+    ForEachElement(s, order_,
+                   [&](int64_t c, int64_t i) { dxd[i] = dy[i] * scale[c] * inv_std_[c]; });
+  } else {
+    // dX = scale * inv_std * (dY - mean(dY) - xhat * mean(dY * xhat)), per channel.
+    const double inv_m = 1.0 / static_cast<double>(M);
+    ForEachElement(s, order_, [&](int64_t c, int64_t i) {
+      const double xhat = (x[i] - mean[c]) * inv_std_[c];
+      dxd[i] = static_cast<float>(scale[c] * inv_std_[c] *
+                                  (dy[i] - sum_dy_[c] * inv_m - xhat * sum_dy_xhat_[c] * inv_m));
+    });
+  }
+  dx.Commit();
+}
+
+// ---- gradient maker, schemas, registration -----------------------------------------------------
+
+namespace {
+
+class GetSpatialBNGradient : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<OperatorDef> GetGradientDefs() override {
+    if (args().GetSingleArgument<int>("is_test", 0) != 0) {
+      // Test mode: the statistics are the estimated mean and variance (constants).
+      return SingleGradientDef("SpatialBNGradient", {I(0), I(1), GO(0), I(3), I(4)},
+                               {GI(0), GI(1), GI(2)});
+    }
+    std::vector<std::string> inputs{I(0), I(1), GO(0), O(3), O(4)};
+    if (args().GetSingleArgument<int>("num_batches", 1) > 1) {
+      // Caffe2's multi-batch form (rejected by the CPU op, kept for NetDef compatibility).
+      inputs.push_back(GI(1));
+      inputs.push_back(GI(2));
+    }
+    return SingleGradientDef("SpatialBNGradient", inputs, {GI(0), GI(1), GI(2)});
+  }
+};
+
+std::vector<TensorShape> SpatialBNShapes(const OperatorDef& def,
+                                         const std::vector<TensorShape>& in) {
+  ArgumentHelper args(def);
+  const BNShape s = ComputeBNShape(
+      in.at(0).dims, ParseBNOrder(args.GetSingleArgument<std::string>("order", "NCHW")));
+  std::vector<TensorShape> out{in[0]};
+  for (int o = 1; o < def.output_size(); ++o) out.push_back(TensorShape{{s.C}, DataType::FLOAT});
+  return out;
+}
+
+std::vector<TensorShape> SpatialBNGradientShapes(const OperatorDef& def,
+                                                 const std::vector<TensorShape>& in) {
+  ArgumentHelper args(def);
+  const BNShape s = ComputeBNShape(
+      in.at(0).dims, ParseBNOrder(args.GetSingleArgument<std::string>("order", "NCHW")));
+  return {in[0], TensorShape{{s.C}, DataType::FLOAT}, TensorShape{{s.C}, DataType::FLOAT}};
+}
+
+OpCost SpatialBNCost(const OperatorDef& def, const std::vector<TensorShape>& in,
+                     double flops_per_element) {
+  ArgumentHelper args(def);
+  const BNShape s = ComputeBNShape(
+      in.at(0).dims, ParseBNOrder(args.GetSingleArgument<std::string>("order", "NCHW")));
+  const double n = static_cast<double>(in[0].numel());
+  const double item = DataTypeSize(in[0].dtype);
+  OpCost c;
+  c.flops = flops_per_element * n;
+  c.bytes_read = n * item + 4.0 * s.C * sizeof(float);
+  c.bytes_written = n * item + 4.0 * s.C * sizeof(float);
+  c.params_bytes = 2.0 * s.C * sizeof(float);
+  return c;
+}
+
+}  // namespace
+
+REGISTER_CPU_OPERATOR(SpatialBN, SpatialBNOp);
+REGISTER_CPU_OPERATOR(SpatialBNGradient, SpatialBNGradientOp);
+REGISTER_GRADIENT(SpatialBN, GetSpatialBNGradient);
+
+OPERATOR_SCHEMA(SpatialBN)
+    .NumInputs({5, 7})
+    .NumOutputs({1, 5})
+    .AllowInplace({{0, 0}})
+    .EnforceInplace({{3, 1}, {4, 2}})
+    .TensorInferenceFunction(SpatialBNShapes)
+    .CostInferenceFunction([](const OperatorDef& def, const std::vector<TensorShape>& in) {
+      ArgumentHelper args(def);
+      return SpatialBNCost(def, in, args.GetSingleArgument<int>("is_test", 0) ? 2 : 6);
+    })
+    .SetDoc(
+        "Spatial batch normalisation: each channel of X is normalised over the batch and "
+        "spatial axes, then scaled and shifted: Y = (X - mean) / sqrt(var + epsilon) * scale "
+        "+ bias. Training (is_test=0, 5 outputs) uses the batch mean and biased batch "
+        "variance, updates the running statistics in place (running = running * momentum + "
+        "batch * (1 - momentum); empty running blobs start at zero) and saves the batch mean "
+        "and the inverse std 1 / sqrt(var + epsilon) for the gradient. Test (is_test=1, 1 "
+        "output) uses the given mean and var. X is 3-D to 5-D, float or float16; scale, "
+        "bias, mean and var are float. num_batches > 1 (statistics from sums/sumsq inputs) "
+        "is not supported.")
+    .Arg("is_test", "int, default 0: 1 = inference with the given mean/var (1 output)")
+    .Arg("epsilon", "float, default 1e-5: added to the variance, must be > 0")
+    .Arg("momentum", "float, default 0.9: weight of the old running statistics, in [0, 1]")
+    .Arg("order", "string, default \"NCHW\": \"NCHW\" (C = dim 1) or \"NHWC\" (C = last dim)")
+    .Arg("num_batches", "int, default 1: only 1 is supported")
+    .Input(0, "X", "input (N, C, ...) or (N, ..., C), 3-D to 5-D")
+    .Input(1, "scale", "float (C)")
+    .Input(2, "bias", "float (C)")
+    .Input(3, "mean", "float (C): running mean (training, may be empty) or estimated mean (test)")
+    .Input(4, "var", "float (C): running var (training, may be empty) or estimated var (test)")
+    .Output(0, "Y", "output, same shape and type as X")
+    .Output(1, "running_mean", "training: updated running mean, in place on input 3")
+    .Output(2, "running_var", "training: updated running variance, in place on input 4")
+    .Output(3, "saved_mean", "training: batch mean (C)")
+    .Output(4, "saved_var", "training: batch inverse std 1 / sqrt(var + epsilon) (C)");
+
+OPERATOR_SCHEMA(SpatialBNGradient)
+    .NumInputs({5, 7})
+    .NumOutputs(3)
+    .AllowInplace({{5, 1}, {6, 2}})
+    .TensorInferenceFunction(SpatialBNGradientShapes)
+    .CostInferenceFunction([](const OperatorDef& def, const std::vector<TensorShape>& in) {
+      return SpatialBNCost(def, in, 8);
+    })
+    .SetDoc(
+        "Gradient of SpatialBN; takes the forward op's arguments. Training: inputs 3 and 4 "
+        "are the forward's saved_mean and saved_var (inverse std), and dX includes the "
+        "dependence of the batch statistics on X. Test (is_test=1): inputs 3 and 4 are the "
+        "estimated mean and variance, treated as constants (Caffe2's CPU kernel reads input "
+        "4 as an inverse std in this form too; halfcaf reads it as the variance, which makes "
+        "the result the true gradient of the test-mode forward). dscale and dbias are float.")
+    .Arg("is_test", "int, default 0: the forward op's mode")
+    .Arg("epsilon", "float, default 1e-5: the forward op's epsilon (used in test mode)")
+    .Arg("order", "string, default \"NCHW\"")
+    .Input(0, "X", "forward input")
+    .Input(1, "scale", "float (C)")
+    .Input(2, "dY", "gradient of Y")
+    .Input(3, "mean", "saved batch mean (training) or estimated mean (test), float (C)")
+    .Input(4, "var", "saved inverse std (training) or estimated variance (test), float (C)")
+    .Output(0, "dX", "gradient of X, same shape and type as X")
+    .Output(1, "dscale", "gradient of scale, float (C)")
+    .Output(2, "dbias", "gradient of bias, float (C)");
+
+}  // namespace halfcaf

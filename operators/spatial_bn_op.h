@@ -1,0 +1,63 @@
+// SpatialBN: batch normalisation over every axis but the channel axis.
+//   X (N, C, spatial...) in NCHW or (N, spatial..., C) in NHWC, 3-D to 5-D; float or float16.
+//   scale, bias, mean, var: float (C).
+// Training (is_test = 0, 5 outputs): batch mean and biased variance per channel,
+//   Y = (X - mean_b) / sqrt(var_b + epsilon) * scale + bias,
+//   running mean/var (outputs 1, 2, in place on inputs 3, 4; zero-initialised when empty)
+//   <- running * momentum + batch * (1 - momentum),
+//   saved_mean (output 3) = mean_b, saved_var (output 4) = 1 / sqrt(var_b + epsilon).
+// Test (is_test = 1, 1 output): Y = (X - mean) / sqrt(var + epsilon) * scale + bias.
+// SpatialBNGradient: (X, scale, dY, mean, var_or_inv_std) -> (dX, dscale, dbias); in training
+// inputs 3, 4 are the saved batch mean and inverse std, in test mode the estimated mean and var.
+// Args: is_test (int, 0), epsilon (float, 1e-5, > 0), momentum (float, 0.9), order ("NCHW"),
+// num_batches (int, 1; only 1 is supported).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/operator.h"
+
+namespace halfcaf {
+
+enum class BNOrder { NCHW, NHWC };
+
+// X viewed as (N, C, S) with S the product of the spatial dims.
+struct BNShape {
+  int64_t N, C, S;
+};
+// Parses "NCHW"/"nchw"/"NHWC"/"nhwc"; throws otherwise.
+BNOrder ParseBNOrder(const std::string& order);
+// Checks X has 3 to 5 dims and splits them per the order.
+BNShape ComputeBNShape(const std::vector<int64_t>& x_dims, BNOrder order);
+
+class SpatialBNOp final : public Operator<CPUContext> {
+ public:
+  SpatialBNOp(const OperatorDef& def, Workspace* ws);
+  void RunOnDevice() override;
+
+ private:
+  // Running statistic in output `out` (aliasing input `in`), zero-initialised when empty.
+  float* RunningStat(int in, int out, int64_t C, const char* what);
+
+  bool is_test_;
+  float epsilon_, momentum_;
+  BNOrder order_;
+  std::vector<float> x_, y_, alpha_, beta_;
+  std::vector<double> mean_, var_;
+};
+
+class SpatialBNGradientOp final : public Operator<CPUContext> {
+ public:
+  SpatialBNGradientOp(const OperatorDef& def, Workspace* ws);
+  void RunOnDevice() override;
+
+ private:
+  bool is_test_;
+  float epsilon_;
+  BNOrder order_;
+  std::vector<float> x_, dy_, dx_, inv_std_;
+  std::vector<double> sum_dy_, sum_dy_xhat_;
+};
+
+}  // namespace halfcaf

@@ -1,0 +1,199 @@
+#include <gtest/gtest.h>
+
+#include "tests/util/gradient_checker.h"
+#include "tests/util/op_test_util.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+OperatorDef DropoutDef(float ratio, int is_test, std::vector<std::string> outputs,
+                       uint32_t seed = 42) {
+  auto def = MakeOperatorDef("Dropout", "", {"X"}, outputs,
+                             {MakeArgument("ratio", ratio), MakeArgument("is_test", is_test)});
+  def.mutable_device_option()->set_random_seed(seed);
+  return def;
+}
+
+std::vector<bool> MaskOf(const Workspace& ws, const std::string& name) {
+  const Tensor& m = ws.GetTensor(name);
+  EXPECT_EQ(m.dtype(), DataType::BOOL);
+  return std::vector<bool>(m.data<bool>(), m.data<bool>() + m.numel());
+}
+
+void ExpectErrorContains(const OperatorDef& def, const std::map<std::string, Tensor>& inputs,
+                         const std::string& needle) {
+  Workspace ws;
+  try {
+    RunOp(def, inputs, &ws);
+    FAIL() << "expected an error containing '" << needle << "'";
+  } catch (const EnforceNotMet& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(DropoutOpTest, TrainingScalesKeptElementsAndMasks) {
+  Tensor X = RandomTensor({4, 5, 7, 9}, 1);
+  const float ratio = 0.3f;
+  Workspace ws;
+  RunOp(DropoutDef(ratio, 0, {"Y", "mask"}), {{"X", X}}, &ws);
+  const Tensor& mask_t = ws.GetTensor("mask");
+  EXPECT_EQ(mask_t.dims(), X.dims());
+  std::vector<bool> mask = MaskOf(ws, "mask");
+  std::vector<float> want;
+  int64_t kept = 0;
+  for (int64_t i = 0; i < X.numel(); ++i) {
+    want.push_back(mask[i] ? X.data<float>()[i] / (1.f - ratio) : 0.f);
+    kept += mask[i];
+  }
+  ExpectNear(ToFloatVector(ws.GetTensor("Y")), want, 1e-6f, 1e-6f);
+  // 1260 Bernoulli(0.7) draws: the kept fraction is within a few standard deviations (0.013).
+  const double frac = static_cast<double>(kept) / X.numel();
+  EXPECT_NEAR(frac, 1.0 - ratio, 0.05);
+}
+
+TEST(DropoutOpTest, MaskFollowsSeed) {
+  Tensor X = RandomTensor({200}, 2);
+  Workspace a, b, c;
+  RunOp(DropoutDef(0.5f, 0, {"Y", "mask"}, 7), {{"X", X}}, &a);
+  RunOp(DropoutDef(0.5f, 0, {"Y", "mask"}, 7), {{"X", X}}, &b);
+  RunOp(DropoutDef(0.5f, 0, {"Y", "mask"}, 8), {{"X", X}}, &c);
+  EXPECT_EQ(MaskOf(a, "mask"), MaskOf(b, "mask"));
+  EXPECT_NE(MaskOf(a, "mask"), MaskOf(c, "mask"));
+}
+
+TEST(DropoutOpTest, NewMaskEveryRun) {
+  Workspace ws;
+  SetInput(&ws, "X", RandomTensor({300}, 3));
+  auto op = CreateOperator(DropoutDef(0.5f, 0, {"Y", "mask"}), &ws);
+  op->Run(0);
+  std::vector<bool> first = MaskOf(ws, "mask");
+  op->Run(0);
+  EXPECT_NE(first, MaskOf(ws, "mask"));
+}
+
+TEST(DropoutOpTest, RatioZeroKeepsEverything) {
+  Tensor X = RandomTensor({3, 11}, 4);
+  Workspace ws;
+  RunOp(DropoutDef(0.f, 0, {"Y", "mask"}), {{"X", X}}, &ws);
+  EXPECT_EQ(ToFloatVector(ws.GetTensor("Y")), ToFloatVector(X));
+  EXPECT_EQ(MaskOf(ws, "mask"), std::vector<bool>(33, true));
+}
+
+TEST(DropoutOpTest, InPlaceTraining) {
+  Tensor X = RandomTensor({6, 7}, 5);
+  Workspace ws;
+  RunOp(DropoutDef(0.5f, 0, {"X", "mask"}), {{"X", X}}, &ws);
+  std::vector<bool> mask = MaskOf(ws, "mask");
+  std::vector<float> want;
+  for (int64_t i = 0; i < X.numel(); ++i) want.push_back(mask[i] ? 2.f * X.data<float>()[i] : 0.f);
+  ExpectNear(ToFloatVector(ws.GetTensor("X")), want, 1e-6f, 1e-6f);
+}
+
+TEST(DropoutOpTest, TestModeCopies) {
+  Tensor X = RandomTensor({2, 3, 5}, 6);
+  EXPECT_EQ(RunAndGet(DropoutDef(0.5f, 1, {"Y"}), {{"X", X}}), ToFloatVector(X));
+  EXPECT_EQ(RunAndGet(DropoutDef(0.5f, 1, {"X"}), {{"X", X}}), ToFloatVector(X));
+  Workspace ws;
+  RunOp(DropoutDef(0.5f, 1, {"Y", "mask"}), {{"X", X}}, &ws);
+  EXPECT_EQ(ToFloatVector(ws.GetTensor("Y")), ToFloatVector(X));
+  EXPECT_EQ(ws.GetTensor("mask").dims(), X.dims());
+  EXPECT_EQ(MaskOf(ws, "mask"), std::vector<bool>(30, true));
+  // float16 stays float16.
+  Workspace ws16;
+  RunOp(DropoutDef(0.5f, 1, {"Y"}), {{"X", ToHalf(X)}}, &ws16);
+  EXPECT_EQ(ws16.GetTensor("Y").dtype(), DataType::FLOAT16);
+  EXPECT_EQ(ToFloatVector(ws16.GetTensor("Y")), ToFloatVector(RoundThroughHalf(X)));
+}
+
+TEST(DropoutOpTest, GradientMakerPerMode) {
+  std::vector<GradientWrapper> g(2);
+  g[0].dense = "Y_grad";
+  auto train = GetGradientForOp(DropoutDef(0.5f, 0, {"Y", "mask"}), g);
+  ASSERT_EQ(train.ops.size(), 1u);
+  EXPECT_EQ(train.ops[0].type(), "DropoutGrad");
+  EXPECT_EQ(std::vector<std::string>(train.ops[0].input().begin(), train.ops[0].input().end()),
+            (std::vector<std::string>{"Y_grad", "mask"}));
+  EXPECT_EQ(train.ops[0].output(0), "X_grad");
+  std::vector<GradientWrapper> g1(1);
+  g1[0].dense = "Y_grad";
+  auto test = GetGradientForOp(DropoutDef(0.5f, 1, {"Y"}), g1);
+  ASSERT_EQ(test.ops.size(), 1u);
+  EXPECT_EQ(std::vector<std::string>(test.ops[0].input().begin(), test.ops[0].input().end()),
+            (std::vector<std::string>{"Y_grad"}));
+}
+
+TEST(DropoutOpTest, TrainingGradientUsesMask) {
+  // Run forward + the generated gradient op; dX must be dY * mask / (1 - ratio).
+  const float ratio = 0.4f;
+  auto def = DropoutDef(ratio, 0, {"Y", "mask"});
+  Workspace ws;
+  RunOp(def, {{"X", RandomTensor({3, 4, 5}, 7)}}, &ws);
+  Tensor dY = RandomTensor({3, 4, 5}, 8);
+  SetInput(&ws, "Y_grad", dY);
+  std::vector<GradientWrapper> g(2);
+  g[0].dense = "Y_grad";
+  for (const auto& gop : GetGradientForOp(def, g).ops) CreateOperator(gop, &ws)->Run(0);
+  std::vector<bool> mask = MaskOf(ws, "mask");
+  std::vector<float> want;
+  for (int64_t i = 0; i < dY.numel(); ++i) {
+    want.push_back(mask[i] ? dY.data<float>()[i] / (1.f - ratio) : 0.f);
+  }
+  ExpectNear(ToFloatVector(ws.GetTensor("X_grad")), want, 1e-6f, 1e-6f);
+  // In place on dY.
+  auto gdef = MakeOperatorDef("DropoutGrad", "", {"Y_grad", "mask"}, {"Y_grad"},
+                              {MakeArgument("ratio", ratio)});
+  CreateOperator(gdef, &ws)->Run(0);
+  ExpectNear(ToFloatVector(ws.GetTensor("Y_grad")), want, 1e-6f, 1e-6f);
+}
+
+TEST(DropoutOpTest, TestModeGradient) {
+  GradientChecker().Check(DropoutDef(0.5f, 1, {"Y"}), {{"X", RandomTensor({2, 3, 7, 9}, 9)}}, 0, 0);
+}
+
+TEST(DropoutOpTest, Fp16MatchesFp32) {
+  std::map<std::string, Tensor> in{{"X", RandomTensor({2, 3, 7, 9}, 10, -3.f, 3.f)}};
+  CheckFp16MatchesFp32(DropoutDef(0.3f, 0, {"Y", "mask"}), in, {"X"});
+  CheckFp16MatchesFp32(DropoutDef(0.3f, 1, {"Y"}), in, {"X"});
+  Tensor mask(std::vector<int64_t>{5, 13}, DataType::BOOL);
+  for (int64_t i = 0; i < mask.numel(); ++i) mask.mutable_data<bool>()[i] = (i * 7) % 3 != 0;
+  CheckFp16MatchesFp32(
+      MakeOperatorDef("DropoutGrad", "", {"dY", "mask"}, {"dX"}, {MakeArgument("ratio", 0.3f)}),
+      {{"dY", RandomTensor({5, 13}, 11)}, {"mask", mask}}, {"dY"});
+  CheckFp16MatchesFp32(
+      MakeOperatorDef("DropoutGrad", "", {"dY"}, {"dX"}, {MakeArgument("is_test", 1)}),
+      {{"dY", RandomTensor({5, 13}, 12)}}, {"dY"});
+}
+
+TEST(DropoutOpTest, BadArguments) {
+  std::map<std::string, Tensor> in{{"X", RandomTensor({4}, 13)}};
+  ExpectErrorContains(DropoutDef(1.f, 0, {"Y", "mask"}), in, "'ratio' must be in [0, 1), got 1");
+  ExpectErrorContains(DropoutDef(-0.1f, 0, {"Y", "mask"}), in, "'ratio' must be in [0, 1)");
+  ExpectErrorContains(DropoutDef(0.5f, 0, {"Y"}), in, "needs 2 outputs (Y, mask), got 1");
+  ExpectErrorContains(DropoutDef(0.5f, 0, {"Y", "mask"}), {{"X", IntTensor({2}, {1, 2})}},
+                      "float or float16");
+  ExpectErrorContains(MakeOperatorDef("DropoutGrad", "", {"dY"}, {"dX"}),
+                      {{"dY", RandomTensor({4}, 14)}}, "needs 2 inputs (dY, mask), got 1");
+  ExpectErrorContains(MakeOperatorDef("DropoutGrad", "", {"dY", "mask"}, {"dX"}),
+                      {{"dY", RandomTensor({4}, 14)}, {"mask", RandomTensor({4}, 15)}},
+                      "mask must be bool");
+  Tensor mask(std::vector<int64_t>{5}, DataType::BOOL);
+  ExpectErrorContains(MakeOperatorDef("DropoutGrad", "", {"dY", "mask"}, {"dX"}),
+                      {{"dY", RandomTensor({4}, 14)}, {"mask", mask}}, "[5] and [4]");
+}
+
+TEST(DropoutOpTest, SchemaShapes) {
+  const OpSchema* s = OpSchemaRegistry::Schema("Dropout");
+  ASSERT_NE(s, nullptr);
+  auto out =
+      s->InferShapes(DropoutDef(0.5f, 0, {"Y", "mask"}), {TensorShape{{2, 3}, DataType::FLOAT16}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].dims, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(out[0].dtype, DataType::FLOAT16);
+  EXPECT_EQ(out[1].dims, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(out[1].dtype, DataType::BOOL);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
