@@ -14,8 +14,8 @@ int64_t CheckConvFilter(const ConvPoolArgs& a, const ConvPoolGeometry& g,
   const bool nchw = a.order == StorageOrder::NCHW;
   const int nd = g.num_spatial_dims();
   const char* layout = nchw ? "(M, C/group, kH, kW)" : "(M, kH, kW, C/group)";
-  HALFCAF_ENFORCE(static_cast<int>(w.size()) == nd + 2, a.op_label, ": filter must have ",
-                  nd + 2, " dims ", layout, " in ", StorageOrderName(a.order), " order, got ",
+  HALFCAF_ENFORCE(static_cast<int>(w.size()) == nd + 2, a.op_label, ": filter must have ", nd + 2,
+                  " dims ", layout, " in ", StorageOrderName(a.order), " order, got ",
                   DimsString(w));
   HALFCAF_ENFORCE(g.C % a.group == 0, a.op_label, ": X has C = ", g.C,
                   " channels, which is not divisible by group ", a.group);
@@ -23,15 +23,14 @@ int64_t CheckConvFilter(const ConvPoolArgs& a, const ConvPoolGeometry& g,
   HALFCAF_ENFORCE(M % a.group == 0, a.op_label, ": filter ", DimsString(w), " has M = ", M,
                   " output channels, which is not divisible by group ", a.group);
   const int64_t cg = nchw ? w[1] : w.back();
-  HALFCAF_ENFORCE(cg * a.group == g.C, a.op_label, ": filter ", DimsString(w), " ", layout,
-                  " has ", cg, " input channels per group, but X has C = ", g.C, " and group ",
-                  a.group, " (expected ", g.C / a.group, ")");
+  HALFCAF_ENFORCE(cg * a.group == g.C, a.op_label, ": filter ", DimsString(w), " ", layout, " has ",
+                  cg, " input channels per group, but X has C = ", g.C, " and group ", a.group,
+                  " (expected ", g.C / a.group, ")");
   for (int d = 0; d < nd; ++d) {
     const int64_t fk = w[(nchw ? 2 : 1) + d];
     HALFCAF_ENFORCE(fk == g.kernel[d], a.op_label, ": filter ", DimsString(w), " ", layout,
                     " does not match the kernel ", DimsString(g.kernel),
-                    " given by the arguments (spatial dim ", d, ": ", fk, " vs ", g.kernel[d],
-                    ")");
+                    " given by the arguments (spatial dim ", d, ": ", fk, " vs ", g.kernel[d], ")");
   }
   return M;
 }
@@ -130,8 +129,8 @@ void ConvOp::RunOnDevice() {
           col = col_.data();
         }
         // Y[:, group columns] (P x Mg) = col (P x K) * W_g^T (K x Mg)
-        math::GemmEx(math::Trans::kNo, math::Trans::kYes, P, Mg, K, 1.f, col, K,
-                     w + gr * Mg * K, K, 0.f, yimg + gr * Mg, M);
+        math::GemmEx(math::Trans::kNo, math::Trans::kYes, P, Mg, K, 1.f, col, K, w + gr * Mg * K, K,
+                     0.f, yimg + gr * Mg, M);
       }
       if (b) {
         for (int64_t p = 0; p < P; ++p) {
@@ -149,11 +148,16 @@ ConvGradientOp::ConvGradientOp(const OperatorDef& def, Workspace* ws)
       no_bias_(GetSingleArgument<int>("no_bias", 0) != 0) {
   Enforce2D(cp_);
   if (no_bias_) {
-    HALFCAF_ENFORCE(OutputSize() <= 2, cp_.op_label, ": with no_bias=1 the outputs are "
-                    "(dfilter[, dX]), got ", OutputSize(), " outputs");
+    HALFCAF_ENFORCE(OutputSize() <= 2, cp_.op_label,
+                    ": with no_bias=1 the outputs are "
+                    "(dfilter[, dX]), got ",
+                    OutputSize(), " outputs");
   } else {
-    HALFCAF_ENFORCE(OutputSize() >= 2, cp_.op_label, ": without no_bias the outputs are "
-                    "(dfilter, dbias[, dX]), got ", OutputSize(), " output(s); set no_bias=1 "
+    HALFCAF_ENFORCE(OutputSize() >= 2, cp_.op_label,
+                    ": without no_bias the outputs are "
+                    "(dfilter, dbias[, dX]), got ",
+                    OutputSize(),
+                    " output(s); set no_bias=1 "
                     "for a convolution without bias");
   }
 }
@@ -287,8 +291,8 @@ class GetConvGradient : public GradientMakerBase {
  public:
   using GradientMakerBase::GradientMakerBase;
   std::vector<OperatorDef> GetGradientDefs() override {
-    HALFCAF_ENFORCE(NumInputs() == 2 || NumInputs() == 3, def_.type(),
-                    " takes 2 or 3 inputs, got ", NumInputs());
+    HALFCAF_ENFORCE(NumInputs() == 2 || NumInputs() == 3, def_.type(), " takes 2 or 3 inputs, got ",
+                    NumInputs());
     const bool to_input = args().GetSingleArgument<int>("no_gradient_to_input", 0) == 0;
     std::vector<std::string> outputs{GI(1)};
     std::vector<Argument> extra;
@@ -364,9 +368,10 @@ OpSchema& DescribeConvGradient(OpSchema& s) {
       .NumOutputs(1, 3)
       .TensorInferenceFunction(ConvGradientShapeInference)
       .CostInferenceFunction(ConvGradientCost)
-      .SetDoc("Gradient of Conv. Inputs (X, filter, dY). Outputs (dfilter, dbias[, dX]), or "
-              "with no_bias=1 (dfilter[, dX]); dX is computed only when its slot is present. "
-              "Takes the forward op's arguments.")
+      .SetDoc(
+          "Gradient of Conv. Inputs (X, filter, dY). Outputs (dfilter, dbias[, dX]), or "
+          "with no_bias=1 (dfilter[, dX]); dX is computed only when its slot is present. "
+          "Takes the forward op's arguments.")
       .Arg("no_bias", "int, default 0: the forward op had no bias (no dbias output)")
       .Input(0, "X", "forward input")
       .Input(1, "filter", "forward filter")

@@ -19,10 +19,14 @@ const char* StorageOrderName(StorageOrder order) {
 
 const char* LegacyPaddingName(LegacyPadding p) {
   switch (p) {
-    case LegacyPadding::NOTSET: return "NOTSET";
-    case LegacyPadding::VALID: return "VALID";
-    case LegacyPadding::SAME: return "SAME";
-    case LegacyPadding::CAFFE_LEGACY_POOLING: return "CAFFE_LEGACY_POOLING";
+    case LegacyPadding::NOTSET:
+      return "NOTSET";
+    case LegacyPadding::VALID:
+      return "VALID";
+    case LegacyPadding::SAME:
+      return "SAME";
+    case LegacyPadding::CAFFE_LEGACY_POOLING:
+      return "CAFFE_LEGACY_POOLING";
   }
   return "?";
 }
@@ -49,8 +53,7 @@ std::vector<int64_t> ReadPerDim(const ArgumentHelper& a, const std::string& labe
   }
   if (named_present == 0) return {};
   HALFCAF_ENFORCE(named_present == static_cast<int>(named.size()), label, ": ", named_list,
-                  " must be given together (only ", named_present, " of ", named.size(),
-                  " given)");
+                  " must be given together (only ", named_present, " of ", named.size(), " given)");
   HALFCAF_ENFORCE(static_cast<int>(named.size()) == copies, label, ": ", named_list,
                   " describe a 2-D window, but 'kernels' asks for ", copies, " '", plural,
                   "' entries; use '", plural, "'");
@@ -76,8 +79,10 @@ ConvPoolArgs ParseConvPoolArgs(const ArgumentHelper& a, ConvPoolKind kind,
   const bool pool = kind == ConvPoolKind::kPool;
   p.order = StringToStorageOrder(a.GetSingleArgument<std::string>("order", "NCHW"), op_label);
   const int64_t legacy = a.GetSingleArgument<int64_t>("legacy_pad", 0);
-  HALFCAF_ENFORCE(legacy >= 0 && legacy <= 3, op_label, ": legacy_pad must be 0 (NOTSET), 1 "
-                  "(VALID), 2 (SAME) or 3 (CAFFE_LEGACY_POOLING), got ", legacy);
+  HALFCAF_ENFORCE(legacy >= 0 && legacy <= 3, op_label,
+                  ": legacy_pad must be 0 (NOTSET), 1 "
+                  "(VALID), 2 (SAME) or 3 (CAFFE_LEGACY_POOLING), got ",
+                  legacy);
   p.legacy_pad = static_cast<LegacyPadding>(legacy);
   p.global_pooling = a.GetSingleArgument<int>("global_pooling", 0) != 0;
   p.group = a.GetSingleArgument<int>("group", 1);
@@ -88,7 +93,6 @@ ConvPoolArgs ParseConvPoolArgs(const ArgumentHelper& a, ConvPoolKind kind,
   // Kernel first: its length fixes the number of spatial dims (2 unless `kernels` says otherwise).
   p.kernel = ReadPerDim(a, op_label, "kernels", "kernel", {"kernel_h", "kernel_w"}, 2);
   const int nd = p.kernel.empty() ? 2 : static_cast<int>(p.kernel.size());
-  HALFCAF_ENFORCE(nd >= 1, op_label, ": 'kernels' must not be empty");
   p.stride = ReadPerDim(a, op_label, "strides", "stride", {"stride_h", "stride_w"}, nd);
   p.dilation = ReadPerDim(a, op_label, "dilations", "dilation", {"dilation_h", "dilation_w"}, nd);
   p.pads = ReadPerDim(a, op_label, "pads", "pad", {"pad_t", "pad_l", "pad_b", "pad_r"}, 2 * nd);
@@ -107,18 +111,19 @@ ConvPoolArgs ParseConvPoolArgs(const ArgumentHelper& a, ConvPoolKind kind,
     // The kernel is the whole input; a kernel argument, if any, is ignored.
     p.kernel.clear();
     for (int d = 0; d < nd; ++d) {
-      HALFCAF_ENFORCE(p.stride[d] == 1 && p.dilation[d] == 1 && p.pads[d] == 0 &&
-                          p.pads[nd + d] == 0,
-                      op_label, ": with global_pooling, stride, dilation and pads must keep "
-                      "their defaults; got strides ", DimsString(p.stride), ", dilations ",
-                      DimsString(p.dilation), ", pads ", DimsString(p.pads));
+      HALFCAF_ENFORCE(
+          p.stride[d] == 1 && p.dilation[d] == 1 && p.pads[d] == 0 && p.pads[nd + d] == 0, op_label,
+          ": with global_pooling, stride, dilation and pads must keep "
+          "their defaults; got strides ",
+          DimsString(p.stride), ", dilations ", DimsString(p.dilation), ", pads ",
+          DimsString(p.pads));
     }
-    HALFCAF_ENFORCE(p.legacy_pad == LegacyPadding::NOTSET ||
-                        p.legacy_pad == LegacyPadding::VALID,
+    HALFCAF_ENFORCE(p.legacy_pad == LegacyPadding::NOTSET || p.legacy_pad == LegacyPadding::VALID,
                     op_label, ": global_pooling cannot be combined with legacy_pad ",
                     LegacyPaddingName(p.legacy_pad));
   } else {
-    HALFCAF_ENFORCE(!p.kernel.empty(), op_label, ": the kernel size is required (set 'kernel', "
+    HALFCAF_ENFORCE(!p.kernel.empty(), op_label,
+                    ": the kernel size is required (set 'kernel', "
                     "'kernels' or 'kernel_h' and 'kernel_w')");
     for (int d = 0; d < nd; ++d) {
       HALFCAF_ENFORCE(p.kernel[d] > 0, op_label, ": kernel sizes must be > 0, got kernels ",
@@ -126,20 +131,17 @@ ConvPoolArgs ParseConvPoolArgs(const ArgumentHelper& a, ConvPoolKind kind,
     }
   }
   for (int d = 0; d < nd; ++d) {
-    HALFCAF_ENFORCE(p.stride[d] > 0, op_label, ": strides must be > 0, got ",
-                    DimsString(p.stride));
+    HALFCAF_ENFORCE(p.stride[d] > 0, op_label, ": strides must be > 0, got ", DimsString(p.stride));
     HALFCAF_ENFORCE(p.dilation[d] > 0, op_label, ": dilations must be > 0, got ",
                     DimsString(p.dilation));
     HALFCAF_ENFORCE(p.pads[d] >= 0 && p.pads[nd + d] >= 0, op_label,
                     ": pads must be >= 0, got pads ", DimsString(p.pads));
   }
   if (p.legacy_pad == LegacyPadding::VALID || p.legacy_pad == LegacyPadding::SAME) {
-    HALFCAF_ENFORCE(!AnyPadArgument(a), op_label, ": legacy_pad ",
-                    LegacyPaddingName(p.legacy_pad),
+    HALFCAF_ENFORCE(!AnyPadArgument(a), op_label, ": legacy_pad ", LegacyPaddingName(p.legacy_pad),
                     " computes the pads itself; do not also give pad/pads/pad_t/...");
   }
-  if (p.legacy_pad == LegacyPadding::SAME ||
-      p.legacy_pad == LegacyPadding::CAFFE_LEGACY_POOLING) {
+  if (p.legacy_pad == LegacyPadding::SAME || p.legacy_pad == LegacyPadding::CAFFE_LEGACY_POOLING) {
     for (int d = 0; d < nd; ++d) {
       HALFCAF_ENFORCE(p.dilation[d] == 1, op_label, ": legacy_pad ",
                       LegacyPaddingName(p.legacy_pad), " needs dilation 1, got dilations ",
@@ -148,14 +150,18 @@ ConvPoolArgs ParseConvPoolArgs(const ArgumentHelper& a, ConvPoolKind kind,
   }
   if (p.group != 1) {
     for (int d = 0; d < nd; ++d) {
-      HALFCAF_ENFORCE(p.dilation[d] == 1, op_label, ": dilation must be 1 when group != 1 "
-                      "(group ", p.group, ", dilations ", DimsString(p.dilation), ")");
+      HALFCAF_ENFORCE(p.dilation[d] == 1, op_label,
+                      ": dilation must be 1 when group != 1 "
+                      "(group ",
+                      p.group, ", dilations ", DimsString(p.dilation), ")");
     }
   }
   if (pool) {
     for (int d = 0; d < nd; ++d) {
-      HALFCAF_ENFORCE(p.dilation[d] == 1, op_label, ": pooling does not support dilation, got "
-                      "dilations ", DimsString(p.dilation));
+      HALFCAF_ENFORCE(p.dilation[d] == 1, op_label,
+                      ": pooling does not support dilation, got "
+                      "dilations ",
+                      DimsString(p.dilation));
     }
     if (!p.global_pooling) {
       for (int d = 0; d < nd; ++d) {
@@ -202,8 +208,10 @@ int64_t ComputeSizeAndPad(int64_t in, int64_t kernel, int64_t stride, int64_t di
       return out;
     }
     case LegacyPadding::CAFFE_LEGACY_POOLING: {
-      HALFCAF_ENFORCE(dilation == 1, where, "legacy_pad CAFFE_LEGACY_POOLING needs dilation 1, "
-                      "got ", dilation);
+      HALFCAF_ENFORCE(dilation == 1, where,
+                      "legacy_pad CAFFE_LEGACY_POOLING needs dilation 1, "
+                      "got ",
+                      dilation);
       const int64_t head = *pad_head;
       const int64_t span = in + 2 * head - kernel;
       HALFCAF_ENFORCE(span >= 0, where, "input size ", in, " plus pads ", head, " + ", head,
@@ -249,10 +257,9 @@ ConvPoolGeometry ComputeConvPoolGeometry(const ConvPoolArgs& a,
                                          const std::vector<int64_t>& x_dims) {
   const int nd = a.num_spatial_dims();
   const bool nchw = a.order == StorageOrder::NCHW;
-  HALFCAF_ENFORCE(static_cast<int>(x_dims.size()) == nd + 2, a.op_label, ": X must have ",
-                  nd + 2, " dims ", nchw ? "(N, C, spatial...)" : "(N, spatial..., C)",
-                  " for a ", nd, "-D window in ", StorageOrderName(a.order), " order, got ",
-                  DimsString(x_dims));
+  HALFCAF_ENFORCE(static_cast<int>(x_dims.size()) == nd + 2, a.op_label, ": X must have ", nd + 2,
+                  " dims ", nchw ? "(N, C, spatial...)" : "(N, spatial..., C)", " for a ", nd,
+                  "-D window in ", StorageOrderName(a.order), " order, got ", DimsString(x_dims));
   ConvPoolGeometry g;
   g.N = x_dims[0];
   g.C = nchw ? x_dims[1] : x_dims.back();
@@ -273,8 +280,8 @@ ConvPoolGeometry ComputeConvPoolGeometry(const ConvPoolArgs& a,
   g.pads = a.pads;
   g.out.resize(nd);
   for (int d = 0; d < nd; ++d) {
-    const std::string where = MakeString(a.op_label, ": X ", DimsString(x_dims), ", spatial dim ",
-                                         d, ": ");
+    const std::string where =
+        MakeString(a.op_label, ": X ", DimsString(x_dims), ", spatial dim ", d, ": ");
     g.out[d] = ComputeSizeAndPad(g.in[d], g.kernel[d], g.stride[d], g.dilation[d], a.legacy_pad,
                                  &g.pads[d], &g.pads[nd + d], where);
   }

@@ -92,8 +92,7 @@ template <class Context>
 class ConvPoolOpBase : public Operator<Context> {
  public:
   ConvPoolOpBase(const OperatorDef& def, Workspace* ws, ConvPoolKind kind)
-      : Operator<Context>(def, ws),
-        cp_(ParseConvPoolArgs(this->args_, kind, this->DebugName())) {}
+      : Operator<Context>(def, ws), cp_(ParseConvPoolArgs(this->args_, kind, this->DebugName())) {}
 
  protected:
   ConvPoolGeometry Geometry(const std::vector<int64_t>& x_dims) const {

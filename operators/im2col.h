@@ -10,7 +10,7 @@
 namespace halfcaf {
 
 struct Im2ColShape {
-  int64_t height, width;      // input spatial size
+  int64_t height, width;  // input spatial size
   int64_t kernel_h, kernel_w;
   int64_t dilation_h, dilation_w;
   int64_t pad_t, pad_l;

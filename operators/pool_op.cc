@@ -235,7 +235,8 @@ OpSchema& DescribePool(OpSchema& s, PoolType t) {
       .NumOutputs(1)
       .TensorInferenceFunction(PoolShapeInference)
       .CostInferenceFunction(PoolCost)
-      .SetDoc(what + " 2-D, NCHW (N, C, H, W) or NHWC (N, H, W, C); channels are unchanged, "
+      .SetDoc(what +
+              " 2-D, NCHW (N, C, H, W) or NHWC (N, H, W, C); channels are unchanged, "
               "output sizes follow the kernel/stride/pad/legacy_pad arguments as for Conv. "
               "global_pooling=1 pools the whole image (output 1x1, no kernel needed). Pads must "
               "be smaller than the kernel; dilation must be 1. Float and float16 (output dtype "
@@ -255,14 +256,13 @@ OpSchema& DescribePoolGradient(OpSchema& s, PoolType t) {
   return s.NumInputs(3)
       .NumOutputs(1)
       .IdenticalTypeAndShapeOfInput(0)
-      .CostInferenceFunction(
-          [](const OperatorDef& def, const std::vector<TensorShape>& in) {
-            OpCost c = PoolCost(def, {in.at(0)});
-            c.bytes_read += static_cast<double>(in.at(1).numel() + in.at(2).numel()) *
-                            DataTypeSize(in[2].dtype);
-            c.bytes_written = static_cast<double>(in[0].numel()) * DataTypeSize(in[0].dtype);
-            return c;
-          })
+      .CostInferenceFunction([](const OperatorDef& def, const std::vector<TensorShape>& in) {
+        OpCost c = PoolCost(def, {in.at(0)});
+        c.bytes_read +=
+            static_cast<double>(in.at(1).numel() + in.at(2).numel()) * DataTypeSize(in[2].dtype);
+        c.bytes_written = static_cast<double>(in[0].numel()) * DataTypeSize(in[0].dtype);
+        return c;
+      })
       .SetDoc(std::string("Gradient of ") + PoolName(t) +
               (t == PoolType::kMax
                    ? ": each window's dY goes to the first element holding its maximum."
@@ -294,8 +294,8 @@ REGISTER_GRADIENT(MaxPool2D, GetPoolGradient);
 REGISTER_GRADIENT(AveragePool, GetPoolGradient);
 REGISTER_GRADIENT(AveragePool2D, GetPoolGradient);
 
-#define HALFCAF_POOL_SCHEMA(type, describe, kind)                                   \
-  [[maybe_unused]] static OpSchema& g_schema_##type =                               \
+#define HALFCAF_POOL_SCHEMA(type, describe, kind)     \
+  [[maybe_unused]] static OpSchema& g_schema_##type = \
       describe(OpSchemaRegistry::NewSchema(#type, __FILE__, __LINE__), PoolType::kind)
 HALFCAF_POOL_SCHEMA(MaxPool, DescribePool, kMax);
 HALFCAF_POOL_SCHEMA(MaxPool2D, DescribePool, kMax);

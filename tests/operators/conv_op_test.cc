@@ -45,14 +45,15 @@ struct ConvCase {
   OperatorDef Def(const std::string& type = "Conv") const {
     std::vector<std::string> inputs{"X", "W"};
     if (bias) inputs.push_back("b");
-    return MakeOperatorDef(
-        type, "conv", inputs, {"Y"},
-        {MakeArgument("kernel_h", static_cast<int>(kh)), MakeArgument("kernel_w", static_cast<int>(kw)),
-         MakeArgument("stride_h", static_cast<int>(sh)), MakeArgument("stride_w", static_cast<int>(sw)),
-         MakeArgument("dilations", std::vector<int64_t>{dh, dw}),
-         MakeArgument("pads", std::vector<int64_t>{pt, pl, pb, pr}),
-         MakeArgument("group", static_cast<int>(group)),
-         MakeArgument("order", std::string(nhwc ? "NHWC" : "NCHW"))});
+    return MakeOperatorDef(type, "conv", inputs, {"Y"},
+                           {MakeArgument("kernel_h", static_cast<int>(kh)),
+                            MakeArgument("kernel_w", static_cast<int>(kw)),
+                            MakeArgument("stride_h", static_cast<int>(sh)),
+                            MakeArgument("stride_w", static_cast<int>(sw)),
+                            MakeArgument("dilations", std::vector<int64_t>{dh, dw}),
+                            MakeArgument("pads", std::vector<int64_t>{pt, pl, pb, pr}),
+                            MakeArgument("group", static_cast<int>(group)),
+                            MakeArgument("order", std::string(nhwc ? "NHWC" : "NCHW"))});
   }
 
   std::map<std::string, Tensor> Inputs(uint32_t seed) const {
@@ -79,8 +80,8 @@ struct ConvCase {
                 for (int64_t j = 0; j < kw; ++j) {
                   const int64_t ih = oh * sh - pt + i * dh, iw = ow * sw - pl + j * dw;
                   if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                  acc += static_cast<double>(x[XIndex(n, g * cg + c, ih, iw)]) *
-                         w[WIndex(m, c, i, j)];
+                  acc +=
+                      static_cast<double>(x[XIndex(n, g * cg + c, ih, iw)]) * w[WIndex(m, c, i, j)];
                 }
               }
             }
@@ -239,8 +240,8 @@ TEST(ConvOpTest, GradientWithoutDXMatchesFull) {
     auto in = c.Inputs(70);
     Workspace fwd;
     RunOp(c.Def(), in, &fwd);
-    std::map<std::string, Tensor> gin{{"X", in["X"]}, {"W", in["W"]},
-                                      {"dY", RandomTensor(c.YDims(), 71)}};
+    std::map<std::string, Tensor> gin{
+        {"X", in["X"]}, {"W", in["W"]}, {"dY", RandomTensor(c.YDims(), 71)}};
     auto args = c.Def().arg();
     std::vector<Argument> a(args.begin(), args.end());
     auto full = MakeOperatorDef("ConvGradient", "", {"X", "W", "dY"}, {"dW", "db", "dX"}, a);
@@ -302,8 +303,8 @@ TEST(ConvOpTest, BadArguments) {
                                    {"b", RandomTensor({6}, 3)}};
   // Filter spatial dims vs kernel argument.
   ExpectError(ConvDef({MakeArgument("kernel", 5)}), in, "does not match the kernel [5, 5]");
-  ExpectError(ConvDef({MakeArgument("kernel", 3)}), {{"X", in["X"]},
-              {"W", RandomTensor({6, 4, 3}, 2)}}, "filter must have 4 dims");
+  ExpectError(ConvDef({MakeArgument("kernel", 3)}),
+              {{"X", in["X"]}, {"W", RandomTensor({6, 4, 3}, 2)}}, "filter must have 4 dims");
   ExpectError(ConvDef({MakeArgument("kernel", 3), MakeArgument("order", "NCWH")}), in,
               "Conv 'c1': unknown order 'NCWH'");
   ExpectError(ConvDef({MakeArgument("kernel", 3), MakeArgument("group", 3)}), in,
@@ -326,34 +327,36 @@ TEST(ConvOpTest, BadArguments) {
               "strides must be > 0");
   ExpectError(ConvDef({MakeArgument("kernel", 3), MakeArgument("dilation", 4)}), in,
               "smaller than the dilated kernel 9");
-  ExpectError(ConvDef({MakeArgument("kernel", 3), MakeArgument("dilation", 2),
-                       MakeArgument("group", 2)}),
-              in, "dilation must be 1 when group != 1");
-  ExpectError(ConvDef({MakeArgument("kernel", 3),
-                       MakeArgument("kernels", std::vector<int64_t>{3, 3})}),
-              in, "give only one of 'kernels', 'kernel' or kernel_h/kernel_w");
+  ExpectError(
+      ConvDef({MakeArgument("kernel", 3), MakeArgument("dilation", 2), MakeArgument("group", 2)}),
+      in, "dilation must be 1 when group != 1");
+  ExpectError(
+      ConvDef({MakeArgument("kernel", 3), MakeArgument("kernels", std::vector<int64_t>{3, 3})}), in,
+      "give only one of 'kernels', 'kernel' or kernel_h/kernel_w");
   ExpectError(ConvDef({MakeArgument("kernel_h", 3)}), in, "must be given together");
-  ExpectError(ConvDef({MakeArgument("kernel", 3), MakeArgument("pad_t", 1),
-                       MakeArgument("pad_b", 1)}),
-              in, "pad_t/pad_l/pad_b/pad_r must be given together");
-  ExpectError(ConvDef({MakeArgument("kernel", 3), MakeArgument("legacy_pad", 2),
-                       MakeArgument("pad", 1)}),
-              in, "do not also give pad");
+  ExpectError(
+      ConvDef({MakeArgument("kernel", 3), MakeArgument("pad_t", 1), MakeArgument("pad_b", 1)}), in,
+      "pad_t/pad_l/pad_b/pad_r must be given together");
+  ExpectError(
+      ConvDef({MakeArgument("kernel", 3), MakeArgument("legacy_pad", 2), MakeArgument("pad", 1)}),
+      in, "do not also give pad");
   ExpectError(ConvDef({MakeArgument("kernel", 3), MakeArgument("legacy_pad", 7)}), in,
               "legacy_pad must be 0");
   ExpectError(ConvDef({MakeArgument("kernels", std::vector<int64_t>{3, 3, 3})}), in,
               "only 2-D convolution is implemented");
   ExpectError(ConvDef({MakeArgument("kernel", 3)}),
               {{"X", RandomTensor({2, 4, 7}, 1)}, {"W", in["W"]}}, "X must have 4 dims");
-  ExpectError(ConvDef({MakeArgument("kernel", 3)}), {{"X", IntTensor({1, 1, 3, 3}, std::vector<int32_t>(9, 1))},
-              {"W", RandomTensor({1, 1, 3, 3}, 2)}}, "float or float16");
+  ExpectError(ConvDef({MakeArgument("kernel", 3)}),
+              {{"X", IntTensor({1, 1, 3, 3}, std::vector<int32_t>(9, 1))},
+               {"W", RandomTensor({1, 1, 3, 3}, 2)}},
+              "float or float16");
   // dY shape checked by the gradient op.
   auto gdef = MakeOperatorDef("ConvGradient", "", {"X", "W", "dY"}, {"dW", "db", "dX"},
                               {MakeArgument("kernel", 3)});
   ExpectError(gdef, {{"X", in["X"]}, {"W", in["W"]}, {"dY", RandomTensor({2, 6, 5, 6}, 4)}},
               "dY has dims [2, 6, 5, 6]");
-  auto gbad = MakeOperatorDef("ConvGradient", "", {"X", "W", "dY"}, {"dW"},
-                              {MakeArgument("kernel", 3)});
+  auto gbad =
+      MakeOperatorDef("ConvGradient", "", {"X", "W", "dY"}, {"dW"}, {MakeArgument("kernel", 3)});
   ExpectError(gbad, {{"X", in["X"]}, {"W", in["W"]}, {"dY", RandomTensor({2, 6, 5, 7}, 4)}},
               "set no_bias=1");
 }
@@ -364,9 +367,9 @@ TEST(ConvOpTest, LegacyPaddingSame) {
   c.sh = c.sw = 2;
   c.pt = c.pl = c.pb = c.pr = 1;
   auto in = c.Inputs(12);
-  auto def = MakeOperatorDef("Conv", "", {"X", "W", "b"}, {"Y"},
-                             {MakeArgument("kernel", 3), MakeArgument("stride", 2),
-                              MakeArgument("legacy_pad", 2)});
+  auto def = MakeOperatorDef(
+      "Conv", "", {"X", "W", "b"}, {"Y"},
+      {MakeArgument("kernel", 3), MakeArgument("stride", 2), MakeArgument("legacy_pad", 2)});
   Workspace ws;
   RunOp(def, in, &ws);
   EXPECT_EQ(ws.GetTensor("Y").dims(), (std::vector<int64_t>{2, 2, 4, 5}));
@@ -418,9 +421,8 @@ TEST(ConvOpTest, SchemaInfersShapeAndCost) {
     auto def = c.Def();
     const OpSchema* s = OpSchemaRegistry::Schema("Conv");
     ASSERT_NE(s, nullptr);
-    std::vector<TensorShape> in{{c.XDims(), DataType::FLOAT16},
-                                {c.WDims(), DataType::FLOAT16},
-                                {{c.M}, DataType::FLOAT16}};
+    std::vector<TensorShape> in{
+        {c.XDims(), DataType::FLOAT16}, {c.WDims(), DataType::FLOAT16}, {{c.M}, DataType::FLOAT16}};
     auto out = s->InferShapes(def, in);
     EXPECT_EQ(out[0].dims, c.YDims());
     EXPECT_EQ(out[0].dtype, DataType::FLOAT16);

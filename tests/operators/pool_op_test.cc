@@ -1,7 +1,7 @@
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <numeric>
-
-#include <gtest/gtest.h>
 
 #include "tests/util/gradient_checker.h"
 #include "tests/util/op_test_util.h"
@@ -32,8 +32,7 @@ struct PoolCase {
     return nhwc ? ((n * H + h) * W + w) * C + c : ((n * C + c) * H + h) * W + w;
   }
   int64_t YIndex(int64_t n, int64_t c, int64_t h, int64_t w) const {
-    return nhwc ? ((n * OutH() + h) * OutW() + w) * C + c
-                : ((n * C + c) * OutH() + h) * OutW() + w;
+    return nhwc ? ((n * OutH() + h) * OutW() + w) * C + c : ((n * C + c) * OutH() + h) * OutW() + w;
   }
 
   OperatorDef Def(const std::string& type) const {
@@ -113,8 +112,8 @@ TEST(PoolOpTest, ForwardMatchesNaive) {
     for (PoolCase c : Cases()) {
       c.nhwc = nhwc;
       for (bool max : {true, false}) {
-        SCOPED_TRACE(::testing::Message() << (nhwc ? "NHWC " : "NCHW ") << (max ? "max" : "avg")
-                                          << " seed " << seed);
+        SCOPED_TRACE(::testing::Message()
+                     << (nhwc ? "NHWC " : "NCHW ") << (max ? "max" : "avg") << " seed " << seed);
         Tensor X = RandomTensor(c.XDims(), seed++);
         Workspace ws;
         RunOp(c.Def(max ? "MaxPool" : "AveragePool"), {{"X", X}}, &ws);
@@ -165,8 +164,8 @@ TEST(PoolOpTest, Gradients) {
     for (PoolCase c : Cases()) {
       c.nhwc = nhwc;
       for (const char* type : {"MaxPool", "AveragePool"}) {
-        SCOPED_TRACE(::testing::Message() << (nhwc ? "NHWC " : "NCHW ") << type << " seed "
-                                          << seed);
+        SCOPED_TRACE(::testing::Message()
+                     << (nhwc ? "NHWC " : "NCHW ") << type << " seed " << seed);
         checker.Check(c.Def(type), {{"X", DistinctTensor(c.XDims(), seed++)}}, 0, 0);
       }
     }
@@ -175,8 +174,8 @@ TEST(PoolOpTest, Gradients) {
 
 TEST(PoolOpTest, MaxGradientGoesToFirstMaximum) {
   // Window [2, 2; 1, 2]: the first 2 gets the whole gradient.
-  auto def = MakeOperatorDef("MaxPoolGradient", "", {"X", "Y", "dY"}, {"dX"},
-                             {MakeArgument("kernel", 2)});
+  auto def =
+      MakeOperatorDef("MaxPoolGradient", "", {"X", "Y", "dY"}, {"dX"}, {MakeArgument("kernel", 2)});
   auto dx = RunAndGet(def, {{"X", FloatTensor({1, 1, 2, 2}, {2, 2, 1, 2})},
                             {"Y", FloatTensor({1, 1, 1, 1}, {2})},
                             {"dY", FloatTensor({1, 1, 1, 1}, {3})}});
@@ -240,8 +239,9 @@ TEST(PoolOpTest, BadArguments) {
   };
   ExpectError(pool({MakeArgument("kernel", 2), MakeArgument("pad", 2)}), in,
               "each pad must be smaller than the kernel");
-  ExpectError(pool({MakeArgument("kernel", 3), MakeArgument("pads", std::vector<int64_t>{0, 0, 3, 0})}),
-              in, "pads [0, 0, 3, 0] with kernels [3, 3]");
+  ExpectError(
+      pool({MakeArgument("kernel", 3), MakeArgument("pads", std::vector<int64_t>{0, 0, 3, 0})}), in,
+      "pads [0, 0, 3, 0] with kernels [3, 3]");
   ExpectError(pool({MakeArgument("kernel", 3), MakeArgument("dilation", 2)}), in,
               "pooling does not support dilation");
   ExpectError(pool({MakeArgument("kernel", 3), MakeArgument("order", "CHWN")}), in,
@@ -254,9 +254,10 @@ TEST(PoolOpTest, BadArguments) {
               "X must have 4 dims");
   auto gdef = MakeOperatorDef("AveragePoolGradient", "", {"X", "Y", "dY"}, {"dX"},
                               {MakeArgument("kernel", 3)});
-  ExpectError(gdef, {{"X", in["X"]}, {"Y", RandomTensor({2, 3, 5, 7}, 2)},
-                     {"dY", RandomTensor({2, 3, 5, 6}, 3)}},
-              "Y and dY must have the pooled shape [2, 3, 5, 7]");
+  ExpectError(
+      gdef,
+      {{"X", in["X"]}, {"Y", RandomTensor({2, 3, 5, 7}, 2)}, {"dY", RandomTensor({2, 3, 5, 6}, 3)}},
+      "Y and dY must have the pooled shape [2, 3, 5, 7]");
 }
 
 TEST(PoolOpTest, SchemaInfersShapeAndCost) {
