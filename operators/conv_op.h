@@ -1,0 +1,44 @@
+// Conv (alias Conv2D): 2-D convolution, Y = X (*) filter + bias, computed per image and group as
+// im2col + GEMM.
+//   X      NCHW (N, C, H, W) or NHWC (N, H, W, C); float or float16
+//   filter NCHW (M, C/group, kH, kW) or NHWC (M, kH, kW, C/group)
+//   bias   optional, (M)
+//   Y      NCHW (N, M, outH, outW) or NHWC (N, outH, outW, M), dtype of X
+// Arguments: the conv/pool set of conv_pool_op_base.h (kernel*, stride*, pad*, dilation*,
+// legacy_pad, group, order).
+//
+// ConvGradient (alias Conv2DGradient): (X, filter, dY) -> (dfilter, dbias, dX), or with no_bias=1
+// (dfilter, dX); dX is computed only when its output slot is present.
+#pragma once
+
+#include <vector>
+
+#include "operators/conv_pool_op_base.h"
+#include "operators/im2col.h"
+
+namespace halfcaf {
+
+// Checks the filter against X's geometry, the kernel and group; returns M (output channels).
+int64_t CheckConvFilter(const ConvPoolArgs& args, const ConvPoolGeometry& g,
+                        const std::vector<int64_t>& filter_dims);
+
+class ConvOp final : public ConvPoolOpBase<CPUContext> {
+ public:
+  ConvOp(const OperatorDef& def, Workspace* ws);
+  void RunOnDevice() override;
+
+ private:
+  std::vector<float> x_, w_, b_, y_, col_;
+};
+
+class ConvGradientOp final : public ConvPoolOpBase<CPUContext> {
+ public:
+  ConvGradientOp(const OperatorDef& def, Workspace* ws);
+  void RunOnDevice() override;
+
+ private:
+  bool no_bias_;
+  std::vector<float> x_, w_, dy_, dw_, db_, dx_, col_, col_grad_;
+};
+
+}  // namespace halfcaf

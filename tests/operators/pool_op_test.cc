@@ -1,0 +1,284 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "tests/util/gradient_checker.h"
+#include "tests/util/op_test_util.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+struct PoolCase {
+  int64_t N, C, H, W, kh, kw;
+  int64_t sh = 1, sw = 1;
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+  bool global = false;
+  bool nhwc = false;
+
+  int64_t KH() const { return global ? H : kh; }
+  int64_t KW() const { return global ? W : kw; }
+  int64_t OutH() const { return global ? 1 : (H + pt + pb - kh) / sh + 1; }
+  int64_t OutW() const { return global ? 1 : (W + pl + pr - kw) / sw + 1; }
+  std::vector<int64_t> XDims() const {
+    return nhwc ? std::vector<int64_t>{N, H, W, C} : std::vector<int64_t>{N, C, H, W};
+  }
+  std::vector<int64_t> YDims() const {
+    return nhwc ? std::vector<int64_t>{N, OutH(), OutW(), C}
+                : std::vector<int64_t>{N, C, OutH(), OutW()};
+  }
+  int64_t XIndex(int64_t n, int64_t c, int64_t h, int64_t w) const {
+    return nhwc ? ((n * H + h) * W + w) * C + c : ((n * C + c) * H + h) * W + w;
+  }
+  int64_t YIndex(int64_t n, int64_t c, int64_t h, int64_t w) const {
+    return nhwc ? ((n * OutH() + h) * OutW() + w) * C + c : ((n * C + c) * OutH() + h) * OutW() + w;
+  }
+
+  OperatorDef Def(const std::string& type) const {
+    std::vector<Argument> args{MakeArgument("order", std::string(nhwc ? "NHWC" : "NCHW"))};
+    if (global) {
+      args.push_back(MakeArgument("global_pooling", 1));
+    } else {
+      args.push_back(MakeArgument("kernels", std::vector<int64_t>{kh, kw}));
+      args.push_back(MakeArgument("strides", std::vector<int64_t>{sh, sw}));
+      args.push_back(MakeArgument("pad_t", static_cast<int>(pt)));
+      args.push_back(MakeArgument("pad_l", static_cast<int>(pl)));
+      args.push_back(MakeArgument("pad_b", static_cast<int>(pb)));
+      args.push_back(MakeArgument("pad_r", static_cast<int>(pr)));
+    }
+    return MakeOperatorDef(type, "pool", {"X"}, {"Y"}, args);
+  }
+
+  // Max or mean (over in-image elements only) of each window.
+  std::vector<float> Naive(const Tensor& X, bool max) const {
+    const float* x = X.data<float>();
+    std::vector<float> y(static_cast<size_t>(N * C * OutH() * OutW()));
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t c = 0; c < C; ++c) {
+        for (int64_t oh = 0; oh < OutH(); ++oh) {
+          for (int64_t ow = 0; ow < OutW(); ++ow) {
+            double acc = max ? -1e30 : 0.0;
+            int count = 0;
+            for (int64_t i = 0; i < KH(); ++i) {
+              for (int64_t j = 0; j < KW(); ++j) {
+                const int64_t h = oh * sh - pt + i, w = ow * sw - pl + j;
+                if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                const double v = x[XIndex(n, c, h, w)];
+                acc = max ? std::max(acc, v) : acc + v;
+                ++count;
+              }
+            }
+            y[YIndex(n, c, oh, ow)] = static_cast<float>(max ? acc : acc / count);
+          }
+        }
+      }
+    }
+    return y;
+  }
+};
+
+std::vector<PoolCase> Cases() {
+  std::vector<PoolCase> cases;
+  PoolCase a{2, 3, 7, 9, 3, 3};
+  a.sh = a.sw = 2;
+  a.pt = a.pl = a.pb = a.pr = 1;
+  cases.push_back(a);
+  PoolCase asym{2, 4, 7, 9, 3, 2};
+  asym.sh = 2, asym.sw = 1;
+  asym.pt = 2, asym.pl = 0, asym.pb = 0, asym.pr = 1;  // asymmetric
+  cases.push_back(asym);
+  cases.push_back(PoolCase{2, 3, 7, 9, 2, 2});  // stride 1, no pad
+  PoolCase g{2, 3, 7, 9, 0, 0};
+  g.global = true;
+  cases.push_back(g);
+  return cases;
+}
+
+// Distinct values at least 0.03 apart, so max pooling is smooth under small perturbations.
+Tensor DistinctTensor(std::vector<int64_t> dims, uint32_t seed) {
+  Tensor t(std::move(dims), DataType::FLOAT);
+  std::vector<int64_t> perm(static_cast<size_t>(t.numel()));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937(seed));
+  float* d = t.mutable_data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) d[i] = 0.03f * (perm[i] - t.numel() / 2);
+  return t;
+}
+
+TEST(PoolOpTest, ForwardMatchesNaive) {
+  for (bool nhwc : {false, true}) {
+    uint32_t seed = 1;
+    for (PoolCase c : Cases()) {
+      c.nhwc = nhwc;
+      for (bool max : {true, false}) {
+        SCOPED_TRACE(::testing::Message()
+                     << (nhwc ? "NHWC " : "NCHW ") << (max ? "max" : "avg") << " seed " << seed);
+        Tensor X = RandomTensor(c.XDims(), seed++);
+        Workspace ws;
+        RunOp(c.Def(max ? "MaxPool" : "AveragePool"), {{"X", X}}, &ws);
+        EXPECT_EQ(ws.GetTensor("Y").dims(), c.YDims());
+        ExpectNear(ToFloatVector(ws.GetTensor("Y")), c.Naive(X, max), 1e-6f, 1e-5f);
+      }
+    }
+  }
+}
+
+TEST(PoolOpTest, AverageExcludesPadding) {
+  // 2x2 image of ones, 3x3 window, pad 1, stride 1: every output is 1 (not 4/9, 6/9, ...).
+  auto def = MakeOperatorDef("AveragePool2D", "", {"X"}, {"Y"},
+                             {MakeArgument("kernel", 3), MakeArgument("pad", 1)});
+  auto y = RunAndGet(def, {{"X", FloatTensor({1, 1, 2, 2}, {1.f, 1.f, 1.f, 1.f})}});
+  EXPECT_EQ(y, (std::vector<float>{1.f, 1.f, 1.f, 1.f}));
+  auto max_def = MakeOperatorDef("MaxPool2D", "", {"X"}, {"Y"},
+                                 {MakeArgument("kernel", 2), MakeArgument("stride", 2)});
+  auto m = RunAndGet(max_def, {{"X", FloatTensor({1, 1, 2, 4}, {1, 5, -2, -3, 4, 0, -1, -4})}});
+  EXPECT_EQ(m, (std::vector<float>{5.f, -1.f}));
+}
+
+TEST(PoolOpTest, CaffeLegacyPooling) {
+  // 6x6 input, kernel 3, stride 2, pad 1: Caffe's rounding up gives 4x4 (tail pad 3).
+  PoolCase c{1, 2, 6, 6, 3, 3};
+  c.sh = c.sw = 2;
+  c.pt = c.pl = 1;
+  c.pb = c.pr = 3;
+  Tensor X = RandomTensor(c.XDims(), 3);
+  for (bool max : {true, false}) {
+    auto def = MakeOperatorDef(max ? "MaxPool" : "AveragePool", "", {"X"}, {"Y"},
+                               {MakeArgument("kernel", 3), MakeArgument("stride", 2),
+                                MakeArgument("pad", 1), MakeArgument("legacy_pad", 3)});
+    Workspace ws;
+    RunOp(def, {{"X", X}}, &ws);
+    EXPECT_EQ(ws.GetTensor("Y").dims(), (std::vector<int64_t>{1, 2, 4, 4}));
+    ExpectNear(ToFloatVector(ws.GetTensor("Y")), c.Naive(X, max), 1e-6f, 1e-5f);
+  }
+}
+
+TEST(PoolOpTest, Gradients) {
+  GradientCheckOptions opts;
+  opts.stepsize = 5e-3f;
+  opts.max_elements = 200;
+  GradientChecker checker(opts);
+  for (bool nhwc : {false, true}) {
+    uint32_t seed = 20;
+    for (PoolCase c : Cases()) {
+      c.nhwc = nhwc;
+      for (const char* type : {"MaxPool", "AveragePool"}) {
+        SCOPED_TRACE(::testing::Message()
+                     << (nhwc ? "NHWC " : "NCHW ") << type << " seed " << seed);
+        checker.Check(c.Def(type), {{"X", DistinctTensor(c.XDims(), seed++)}}, 0, 0);
+      }
+    }
+  }
+}
+
+TEST(PoolOpTest, MaxGradientGoesToFirstMaximum) {
+  // Window [2, 2; 1, 2]: the first 2 gets the whole gradient.
+  auto def =
+      MakeOperatorDef("MaxPoolGradient", "", {"X", "Y", "dY"}, {"dX"}, {MakeArgument("kernel", 2)});
+  auto dx = RunAndGet(def, {{"X", FloatTensor({1, 1, 2, 2}, {2, 2, 1, 2})},
+                            {"Y", FloatTensor({1, 1, 1, 1}, {2})},
+                            {"dY", FloatTensor({1, 1, 1, 1}, {3})}});
+  EXPECT_EQ(dx, (std::vector<float>{3, 0, 0, 0}));
+}
+
+TEST(PoolOpTest, GradientMakerCopiesArgs) {
+  PoolCase c{2, 3, 7, 9, 3, 3};
+  auto def = c.Def("MaxPool2D");
+  GradientOpsMeta meta = GetGradientForOp(def, {GradientWrapper{"Y_grad", "", ""}});
+  ASSERT_EQ(meta.ops.size(), 1u);
+  const OperatorDef& g = meta.ops[0];
+  EXPECT_EQ(g.type(), "MaxPool2DGradient");
+  EXPECT_EQ(std::vector<std::string>(g.input().begin(), g.input().end()),
+            (std::vector<std::string>{"X", "Y", "Y_grad"}));
+  EXPECT_EQ(std::vector<std::string>(g.output().begin(), g.output().end()),
+            (std::vector<std::string>{"X_grad"}));
+  EXPECT_EQ(g.arg_size(), def.arg_size());
+  EXPECT_EQ(ArgumentHelper(g).GetRepeatedArgument<int64_t>("kernels"),
+            (std::vector<int64_t>{3, 3}));
+}
+
+TEST(PoolOpTest, Fp16MatchesFp32) {
+  PoolCase c{2, 3, 7, 9, 3, 2};
+  c.sh = 2;
+  c.pt = 1, c.pl = 0, c.pb = 1, c.pr = 1;
+  for (bool nhwc : {false, true}) {
+    c.nhwc = nhwc;
+    for (const std::string type : {"MaxPool", "AveragePool"}) {
+      Tensor X = RandomTensor(c.XDims(), 7);
+      auto def = c.Def(type);
+      CheckFp16MatchesFp32(def, {{"X", X}}, {"X"});
+      Workspace ws;
+      RunOp(def, {{"X", X}}, &ws);
+      Tensor Y;
+      Y.CopyFrom(ws.GetTensor("Y"));
+      auto args = def.arg();
+      auto gdef = MakeOperatorDef(type + "Gradient", "", {"X", "Y", "dY"}, {"dX"},
+                                  std::vector<Argument>(args.begin(), args.end()));
+      CheckFp16MatchesFp32(gdef, {{"X", X}, {"Y", Y}, {"dY", RandomTensor(c.YDims(), 8)}},
+                           {"X", "Y", "dY"});
+    }
+  }
+}
+
+void ExpectError(const OperatorDef& def, const std::map<std::string, Tensor>& in,
+                 const std::string& needle) {
+  Workspace ws;
+  try {
+    RunOp(def, in, &ws);
+    ADD_FAILURE() << "expected an error containing '" << needle << "'";
+  } catch (const EnforceNotMet& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(PoolOpTest, BadArguments) {
+  std::map<std::string, Tensor> in{{"X", RandomTensor({2, 3, 7, 9}, 1)}};
+  auto pool = [](std::vector<Argument> args) {
+    return MakeOperatorDef("MaxPool", "p1", {"X"}, {"Y"}, std::move(args));
+  };
+  ExpectError(pool({MakeArgument("kernel", 2), MakeArgument("pad", 2)}), in,
+              "each pad must be smaller than the kernel");
+  ExpectError(
+      pool({MakeArgument("kernel", 3), MakeArgument("pads", std::vector<int64_t>{0, 0, 3, 0})}), in,
+      "pads [0, 0, 3, 0] with kernels [3, 3]");
+  ExpectError(pool({MakeArgument("kernel", 3), MakeArgument("dilation", 2)}), in,
+              "pooling does not support dilation");
+  ExpectError(pool({MakeArgument("kernel", 3), MakeArgument("order", "CHWN")}), in,
+              "MaxPool 'p1': unknown order 'CHWN'");
+  ExpectError(pool({}), in, "kernel size is required");
+  ExpectError(pool({MakeArgument("global_pooling", 1), MakeArgument("stride", 2)}), in,
+              "with global_pooling, stride, dilation and pads must keep their defaults");
+  ExpectError(pool({MakeArgument("kernel", 8)}), in, "smaller than the dilated kernel 8");
+  ExpectError(pool({MakeArgument("kernel", 3)}), {{"X", RandomTensor({3, 7, 9}, 1)}},
+              "X must have 4 dims");
+  auto gdef = MakeOperatorDef("AveragePoolGradient", "", {"X", "Y", "dY"}, {"dX"},
+                              {MakeArgument("kernel", 3)});
+  ExpectError(
+      gdef,
+      {{"X", in["X"]}, {"Y", RandomTensor({2, 3, 5, 7}, 2)}, {"dY", RandomTensor({2, 3, 5, 6}, 3)}},
+      "Y and dY must have the pooled shape [2, 3, 5, 7]");
+}
+
+TEST(PoolOpTest, SchemaInfersShapeAndCost) {
+  PoolCase c{2, 3, 7, 9, 3, 2};
+  c.sh = 2;
+  c.pt = 1, c.pl = 0, c.pb = 1, c.pr = 1;
+  for (bool nhwc : {false, true}) {
+    c.nhwc = nhwc;
+    for (const std::string type : {"MaxPool", "AveragePool2D"}) {
+      const OpSchema* s = OpSchemaRegistry::Schema(type);
+      ASSERT_NE(s, nullptr) << type;
+      std::vector<TensorShape> in{{c.XDims(), DataType::FLOAT}};
+      auto out = s->InferShapes(c.Def(type), in);
+      EXPECT_EQ(out[0].dims, c.YDims());
+      EXPECT_DOUBLE_EQ(s->InferCost(c.Def(type), in).flops,
+                       1.0 * c.N * c.C * c.OutH() * c.OutW() * c.kh * c.kw);
+      ASSERT_NE(OpSchemaRegistry::Schema(type + "Gradient"), nullptr);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
