@@ -21,8 +21,7 @@ uint64_t UniformBelow(std::mt19937_64& rng, uint64_t n) {
 }
 
 // Float list argument given as one float (f) or a list (floats); empty if absent.
-std::vector<float> FloatOrFloats(const ArgumentHelper& args, const std::string& name,
-                                 float dflt) {
+std::vector<float> FloatOrFloats(const ArgumentHelper& args, const std::string& name, float dflt) {
   const Argument* a = args.Find(name);
   if (!a) return {dflt};
   if (a->floats_size() > 0) return std::vector<float>(a->floats().begin(), a->floats().end());
@@ -99,8 +98,7 @@ DataInputOp::DataInputOp(const OperatorDef& def, Workspace* ws)
   } else {
     HALFCAF_ENFORCE(format_ == "idx" || format_ == "cifar10",
                     "DataInput: `format` must be idx, cifar10 or synthetic, got '", format_, "'");
-    HALFCAF_ENFORCE(!source_path_.empty(), "DataInput: format ", format_,
-                    " needs a `source` path");
+    HALFCAF_ENFORCE(!source_path_.empty(), "DataInput: format ", format_, " needs a `source` path");
     source_ = format_ == "idx" ? LoadIdxDataset(source_path_) : LoadCifar10Dataset(source_path_);
   }
   HALFCAF_ENFORCE(source_->size() > 0, "DataInput: ", source_->description(), " is empty");
@@ -116,8 +114,8 @@ DataInputOp::DataInputOp(const OperatorDef& def, Workspace* ws)
     if (v->size() == 1) v->assign(channels, v->front());
   }
   for (float s : stdev) {
-    HALFCAF_ENFORCE(s != 0.f && std::isfinite(s), "DataInput: `std` must be finite and non-zero, got ",
-                    s);
+    HALFCAF_ENFORCE(s != 0.f && std::isfinite(s),
+                    "DataInput: `std` must be finite and non-zero, got ", s);
   }
   lut_f_.resize(channels * 256);
   for (size_t c = 0; c < channels; ++c) {
@@ -326,7 +324,7 @@ OPERATOR_SCHEMA(DataInput)
       const auto shapes = DataInputShapes(def, in);
       if (!shapes[0].unknown) {
         const double numel = static_cast<double>(shapes[0].numel());
-        c.flops = numel;  // one table look-up per value
+        c.flops = numel;       // one table look-up per value
         c.bytes_read = numel;  // uint8 pixels
         c.bytes_written = numel * DataTypeSize(shapes[0].dtype) + 4.0 * shapes[1].numel();
       }

@@ -3,7 +3,8 @@
 //
 //   outputs  data      float or float16, (N, C, H, W) or (N, H, W, C); N = batch_size
 //            label     int32 (N)
-//            position  optional, int64 (2): epoch and index in the epoch of the batch's first sample
+//            position  optional, int64 (2): epoch and index in the epoch of the batch's first
+//            sample
 //   args     source, format ("idx" | "cifar10" | "synthetic"), batch_size, shuffle (1), seed,
 //            scale (1/255), mean (0), std (1), order ("NCHW"), dtype ("float"),
 //            synthetic_shape (C, H, W), num_classes (10), synthetic_count (1024), prefetch (1)

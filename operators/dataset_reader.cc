@@ -76,8 +76,8 @@ class SyntheticDataSource final : public DataSource {
       : num_classes_(num_classes), seed_(seed) {
     size_ = count;
     sample_dims_ = chw;
-    description_ = MakeString("synthetic data (", SampleDimsString(count, chw), ", ",
-                              num_classes, " classes, seed ", seed, ")");
+    description_ = MakeString("synthetic data (", SampleDimsString(count, chw), ", ", num_classes,
+                              " classes, seed ", seed, ")");
   }
 
   void ReadSample(int64_t i, uint8_t* chw) const override {
@@ -198,8 +198,8 @@ std::vector<uint8_t> ReadMaybeGzipFile(const std::string& path, const std::strin
     if (error.rfind(path + ": ", 0) == 0) error = error.substr(path.size() + 2);
   }
   gzclose(f);
-  HALFCAF_ENFORCE(error.empty(), "error reading ", what, " file '", path, "' (truncated or corrupt?): ",
-                  error);
+  HALFCAF_ENFORCE(error.empty(), "error reading ", what, " file '", path,
+                  "' (truncated or corrupt?): ", error);
   return out;
 }
 
@@ -208,8 +208,8 @@ std::string IdxLabelsPath(const std::string& images_path) {
   std::string name = p.filename().string();
   const size_t img = name.find("images");
   const size_t idx3 = name.find("idx3");
-  HALFCAF_ENFORCE(img != std::string::npos && idx3 != std::string::npos,
-                  "idx images file '", images_path,
+  HALFCAF_ENFORCE(img != std::string::npos && idx3 != std::string::npos, "idx images file '",
+                  images_path,
                   "' does not follow the naming <prefix>-images-idx3-ubyte[.gz], so its labels "
                   "file cannot be found");
   name.replace(img, 6, "labels");
@@ -284,8 +284,8 @@ std::unique_ptr<DataSource> LoadCifar10Dataset(const std::string& path) {
                                               std::move(desc));
 }
 
-std::unique_ptr<DataSource> MakeSyntheticDataset(const std::vector<int64_t>& chw,
-                                                 int num_classes, int64_t count, uint64_t seed) {
+std::unique_ptr<DataSource> MakeSyntheticDataset(const std::vector<int64_t>& chw, int num_classes,
+                                                 int64_t count, uint64_t seed) {
   HALFCAF_ENFORCE(chw.size() == 3 && chw[0] > 0 && chw[1] > 0 && chw[2] > 0,
                   "synthetic data needs a CHW shape of 3 positive ints, got ", DimsString(chw));
   HALFCAF_ENFORCE(num_classes > 0, "synthetic data needs num_classes > 0, got ", num_classes);

@@ -71,8 +71,8 @@ std::unique_ptr<DataSource> LoadCifar10Dataset(const std::string& path);
 // `count` synthetic samples of dims {C, H, W} with labels in [0, num_classes). Each class has a
 // random template image; a sample is the mean of its class template and random noise, so a model
 // can learn the task. Deterministic in (seed, index).
-std::unique_ptr<DataSource> MakeSyntheticDataset(const std::vector<int64_t>& chw,
-                                                 int num_classes, int64_t count, uint64_t seed);
+std::unique_ptr<DataSource> MakeSyntheticDataset(const std::vector<int64_t>& chw, int num_classes,
+                                                 int64_t count, uint64_t seed);
 
 // Reads a whole file, transparently gunzipping it when it is gzip-compressed. Throws naming the
 // file if it cannot be opened or read (`what` says which kind of file, e.g. "idx images").

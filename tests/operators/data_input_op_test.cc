@@ -1,19 +1,19 @@
+#include "operators/data_input_op.h"
+
+#include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <numeric>
 #include <set>
 #include <thread>
-#include <chrono>
 
-#include <gtest/gtest.h>
-
-#include "operators/data_input_op.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -31,7 +31,8 @@ void WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes, bool
     ASSERT_EQ(gzclose(f), Z_OK);
   } else {
     std::ofstream f(path, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    f.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
     ASSERT_TRUE(f.good()) << path;
   }
 }
@@ -215,11 +216,11 @@ TEST_F(DataInputOpTest, IdxLabelsFoundWithOtherCompression) {
 
 TEST_F(DataInputOpTest, ScaleMeanStd) {
   const std::string ip = WriteIdx();
-  auto b = RunBatches(DataDef({MakeArgument("source", ip), MakeArgument("format", "idx"),
-                               MakeArgument("batch_size", 2), MakeArgument("shuffle", 0),
-                               MakeArgument("scale", 0.5f), MakeArgument("mean", 10.f),
-                               MakeArgument("std", 4.f)}),
-                      1)[0];
+  auto b = RunBatches(
+      DataDef({MakeArgument("source", ip), MakeArgument("format", "idx"),
+               MakeArgument("batch_size", 2), MakeArgument("shuffle", 0),
+               MakeArgument("scale", 0.5f), MakeArgument("mean", 10.f), MakeArgument("std", 4.f)}),
+      1)[0];
   for (int n = 0; n < 2; ++n) {
     for (int k = 0; k < kH * kW; ++k) {
       EXPECT_FLOAT_EQ(b.data[n * kH * kW + k], (IdxPixel(n, k) * 0.5f - 10.f) / 4.f);
@@ -352,10 +353,9 @@ TEST_F(DataInputOpTest, EpochWrapAround) {
   EXPECT_EQ(dop->GetState().index, 2);
 
   // Shuffled: every 5 consecutive samples of the stream form one epoch's permutation.
-  auto batches =
-      RunBatches(DataDef({MakeArgument("source", ip), MakeArgument("format", "idx"),
-                          MakeArgument("batch_size", 3), MakeArgument("seed", 5)}),
-                 5);
+  auto batches = RunBatches(DataDef({MakeArgument("source", ip), MakeArgument("format", "idx"),
+                                     MakeArgument("batch_size", 3), MakeArgument("seed", 5)}),
+                            5);
   std::vector<int> stream;
   for (const auto& b : batches) {
     auto ids = IdxIds(b);
@@ -433,7 +433,8 @@ TEST_F(DataInputOpTest, PrefetchOnAndOffGiveIdenticalBatches) {
                       MakeArgument("seed", 2), MakeArgument("order", order),
                       MakeArgument("dtype", "float16"), MakeArgument("prefetch", prefetch)});
     };
-    for (const auto& make : {std::function<OperatorDef(int)>(idx), std::function<OperatorDef(int)>(syn)}) {
+    for (const auto& make :
+         {std::function<OperatorDef(int)>(idx), std::function<OperatorDef(int)>(syn)}) {
       auto off = RunBatches(make(0), 7);
       auto on = RunBatches(make(1), 7);
       for (int i = 0; i < 7; ++i) {
@@ -447,8 +448,8 @@ TEST_F(DataInputOpTest, PrefetchOnAndOffGiveIdenticalBatches) {
 
 TEST_F(DataInputOpTest, PrefetchShutsDownCleanly) {
   const std::string ip = WriteIdx();
-  auto def = DataDef({MakeArgument("source", ip), MakeArgument("format", "idx"),
-                      MakeArgument("batch_size", 2)});
+  auto def = DataDef(
+      {MakeArgument("source", ip), MakeArgument("format", "idx"), MakeArgument("batch_size", 2)});
   for (int runs = 0; runs < 3; ++runs) {
     Workspace ws;
     auto op = CreateOperator(def, &ws);
@@ -509,30 +510,30 @@ TEST_F(DataInputOpTest, SyntheticShapeLabelsAndDeterminism) {
 TEST_F(DataInputOpTest, ShapeInference) {
   const OpSchema* schema = OpSchemaRegistry::Schema("DataInput");
   ASSERT_NE(schema, nullptr);
-  auto shapes = schema->InferShapes(
-      DataDef({MakeArgument("source", "x"), MakeArgument("format", "cifar10"),
-               MakeArgument("batch_size", 8), MakeArgument("order", "NHWC"),
-               MakeArgument("dtype", "float16")},
-              true),
-      {});
+  auto shapes =
+      schema->InferShapes(DataDef({MakeArgument("source", "x"), MakeArgument("format", "cifar10"),
+                                   MakeArgument("batch_size", 8), MakeArgument("order", "NHWC"),
+                                   MakeArgument("dtype", "float16")},
+                                  true),
+                          {});
   ASSERT_EQ(shapes.size(), 3u);
   EXPECT_EQ(shapes[0].dims, (std::vector<int64_t>{8, 32, 32, 3}));
   EXPECT_EQ(shapes[0].dtype, DataType::FLOAT16);
   EXPECT_EQ(shapes[1].dims, (std::vector<int64_t>{8}));
   EXPECT_EQ(shapes[1].dtype, DataType::INT32);
   EXPECT_EQ(shapes[2].dtype, DataType::INT64);
-  auto idx = schema->InferShapes(DataDef({MakeArgument("source", "x"),
-                                          MakeArgument("format", "idx"),
-                                          MakeArgument("batch_size", 8)}),
-                                 {});
+  auto idx =
+      schema->InferShapes(DataDef({MakeArgument("source", "x"), MakeArgument("format", "idx"),
+                                   MakeArgument("batch_size", 8)}),
+                          {});
   EXPECT_TRUE(idx[0].unknown);
   EXPECT_FALSE(idx[1].unknown);
 }
 
 TEST_F(DataInputOpTest, FileErrorsNameTheFile) {
   auto idx_def = [](const std::string& p) {
-    return DataDef({MakeArgument("source", p), MakeArgument("format", "idx"),
-                    MakeArgument("batch_size", 2)});
+    return DataDef(
+        {MakeArgument("source", p), MakeArgument("format", "idx"), MakeArgument("batch_size", 2)});
   };
   // Missing images file.
   const std::string missing = Path("nothing-images-idx3-ubyte.gz");
@@ -546,8 +547,8 @@ TEST_F(DataInputOpTest, FileErrorsNameTheFile) {
   // Truncated images (raw), and a truncated gzip stream.
   auto full = IdxBytes(0x803, {kN, kH, kW}, IdxImagePixels());
   WriteBytes(Path("cut-labels-idx1-ubyte"), IdxBytes(0x801, {kN}, kIdxLabels), false);
-  WriteBytes(Path("cut-images-idx3-ubyte"),
-             std::vector<uint8_t>(full.begin(), full.end() - 5), false);
+  WriteBytes(Path("cut-images-idx3-ubyte"), std::vector<uint8_t>(full.begin(), full.end() - 5),
+             false);
   ExpectCreateFails(idx_def(Path("cut-images-idx3-ubyte")),
                     {Path("cut-images-idx3-ubyte"), "truncated"});
   WriteBytes(Path("cut-images-idx3-ubyte.gz"), full, true);
@@ -569,9 +570,9 @@ TEST_F(DataInputOpTest, FileErrorsNameTheFile) {
   // Wrong magic: a labels file given as images.
   WriteBytes(Path("bad-images-idx3-ubyte"), IdxBytes(0x801, {kN}, kIdxLabels), false);
   WriteBytes(Path("bad-labels-idx1-ubyte"), IdxBytes(0x801, {kN}, kIdxLabels), false);
-  ExpectCreateFails(idx_def(Path("bad-images-idx3-ubyte")),
-                    {Path("bad-images-idx3-ubyte"), "wrong magic number 0x00000801",
-                     "expected 0x00000803"});
+  ExpectCreateFails(
+      idx_def(Path("bad-images-idx3-ubyte")),
+      {Path("bad-images-idx3-ubyte"), "wrong magic number 0x00000801", "expected 0x00000803"});
   // Wrong magic in the labels file.
   WriteBytes(Path("badl-images-idx3-ubyte"), full, false);
   WriteBytes(Path("badl-labels-idx1-ubyte"), IdxBytes(0x802, {kN}, kIdxLabels), false);
@@ -609,8 +610,8 @@ TEST_F(DataInputOpTest, FileErrorsNameTheFile) {
   ExpectCreateFails(cifar_def(Path("short.bin")), {Path("short.bin"), "truncated", "3073"});
   cif[3073] = 12;
   WriteBytes(Path("badlabel.bin"), cif, false);
-  ExpectCreateFails(cifar_def(Path("badlabel.bin")), {Path("badlabel.bin"), "record 1",
-                                                      "label 12"});
+  ExpectCreateFails(cifar_def(Path("badlabel.bin")),
+                    {Path("badlabel.bin"), "record 1", "label 12"});
   fs::create_directories(dir_ / "empty");
   ExpectCreateFails(cifar_def(Path("empty")), {Path("empty"), "data_batch_"});
 }
