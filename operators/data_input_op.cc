@@ -1,0 +1,368 @@
+#include "operators/data_input_op.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "core/gradient.h"
+
+namespace halfcaf {
+
+namespace {
+
+// Uniform integer in [0, n) from a 64-bit engine, by rejection; unlike
+// std::uniform_int_distribution its results are the same with every standard library.
+uint64_t UniformBelow(std::mt19937_64& rng, uint64_t n) {
+  const uint64_t threshold = (0 - n) % n;  // 2^64 mod n
+  while (true) {
+    const uint64_t r = rng();
+    if (r >= threshold) return r % n;
+  }
+}
+
+// Float list argument given as one float (f) or a list (floats); empty if absent.
+std::vector<float> FloatOrFloats(const ArgumentHelper& args, const std::string& name, float dflt) {
+  const Argument* a = args.Find(name);
+  if (!a) return {dflt};
+  if (a->floats_size() > 0) return std::vector<float>(a->floats().begin(), a->floats().end());
+  if (a->has_f()) return {a->f()};
+  if (a->has_i()) return {static_cast<float>(a->i())};
+  HALFCAF_THROW("argument `", name, "` must be a float or a list of floats");
+}
+
+DataType OutputDType(const ArgumentHelper& args) {
+  DataType t = DataType::FLOAT;
+  if (args.HasSingleArgumentOfType<std::string>("dtype")) {
+    t = DataTypeFromName(args.GetSingleArgument<std::string>("dtype", "float"));
+  } else if (args.HasArgument("dtype")) {
+    t = DataTypeFromInt(args.GetSingleArgument<int64_t>("dtype", 1));
+  }
+  HALFCAF_ENFORCE(t == DataType::FLOAT || t == DataType::FLOAT16,
+                  "DataInput: `dtype` must be float or float16, got ", DataTypeName(t));
+  return t;
+}
+
+bool IsNHWC(const ArgumentHelper& args) {
+  const std::string order = args.GetSingleArgument<std::string>("order", "NCHW");
+  HALFCAF_ENFORCE(order == "NCHW" || order == "NHWC",
+                  "DataInput: `order` must be NCHW or NHWC, got '", order, "'");
+  return order == "NHWC";
+}
+
+}  // namespace
+
+std::vector<int64_t> DataReaderState::ToVector() const {
+  return {epoch, index, static_cast<int64_t>(seed)};
+}
+
+DataReaderState DataReaderState::FromVector(const std::vector<int64_t>& v) {
+  HALFCAF_ENFORCE(v.size() == 3, "a data reader state has 3 values (epoch, index, seed), got ",
+                  v.size());
+  HALFCAF_ENFORCE(v[0] >= 0 && v[1] >= 0, "bad data reader state ", DimsString(v),
+                  ": epoch and index must be >= 0");
+  DataReaderState s;
+  s.epoch = v[0];
+  s.index = v[1];
+  s.seed = static_cast<uint64_t>(v[2]);
+  return s;
+}
+
+DataInputOp::DataInputOp(const OperatorDef& def, Workspace* ws)
+    : Operator(def, ws),
+      source_path_(GetSingleArgument<std::string>("source", "")),
+      format_(GetSingleArgument<std::string>("format", "")),
+      batch_size_(GetSingleArgument<int64_t>("batch_size", 0)),
+      shuffle_(GetSingleArgument<bool>("shuffle", true)),
+      prefetch_(GetSingleArgument<bool>("prefetch", true)),
+      nhwc_(IsNHWC(args_)),
+      dtype_(OutputDType(args_)) {
+  HALFCAF_ENFORCE(batch_size_ > 0, "DataInput: `batch_size` must be > 0, got ", batch_size_);
+  uint64_t seed = 0;
+  if (HasArgument("seed")) {
+    seed = static_cast<uint64_t>(GetSingleArgument<int64_t>("seed", 0));
+  } else if (def.device_option().has_random_seed()) {
+    seed = def.device_option().random_seed();
+  } else {
+    seed = NextSeed();
+  }
+  produce_pos_.seed = consume_pos_.seed = seed;
+
+  if (format_ == "synthetic") {
+    const auto shape = GetRepeatedArgument<int64_t>("synthetic_shape");
+    HALFCAF_ENFORCE(shape.size() == 3,
+                    "DataInput: format synthetic needs `synthetic_shape` = 3 ints (C, H, W), got ",
+                    DimsString(shape));
+    const int num_classes = GetSingleArgument<int>("num_classes", 10);
+    const int64_t count = GetSingleArgument<int64_t>("synthetic_count", 1024);
+    source_ = MakeSyntheticDataset(shape, num_classes, count, seed);
+  } else {
+    HALFCAF_ENFORCE(format_ == "idx" || format_ == "cifar10",
+                    "DataInput: `format` must be idx, cifar10 or synthetic, got '", format_, "'");
+    HALFCAF_ENFORCE(!source_path_.empty(), "DataInput: format ", format_, " needs a `source` path");
+    source_ = format_ == "idx" ? LoadIdxDataset(source_path_) : LoadCifar10Dataset(source_path_);
+  }
+  HALFCAF_ENFORCE(source_->size() > 0, "DataInput: ", source_->description(), " is empty");
+
+  const float scale = GetSingleArgument<float>("scale", 1.f / 255.f);
+  std::vector<float> mean = FloatOrFloats(args_, "mean", 0.f);
+  std::vector<float> stdev = FloatOrFloats(args_, "std", 1.f);
+  const size_t channels = static_cast<size_t>(source_->sample_dims()[0]);
+  for (auto* v : {&mean, &stdev}) {
+    HALFCAF_ENFORCE(v->size() == 1 || v->size() == channels, "DataInput: `",
+                    v == &mean ? "mean" : "std", "` needs 1 or ", channels,
+                    " (one per channel) values, got ", v->size());
+    if (v->size() == 1) v->assign(channels, v->front());
+  }
+  for (float s : stdev) {
+    HALFCAF_ENFORCE(s != 0.f && std::isfinite(s),
+                    "DataInput: `std` must be finite and non-zero, got ", s);
+  }
+  lut_f_.resize(channels * 256);
+  for (size_t c = 0; c < channels; ++c) {
+    for (int p = 0; p < 256; ++p) lut_f_[c * 256 + p] = (p * scale - mean[c]) / stdev[c];
+  }
+  lut_h_.resize(lut_f_.size());
+  FloatToHalfArray(lut_f_.data(), lut_h_.data(), lut_f_.size());
+  sample_buf_.resize(static_cast<size_t>(source_->sample_numel()));
+}
+
+DataInputOp::~DataInputOp() { StopWorker(); }
+
+DataReaderState DataInputOp::GetState() const { return consume_pos_; }
+
+void DataInputOp::SetState(const DataReaderState& state) {
+  HALFCAF_ENFORCE(state.epoch >= 0 && state.index >= 0 && state.index <= source_->size(),
+                  "DataInput: bad state (epoch ", state.epoch, ", index ", state.index,
+                  "): the index must be in [0, ", source_->size(), "] for ",
+                  source_->description());
+  StopWorker();
+  produce_pos_ = consume_pos_ = state;
+}
+
+int64_t DataInputOp::SampleAt(int64_t epoch, int64_t pos, uint64_t seed) {
+  if (!shuffle_) return pos;
+  if (order_epoch_ != epoch || order_seed_ != seed || order_.empty()) {
+    const int64_t n = source_->size();
+    order_.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) order_[i] = i;
+    std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                      static_cast<uint32_t>(epoch), static_cast<uint32_t>(epoch >> 32)};
+    std::mt19937_64 rng(seq);
+    for (int64_t i = n - 1; i > 0; --i) {
+      std::swap(order_[i], order_[UniformBelow(rng, static_cast<uint64_t>(i) + 1)]);
+    }
+    order_epoch_ = epoch;
+    order_seed_ = seed;
+  }
+  return order_[static_cast<size_t>(pos)];
+}
+
+template <typename T>
+void DataInputOp::Convert(const uint8_t* chw, const T* lut, T* out) const {
+  const auto& d = source_->sample_dims();
+  const int64_t channels = d[0], hw = d[1] * d[2];
+  if (!nhwc_) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const T* l = lut + c * 256;
+      const uint8_t* in = chw + c * hw;
+      T* o = out + c * hw;
+      for (int64_t k = 0; k < hw; ++k) o[k] = l[in[k]];
+    }
+  } else {
+    for (int64_t c = 0; c < channels; ++c) {
+      const T* l = lut + c * 256;
+      const uint8_t* in = chw + c * hw;
+      for (int64_t k = 0; k < hw; ++k) out[k * channels + c] = l[in[k]];
+    }
+  }
+}
+
+void DataInputOp::Produce(DataReaderState pos, Batch* batch) {
+  const int64_t n = source_->size();
+  const int64_t numel = source_->sample_numel();
+  const size_t elem = DataTypeSize(dtype_);
+  batch->data.resize(static_cast<size_t>(batch_size_ * numel) * elem);
+  batch->labels.resize(static_cast<size_t>(batch_size_));
+  if (pos.index >= n) {
+    ++pos.epoch;
+    pos.index = 0;
+  }
+  batch->start = pos;
+  for (int64_t b = 0; b < batch_size_; ++b) {
+    if (pos.index >= n) {
+      ++pos.epoch;
+      pos.index = 0;
+    }
+    const int64_t s = SampleAt(pos.epoch, pos.index, pos.seed);
+    ++pos.index;
+    source_->ReadSample(s, sample_buf_.data());
+    batch->labels[b] = source_->Label(s);
+    uint8_t* out = batch->data.data() + static_cast<size_t>(b * numel) * elem;
+    if (dtype_ == DataType::FLOAT) {
+      Convert(sample_buf_.data(), lut_f_.data(), reinterpret_cast<float*>(out));
+    } else {
+      Convert(sample_buf_.data(), lut_h_.data(), reinterpret_cast<Half*>(out));
+    }
+  }
+  if (pos.index >= n) {
+    ++pos.epoch;
+    pos.index = 0;
+  }
+  batch->end = pos;
+}
+
+void DataInputOp::RunOnDevice() {
+  if (prefetch_) {
+    if (!worker_.joinable()) StartWorker();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return slot_full_; });
+    if (error_) {
+      std::exception_ptr e = error_;
+      error_ = nullptr;
+      slot_full_ = false;
+      cv_.notify_all();
+      std::rethrow_exception(e);
+    }
+    std::swap(slot_, ready_);
+    slot_full_ = false;
+    cv_.notify_all();
+  } else {
+    Produce(produce_pos_, &ready_);
+    produce_pos_ = ready_.end;
+  }
+  consume_pos_ = ready_.end;
+
+  const auto& d = source_->sample_dims();
+  std::vector<int64_t> dims = nhwc_ ? std::vector<int64_t>{batch_size_, d[1], d[2], d[0]}
+                                    : std::vector<int64_t>{batch_size_, d[0], d[1], d[2]};
+  Tensor* data = Output(0, dims);
+  std::memcpy(data->raw_mutable_data(dtype_), ready_.data.data(), ready_.data.size());
+  Tensor* label = Output(1, {batch_size_});
+  std::memcpy(label->mutable_data<int32_t>(), ready_.labels.data(),
+              ready_.labels.size() * sizeof(int32_t));
+  if (OutputSize() > 2) {
+    int64_t* p = Output(2, {2})->mutable_data<int64_t>();
+    p[0] = ready_.start.epoch;
+    p[1] = ready_.start.index;
+  }
+}
+
+void DataInputOp::StartWorker() {
+  stop_ = false;
+  slot_full_ = false;
+  error_ = nullptr;
+  worker_ = std::thread([this] { WorkerLoop(); });
+}
+
+void DataInputOp::StopWorker() {
+  if (!worker_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  worker_.join();
+  stop_ = false;
+  slot_full_ = false;
+  error_ = nullptr;
+}
+
+void DataInputOp::WorkerLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [this] { return stop_ || !slot_full_; });
+    if (stop_) return;
+    const DataReaderState from = produce_pos_;
+    lock.unlock();
+    std::exception_ptr err;
+    try {
+      Produce(from, &slot_);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    lock.lock();
+    if (err) {
+      error_ = err;
+    } else {
+      produce_pos_ = slot_.end;
+    }
+    slot_full_ = true;
+    cv_.notify_all();
+  }
+}
+
+namespace {
+
+std::vector<TensorShape> DataInputShapes(const OperatorDef& def, const std::vector<TensorShape>&) {
+  ArgumentHelper args(def);
+  const int64_t n = args.GetSingleArgument<int64_t>("batch_size", 0);
+  const std::string format = args.GetSingleArgument<std::string>("format", "");
+  const DataType dtype = OutputDType(args);
+  std::vector<int64_t> chw;
+  if (format == "synthetic") chw = args.GetRepeatedArgument<int64_t>("synthetic_shape");
+  if (format == "cifar10") chw = {3, 32, 32};
+  TensorShape data{{}, dtype, true};
+  if (chw.size() == 3) {
+    data.unknown = false;
+    data.dims = IsNHWC(args) ? std::vector<int64_t>{n, chw[1], chw[2], chw[0]}
+                             : std::vector<int64_t>{n, chw[0], chw[1], chw[2]};
+  }
+  return {data, TensorShape{{n}, DataType::INT32}, TensorShape{{2}, DataType::INT64}};
+}
+
+}  // namespace
+
+REGISTER_CPU_OPERATOR(DataInput, DataInputOp);
+NO_GRADIENT(DataInput);
+
+OPERATOR_SCHEMA(DataInput)
+    .NumInputs(0)
+    .NumOutputs(2, 3)
+    .TensorInferenceFunction(DataInputShapes)
+    .CostInferenceFunction([](const OperatorDef& def, const std::vector<TensorShape>& in) {
+      OpCost c;
+      const auto shapes = DataInputShapes(def, in);
+      if (!shapes[0].unknown) {
+        const double numel = static_cast<double>(shapes[0].numel());
+        c.flops = numel;       // one table look-up per value
+        c.bytes_read = numel;  // uint8 pixels
+        c.bytes_written = numel * DataTypeSize(shapes[0].dtype) + 4.0 * shapes[1].numel();
+      }
+      return c;
+    })
+    .SetDoc(
+        "halfcaf extension (not in Caffe2): reads training batches from MNIST / Fashion-MNIST "
+        "idx files, CIFAR-10 binary batches, or a synthetic source. The data set is loaded into "
+        "memory once as uint8; each batch is converted to (pixel * scale - mean) / std. Samples "
+        "are visited in a new random order every epoch (shuffle=1), which depends only on the "
+        "seed and the epoch number; a batch running past the end of an epoch continues with the "
+        "next epoch. With prefetch=1 a background thread prepares the next batch (the batches "
+        "are the same as without). Trainers save and restore the exact position through "
+        "DataInputOp::GetState/SetState (operators/data_input_op.h). File problems (missing, "
+        "truncated, wrong magic number, image/label count mismatch) fail when the op is created, "
+        "naming the file.")
+    .Output(0, "data", "float or float16 (N, C, H, W), or (N, H, W, C) with order=NHWC")
+    .Output(1, "label", "int32 (N): class of each sample")
+    .Output(2, "position",
+            "optional int64 (2): epoch and index within the epoch of the batch's first sample")
+    .Arg("source",
+         "string: idx: the images file, e.g. .../train-images-idx3-ubyte.gz (raw or gzipped; the "
+         "labels file is found beside it, train-labels-idx1-ubyte[.gz]); cifar10: a batch file, "
+         "or a folder (all data_batch_*.bin, else test_batch.bin); unused for synthetic")
+    .Arg("format", "string: idx, cifar10 or synthetic")
+    .Arg("batch_size", "int, required: N")
+    .Arg("shuffle", "int, default 1: visit samples in a new random order each epoch")
+    .Arg("seed",
+         "int: shuffle (and synthetic data) seed; default: the device option's random_seed, "
+         "else the process seed")
+    .Arg("scale", "float, default 1/255: pixels are multiplied by it first")
+    .Arg("mean", "float or floats (one per channel), default 0: subtracted after scaling")
+    .Arg("std", "float or floats (one per channel), default 1: divides after the mean")
+    .Arg("order", "string, default NCHW: or NHWC")
+    .Arg("dtype", "float (default) or float16 (name or TensorProto enum value)")
+    .Arg("synthetic_shape", "ints (C, H, W): sample shape for format synthetic")
+    .Arg("num_classes", "int, default 10: labels are 0..num_classes-1 (synthetic)")
+    .Arg("synthetic_count", "int, default 1024: samples per epoch (synthetic)")
+    .Arg("prefetch", "int, default 1: prepare the next batch on a background thread");
+
+}  // namespace halfcaf

@@ -1,0 +1,120 @@
+// DataInput (a halfcaf extension, not a Caffe2 operator): reads training batches from a data set
+// on disk (MNIST / Fashion-MNIST idx files, CIFAR-10 binary batches) or from a synthetic source.
+//
+//   outputs  data      float or float16, (N, C, H, W) or (N, H, W, C); N = batch_size
+//            label     int32 (N)
+//            position  optional, int64 (2): epoch and index in the epoch of the batch's first
+//            sample
+//   args     source, format ("idx" | "cifar10" | "synthetic"), batch_size, shuffle (1), seed,
+//            scale (1/255), mean (0), std (1), order ("NCHW"), dtype ("float"),
+//            synthetic_shape (C, H, W), num_classes (10), synthetic_count (1024), prefetch (1)
+//
+// A pixel p (uint8) becomes (p * scale - mean[c]) / std[c]. The whole data set is loaded once as
+// uint8; batches are converted as they are made. Samples are visited in a fresh random order each
+// epoch (shuffle=1); epoch e's order depends only on (seed, e). A batch that runs past the end of
+// an epoch continues with the first samples of the next one. With prefetch=1 a background thread
+// prepares the next batch while the current one is in use; prefetching never changes the batches.
+//
+// Checkpoint / resume: GetState() is the position of the next batch Run() will produce;
+// SetState() on a fresh op (same data set and arguments) makes the following batches identical to
+// those the saved op would have produced.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/operator.h"
+#include "operators/dataset_reader.h"
+
+namespace halfcaf {
+
+struct DataReaderState {
+  int64_t epoch = 0;  // epoch of the next sample (0-based)
+  int64_t index = 0;  // position of the next sample in that epoch's order
+  uint64_t seed = 0;  // shuffle seed: epoch e's order is a function of (seed, e) only
+
+  // {epoch, index, seed} as int64 values, e.g. to store in a checkpoint as an int64 tensor.
+  std::vector<int64_t> ToVector() const;
+  // Inverse of ToVector; throws unless `v` has 3 values with epoch, index >= 0.
+  static DataReaderState FromVector(const std::vector<int64_t>& v);
+  bool operator==(const DataReaderState& o) const {
+    return epoch == o.epoch && index == o.index && seed == o.seed;
+  }
+  bool operator!=(const DataReaderState& o) const { return !(*this == o); }
+};
+
+class DataInputOp final : public Operator<CPUContext> {
+ public:
+  DataInputOp(const OperatorDef& def, Workspace* ws);
+  ~DataInputOp() override;
+
+  void RunOnDevice() override;
+
+  // Position of the next batch Run() will produce (prefetched batches do not count).
+  DataReaderState GetState() const;
+  // Continues from `state`: drops any prefetched batch. Throws if the index is past the epoch.
+  void SetState(const DataReaderState& state);
+
+  const DataSource& source() const { return *source_; }
+  int64_t batch_size() const { return batch_size_; }
+
+ private:
+  // A prepared batch: converted data (bytes of the output dtype), labels, and where it starts and
+  // where the next batch starts.
+  struct Batch {
+    std::vector<uint8_t> data;
+    std::vector<int32_t> labels;
+    DataReaderState start, end;
+  };
+
+  void BuildLookupTables(const std::vector<float>& mean, const std::vector<float>& stdev);
+  // Fills `batch` with batch_size_ samples starting at `from`. Only one thread calls it at a time.
+  void Produce(DataReaderState from, Batch* batch);
+  // Index in the data set of the sample at `pos` (epoch order, shuffled or not).
+  int64_t SampleAt(int64_t epoch, int64_t pos, uint64_t seed);
+  template <typename T>
+  void Convert(const uint8_t* chw, const T* lut, T* out) const;
+
+  void StartWorker();
+  void StopWorker();
+  void WorkerLoop();
+
+  // Arguments.
+  std::string source_path_, format_;
+  int64_t batch_size_;
+  bool shuffle_, prefetch_, nhwc_;
+  DataType dtype_;
+  std::unique_ptr<DataSource> source_;
+
+  // Per channel: value of each of the 256 pixel levels, in float and in float16.
+  std::vector<float> lut_f_;
+  std::vector<Half> lut_h_;
+
+  // Producer side (the worker thread with prefetch, else Run).
+  std::vector<uint8_t> sample_buf_;
+  std::vector<int64_t> order_;
+  int64_t order_epoch_ = -1;
+  uint64_t order_seed_ = 0;
+  DataReaderState produce_pos_;
+
+  // Consumer side.
+  DataReaderState consume_pos_;
+  Batch ready_;
+
+  // Prefetch hand-off: one slot, guarded by mu_.
+  std::thread worker_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool slot_full_ = false;
+  Batch slot_;
+  std::exception_ptr error_;
+};
+
+}  // namespace halfcaf

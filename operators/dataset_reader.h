@@ -1,0 +1,81 @@
+// Data sets for training input (used by the DataInput operator): every source yields samples as
+// uint8 pixels in CHW order plus an int32 label. File-backed sets are read into memory once, as
+// uint8 (Fashion-MNIST's 60000 28x28 images are 47 MB); conversion to float happens per batch.
+//
+//   idx      MNIST / Fashion-MNIST: images `<prefix>-images-idx3-ubyte[.gz]` (magic 0x00000803,
+//            N x H x W) with labels beside it in `<prefix>-labels-idx1-ubyte[.gz]` (magic
+//            0x00000801, N). Gzip-compressed or raw files are both accepted.
+//   cifar10  CIFAR-10 binary batches: 3073-byte records (label byte 0..9, then 3 x 32 x 32 pixels
+//            in CHW order). A file, or a folder: all data_batch_*.bin in it (the training set),
+//            or test_batch.bin when there is no data_batch_*.bin.
+//   synthetic  random but learnable samples of a given CHW shape and class count, generated on
+//            the fly from (seed, sample index); nothing is held in memory.
+//
+// Every problem with a file (missing, truncated, wrong magic number, count mismatch, trailing
+// bytes, bad label) throws EnforceNotMet naming the file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace halfcaf {
+
+class DataSource {
+ public:
+  virtual ~DataSource() = default;
+
+  int64_t size() const { return size_; }
+  // Dims of one sample: {C, H, W}.
+  const std::vector<int64_t>& sample_dims() const { return sample_dims_; }
+  int64_t sample_numel() const { return sample_dims_[0] * sample_dims_[1] * sample_dims_[2]; }
+  // "idx 'path' (60000 samples of [1, 28, 28])": for messages and logs.
+  const std::string& description() const { return description_; }
+
+  // Copies sample i (0 <= i < size()) as C*H*W bytes in CHW order. Thread-safe (const).
+  virtual void ReadSample(int64_t i, uint8_t* chw) const = 0;
+  virtual int32_t Label(int64_t i) const = 0;
+
+ protected:
+  int64_t size_ = 0;
+  std::vector<int64_t> sample_dims_;
+  std::string description_;
+};
+
+// A data set held in memory: `pixels` is size * C*H*W bytes, CHW per sample.
+class InMemoryDataSource : public DataSource {
+ public:
+  InMemoryDataSource(std::vector<uint8_t> pixels, std::vector<int32_t> labels,
+                     std::vector<int64_t> sample_dims, std::string description);
+  void ReadSample(int64_t i, uint8_t* chw) const override;
+  int32_t Label(int64_t i) const override { return labels_[static_cast<size_t>(i)]; }
+  const uint8_t* sample(int64_t i) const { return pixels_.data() + i * sample_numel(); }
+
+ private:
+  std::vector<uint8_t> pixels_;
+  std::vector<int32_t> labels_;
+};
+
+// The labels file that goes with an idx images file: "train-images-idx3-ubyte.gz" ->
+// "train-labels-idx1-ubyte.gz" in the same folder (the raw / .gz variant of the same name is used
+// when only that one exists). Throws if the name does not follow the convention.
+std::string IdxLabelsPath(const std::string& images_path);
+
+// Loads an idx images file and its labels file (see IdxLabelsPath).
+std::unique_ptr<DataSource> LoadIdxDataset(const std::string& images_path);
+
+// Loads CIFAR-10 binary batches from a file or a folder (see above).
+std::unique_ptr<DataSource> LoadCifar10Dataset(const std::string& path);
+
+// `count` synthetic samples of dims {C, H, W} with labels in [0, num_classes). Each class has a
+// random template image; a sample is the mean of its class template and random noise, so a model
+// can learn the task. Deterministic in (seed, index).
+std::unique_ptr<DataSource> MakeSyntheticDataset(const std::vector<int64_t>& chw, int num_classes,
+                                                 int64_t count, uint64_t seed);
+
+// Reads a whole file, transparently gunzipping it when it is gzip-compressed. Throws naming the
+// file if it cannot be opened or read (`what` says which kind of file, e.g. "idx images").
+std::vector<uint8_t> ReadMaybeGzipFile(const std::string& path, const std::string& what);
+
+}  // namespace halfcaf
