@@ -29,10 +29,14 @@ T NarrowInt(const std::string& name, int64_t v) {
   if constexpr (std::is_same_v<T, bool>) {
     return v != 0;
   } else {
-    HALFCAF_ENFORCE(v >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
-                        static_cast<uint64_t>(v) <=
-                            static_cast<uint64_t>(std::numeric_limits<T>::max()),
-                    "argument '", name, "' = ", v, " does not fit its integer type");
+    bool fits;
+    if constexpr (std::is_signed_v<T>) {
+      fits = v >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+             v <= static_cast<int64_t>(std::numeric_limits<T>::max());
+    } else {
+      fits = v >= 0 && static_cast<uint64_t>(v) <= std::numeric_limits<T>::max();
+    }
+    HALFCAF_ENFORCE(fits, "argument '", name, "' = ", v, " does not fit its integer type");
     return static_cast<T>(v);
   }
 }
