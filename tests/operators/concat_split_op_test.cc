@@ -113,7 +113,8 @@ TEST(ConcatOpTest, Gradient) {
 TEST(ConcatOpTest, GradientMakerEmitsSplit) {
   auto def = MakeOperatorDef("Concat", "", {"a", "b"}, {"Y", "info"},
                              {MakeArgument("axis", 2)});
-  GradientOpsMeta meta = GetGradientForOp(def, {GradientWrapper{"Y_grad"}, GradientWrapper{}});
+  GradientOpsMeta meta =
+      GetGradientForOp(def, {GradientWrapper{"Y_grad", "", ""}, GradientWrapper{}});
   ASSERT_EQ(meta.ops.size(), 1u);
   const OperatorDef& op = meta.ops[0];
   EXPECT_EQ(op.type(), "Split");
@@ -198,7 +199,9 @@ TEST(SplitOpTest, LengthsFromArgumentOrInput) {
     ASSERT_EQ(b.dims(), (std::vector<int64_t>{3, 4}));
     for (int64_t i = 0; i < 3; ++i) {
       EXPECT_EQ(a.data<float>()[i], X.data<float>()[i * 5]);
-      for (int64_t k = 0; k < 4; ++k) EXPECT_EQ(b.data<float>()[i * 4 + k], X.data<float>()[i * 5 + 1 + k]);
+      for (int64_t k = 0; k < 4; ++k) {
+        EXPECT_EQ(b.data<float>()[i * 4 + k], X.data<float>()[i * 5 + 1 + k]);
+      }
     }
   }
 }
@@ -228,7 +231,7 @@ TEST(SplitOpTest, GradientMakerEmitsConcat) {
   auto def = MakeOperatorDef("Split", "", {"X"}, {"a", "b"},
                              {MakeArgument("axis", 0)});
   GradientOpsMeta meta =
-      GetGradientForOp(def, {GradientWrapper{"a_grad"}, GradientWrapper{"b_grad"}});
+      GetGradientForOp(def, {GradientWrapper{"a_grad", "", ""}, GradientWrapper{"b_grad", "", ""}});
   ASSERT_EQ(meta.ops.size(), 1u);
   const OperatorDef& op = meta.ops[0];
   EXPECT_EQ(op.type(), "Concat");
@@ -244,7 +247,8 @@ TEST(SplitOpTest, GradientMakerEmitsConcat) {
 
 TEST(SplitOpTest, MissingOutputGradientBecomesZeros) {
   auto def = MakeOperatorDef("Split", "", {"X"}, {"a", "b"}, {MakeArgument("axis", 1)});
-  GradientOpsMeta meta = GetGradientForOp(def, {GradientWrapper{}, GradientWrapper{"b_grad"}});
+  GradientOpsMeta meta =
+      GetGradientForOp(def, {GradientWrapper{}, GradientWrapper{"b_grad", "", ""}});
   ASSERT_EQ(meta.ops.size(), 2u);
   EXPECT_EQ(meta.ops[0].type(), "ConstantFill");
   EXPECT_EQ(meta.ops[0].input(0), "a");

@@ -36,7 +36,7 @@ TEST(FlattenOpTest, AnyDataTypeAndDefaultAxis) {
 TEST(FlattenOpTest, Gradient) {
   auto def = MakeOperatorDef("Flatten", "", {"X"}, {"Y"}, {MakeArgument("axis", 2)});
   GradientChecker().Check(def, {{"X", RandomTensor({2, 3, 7, 9}, 1)}}, 0, 0);
-  auto meta = GetGradientForOp(def, {GradientWrapper{"Y_grad"}});
+  auto meta = GetGradientForOp(def, {GradientWrapper{"Y_grad", "", ""}});
   ASSERT_EQ(meta.ops.size(), 1u);
   EXPECT_EQ(meta.ops[0].type(), "ResizeLike");
   EXPECT_EQ(meta.ops[0].input(0), "Y_grad");

@@ -72,7 +72,7 @@ TEST(ReshapeOpTest, Gradient) {
 
 TEST(ReshapeOpTest, GradientMaker) {
   auto def = ReshapeDef({-1});
-  auto meta = GetGradientForOp(def, {GradientWrapper{"Y_grad"}, GradientWrapper{}});
+  auto meta = GetGradientForOp(def, {GradientWrapper{"Y_grad", "", ""}, GradientWrapper{}});
   ASSERT_EQ(meta.ops.size(), 1u);
   const OperatorDef& op = meta.ops[0];
   EXPECT_EQ(op.type(), "Reshape");

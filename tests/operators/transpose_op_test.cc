@@ -89,7 +89,7 @@ TEST(TransposeOpTest, Gradient) {
 TEST(TransposeOpTest, GradientMakerInvertsAxes) {
   auto def = MakeOperatorDef("Transpose", "", {"X"}, {"Y"},
                              {MakeArgument("axes", std::vector<int>{2, 0, 1})});
-  auto meta = GetGradientForOp(def, {GradientWrapper{"Y_grad"}});
+  auto meta = GetGradientForOp(def, {GradientWrapper{"Y_grad", "", ""}});
   ASSERT_EQ(meta.ops.size(), 1u);
   const OperatorDef& op = meta.ops[0];
   EXPECT_EQ(op.type(), "Transpose");
@@ -128,7 +128,7 @@ TEST(OrderSwitchOpTest, ForwardRoundTripAndGradient) {
   GradientChecker().Check(MakeOperatorDef("NCHW2NHWC", "", {"X"}, {"Y"}), in, 0, 0);
   GradientChecker().Check(MakeOperatorDef("NHWC2NCHW", "", {"X"}, {"Y"}), in, 0, 0);
   auto meta = GetGradientForOp(MakeOperatorDef("NCHW2NHWC", "", {"X"}, {"Y"}),
-                               {GradientWrapper{"Y_grad"}});
+                               {GradientWrapper{"Y_grad", "", ""}});
   ASSERT_EQ(meta.ops.size(), 1u);
   EXPECT_EQ(meta.ops[0].type(), "NHWC2NCHW");
 }
