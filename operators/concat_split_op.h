@@ -1,0 +1,62 @@
+// Concat / Split (aliases DepthConcat / DepthSplit): joining tensors along one axis and cutting a
+// tensor into pieces along one axis. Both copy raw bytes, so they work on any data type.
+//
+// Concat: X0 ... Xn-1 -> (Y, split_info). All inputs have the same dims except along `axis`; Y
+//   has the sum of their extents there. split_info is a 1-D int32 CPU tensor (n) holding each
+//   input's extent on the axis. With add_axis=1 the inputs (all the same shape) are stacked along
+//   a new axis inserted at `axis` and split_info is all ones.
+// Split: X [, split lengths (1-D int32, CPU)] -> Y0 ... Yk-1. Lengths come from the `split`
+//   argument or input 1 (not both); without either, X is cut into k equal parts. With add_axis=1
+//   every length must be 1 and the axis is removed from the outputs.
+// Arguments (both): `axis` (int, default 1; negative counts from the end) or `order` ("NCHW" ->
+//   1, "NHWC" -> 3), not both; `add_axis` (int, default 0).
+#pragma once
+
+#include <vector>
+
+#include "core/operator.h"
+
+namespace halfcaf {
+
+// The axis selected by `axis` / `order` (not yet canonicalised) and add_axis.
+struct ConcatSplitAxis {
+  int axis = 1;
+  bool add_axis = false;
+};
+ConcatSplitAxis ParseConcatSplitAxis(const ArgumentHelper& args);
+
+// Concat's output dims and per-input extents for the given input dims (all checked).
+struct ConcatShape {
+  std::vector<int64_t> dims;
+  std::vector<int64_t> extents;
+  int axis;  // canonical, in the output's dims
+};
+ConcatShape ComputeConcatShape(const std::vector<std::vector<int64_t>>& input_dims,
+                               const ConcatSplitAxis& a);
+
+// Split lengths for X's dims (all checked); `lengths` empty means equal parts.
+std::vector<int64_t> ComputeSplitLengths(const std::vector<int64_t>& x_dims,
+                                         const ConcatSplitAxis& a, int num_outputs,
+                                         const std::vector<int64_t>& lengths);
+
+class ConcatOp final : public Operator<CPUContext> {
+ public:
+  ConcatOp(const OperatorDef& def, Workspace* ws);
+  void RunOnDevice() override;
+
+ private:
+  ConcatSplitAxis axis_;
+  std::vector<std::vector<int64_t>> input_dims_;
+};
+
+class SplitOp final : public Operator<CPUContext> {
+ public:
+  SplitOp(const OperatorDef& def, Workspace* ws);
+  void RunOnDevice() override;
+
+ private:
+  ConcatSplitAxis axis_;
+  std::vector<int64_t> split_;  // from the `split` argument
+};
+
+}  // namespace halfcaf

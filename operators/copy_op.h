@@ -1,0 +1,38 @@
+// Same-device copies and aliases. All work on any data type.
+//
+// Copy: X -> Y, a deep copy on the op's device. Gradient: CopyOnDeviceLike(dY, X) -> dX.
+// CopyOnDeviceLike: (X, like) -> Y, a copy of X on the device that holds `like` (on CPU: a copy).
+// Alias: X -> Y where Y shares X's storage (no copy; writing one writes the other). Gradient:
+//   pass-through (dX is dY, no op).
+// StopGradient: X -> Y, identity (a copy, or nothing in place); blocks gradients.
+#pragma once
+
+#include "core/operator.h"
+
+namespace halfcaf {
+
+class CopyOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+  void RunOnDevice() override;
+};
+
+class CopyOnDeviceLikeOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+  void RunOnDevice() override;
+};
+
+class AliasOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+  void RunOnDevice() override;
+};
+
+class StopGradientOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+  void RunOnDevice() override;
+};
+
+}  // namespace halfcaf
