@@ -103,6 +103,11 @@ LearningRatePolicy::LearningRatePolicy(const ArgumentHelper& args) {
     HALFCAF_THROW("unknown LearningRate policy '", name_, "'; known policies: ",
                   JoinNames(KnownPolicies()));
   }
+  warmup_iters_ = get_int("warmup_iters", 0);
+  warmup_start_ = get_float("warmup_start", 0.f);
+  HALFCAF_ENFORCE(warmup_iters_ >= 0, "warmup_iters must be >= 0, got ", warmup_iters_);
+  HALFCAF_ENFORCE(warmup_start_ >= 0 && warmup_start_ <= 1, "warmup_start must be in [0, 1], got ",
+                  warmup_start_);
 }
 
 double LearningRatePolicy::LinearWarmup(int64_t iter) const {
@@ -116,6 +121,15 @@ double LearningRatePolicy::Inv(int64_t iter) const {
 }
 
 double LearningRatePolicy::operator()(int64_t iter) const {
+  double warm = 1.0;
+  if (iter < warmup_iters_) {
+    warm = warmup_start_ + (1.0 - warmup_start_) * static_cast<double>(iter) /
+                               static_cast<double>(warmup_iters_);
+  }
+  return warm * Base(iter);
+}
+
+double LearningRatePolicy::Base(int64_t iter) const {
   switch (kind_) {
     case Kind::kFixed:
       return 1.0;
@@ -195,6 +209,9 @@ OPERATOR_SCHEMA(LearningRate)
             "are errors. Optimizers that subtract the update (MomentumSGDUpdate) take a "
             "positive base_lr; nets that add it with WeightedSum take a negative one.")
     .Arg("base_lr", "float, required: the learning rate at multiplier 1 (may be negative)")
+    .Arg("warmup_iters", "int, default 0 (halfcaf extension, any policy): the multiplier is "
+         "further scaled from warmup_start up to 1 linearly over the first warmup_iters")
+    .Arg("warmup_start", "float, default 0 (halfcaf extension): scale at iteration 0 of warm-up")
     .Arg("policy", "string, required: one of fixed, step, exp, inv, poly, linearWarmup, "
                    "constantWarmup, alter, hill, multistep")
     .Arg("stepsize", "int, default 0 (step): iterations per decay step, must be > 0")

@@ -26,6 +26,8 @@ namespace halfcaf {
 //   hill            linearWarmup for num_iter iterations, then
 //                   max(end_multiplier, (1 + gamma * (iter - num_iter)) ^ (-power))
 //   multistep       gamma ^ (number of entries of stepsizes that are <= iter)  (Caffe1 policy)
+// Extension: with warmup_iters > 0 any policy's multiplier is scaled by a linear ramp from
+// warmup_start to 1 over the first warmup_iters iterations.
 class LearningRatePolicy {
  public:
   // Reads `policy` and the arguments it uses; throws naming the argument on a bad value and
@@ -41,6 +43,7 @@ class LearningRatePolicy {
  private:
   enum class Kind { kFixed, kStep, kExp, kInv, kPoly, kLinearWarmup, kConstantWarmup, kAlter,
                     kHill, kMultistep };
+  double Base(int64_t iter) const;  // the policy alone, without the warm-up extension
   double LinearWarmup(int64_t iter) const;
   double Inv(int64_t iter) const;
 
@@ -51,6 +54,8 @@ class LearningRatePolicy {
   bool active_first_ = true;
   double gamma_ = 0, power_ = 0, start_multiplier_ = 0, multiplier_ = 0.5, end_multiplier_ = 0;
   std::vector<int64_t> stepsizes_;
+  int64_t warmup_iters_ = 0;  // extension: linear warm-up applied on top of any policy
+  double warmup_start_ = 0;
 };
 
 class LearningRateOp final : public Operator<CPUContext> {

@@ -76,7 +76,7 @@ class UpdateLossScaleOp final : public Operator<CPUContext> {
     rule_.min_scale = GetSingleArgument<float>("min_scale", 1.f);
     rule_.max_scale = GetSingleArgument<float>("max_scale", 16777216.f);
     HALFCAF_ENFORCE(rule_.growth >= 1.f, "growth must be >= 1, got ", rule_.growth);
-    HALFCAF_ENFORCE(rule_.backoff > 0.f && rule_.backoff < 1.f, "backoff must be in (0, 1), got ",
+    HALFCAF_ENFORCE(rule_.backoff > 0.f && rule_.backoff <= 1.f, "backoff must be in (0, 1], got ",
                     rule_.backoff);
     HALFCAF_ENFORCE(rule_.growth_interval >= 1, "growth_interval must be >= 1, got ",
                     rule_.growth_interval);
@@ -126,7 +126,8 @@ OPERATOR_SCHEMA(UpdateLossScale)
             "grows; after `growth_interval` consecutive clean steps the scale is multiplied by "
             "`growth` (not above `max_scale`).")
     .Arg("growth", "float, default 2")
-    .Arg("backoff", "float, default 0.5")
+    .Arg("backoff", "float, default 0.5; growth = backoff = 1 keeps a static scale and only counts "
+         "the skipped steps")
     .Arg("growth_interval", "int, default 1000")
     .Arg("min_scale", "float, default 1")
     .Arg("max_scale", "float, default 2^24")

@@ -210,3 +210,22 @@ TEST(LearningRateOpTest, NoGradient) {
 }  // namespace
 }  // namespace testing
 }  // namespace halfcaf
+
+namespace halfcaf {
+namespace {
+
+TEST(LearningRateWarmupTest, RampsAnyPolicy) {
+  OperatorDef def = MakeOperatorDef("LearningRate", "", {"it"}, {"lr"},
+                                    {MakeArgument("policy", "step"), MakeArgument("stepsize", 10),
+                                     MakeArgument("gamma", 0.5f), MakeArgument("base_lr", 1.f),
+                                     MakeArgument("warmup_iters", 4),
+                                     MakeArgument("warmup_start", 0.2f)});
+  LearningRatePolicy policy{ArgumentHelper(def)};
+  EXPECT_NEAR(policy(0), 0.2, 1e-9);
+  EXPECT_NEAR(policy(2), 0.6, 1e-9);
+  EXPECT_NEAR(policy(4), 1.0, 1e-9);
+  EXPECT_NEAR(policy(10), 0.5, 1e-9);
+}
+
+}  // namespace
+}  // namespace halfcaf

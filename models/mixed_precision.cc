@@ -1,0 +1,138 @@
+#include "models/mixed_precision.h"
+
+#include <map>
+
+#include "core/argument.h"
+#include "core/enforce.h"
+
+namespace halfcaf {
+
+namespace {
+
+enum class Precision { kUnknown, kFloat, kHalf };
+
+bool IsConvOrFC(const std::string& type) {
+  return type == "Conv" || type == "Conv2D" || type == "FC" || type == "FCTransposed";
+}
+
+// Ops whose input 0 is the data and whose other inputs are FP32 parameters or non-float blobs.
+bool DataOnlyInFirstInput(const std::string& type) {
+  return type == "SpatialBN" || type == "Reshape" || type == "ResizeLike" || type == "Dropout";
+}
+
+bool WritesBlob(const OperatorDef& op, const std::string& blob) {
+  for (const auto& o : op.output()) {
+    if (o == blob) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string Fp16CopyName(const std::string& param) { return param + "_fp16"; }
+
+bool RunsInFloat32(const std::string& type) {
+  static const std::set<std::string> kFloat32{
+      "Softmax", "SoftmaxWithLoss", "LabelCrossEntropy", "AveragedLoss", "Accuracy",
+      "SquaredL2Distance", "Print", "Summarize"};
+  return kFloat32.count(type) > 0;
+}
+
+MixedPrecisionResult ToMixedPrecision(const NetDef& forward,
+                                      const std::set<std::string>& float16_inputs,
+                                      const std::set<std::string>& params) {
+  MixedPrecisionResult result;
+  NetDef& out = result.net;
+  out = forward;
+  out.clear_op();
+
+  std::map<std::string, Precision> prec;  // current precision of each float blob
+  for (const auto& b : float16_inputs) prec[b] = Precision::kHalf;
+  for (const auto& p : params) prec[p] = Precision::kFloat;
+  // Converted copies of the current version of a blob: (blob, target) -> name.
+  std::map<std::pair<std::string, Precision>, std::string> casts;
+  std::set<std::string> copies;
+
+  auto cast_to = [&](const std::string& blob, Precision target, const OperatorDef& user) {
+    auto key = std::make_pair(blob, target);
+    auto it = casts.find(key);
+    if (it != casts.end()) return it->second;
+    const bool to_half = target == Precision::kHalf;
+    std::string name = blob + (to_half ? "_fp16" : "_fp32");
+    OperatorDef cast = MakeOperatorDef(to_half ? "FloatToHalf" : "HalfToFloat", "", {blob}, {name});
+    if (user.has_device_option()) *cast.mutable_device_option() = user.device_option();
+    *out.add_op() = cast;
+    casts[key] = name;
+    prec[name] = target;
+    return name;
+  };
+
+  for (const OperatorDef& src : forward.op()) {
+    OperatorDef op = src;
+    const std::string& type = op.type();
+    Precision out_prec = Precision::kUnknown;
+    if (IsConvOrFC(type)) {
+      for (int i = 1; i < op.input_size(); ++i) {
+        if (params.count(op.input(i))) {
+          const std::string copy = Fp16CopyName(op.input(i));
+          if (!copies.count(op.input(i))) {
+            copies.insert(op.input(i));
+            result.fp16_params.push_back(op.input(i));
+          }
+          op.set_input(i, copy);
+          prec[copy] = Precision::kHalf;
+        } else if (prec[op.input(i)] == Precision::kFloat) {
+          op.set_input(i, cast_to(op.input(i), Precision::kHalf, op));
+        }
+      }
+      if (prec[op.input(0)] == Precision::kFloat) {
+        op.set_input(0, cast_to(op.input(0), Precision::kHalf, op));
+      }
+      out_prec = Precision::kHalf;
+    } else if (RunsInFloat32(type)) {
+      for (int i = 0; i < op.input_size(); ++i) {
+        if (prec[op.input(i)] == Precision::kHalf) {
+          HALFCAF_ENFORCE(!WritesBlob(op, op.input(i)), "mixed precision: ", type,
+                          " runs in place on '", op.input(i),
+                          "', which is float16 here; give its output another name");
+          op.set_input(i, cast_to(op.input(i), Precision::kFloat, op));
+        }
+      }
+      out_prec = Precision::kFloat;
+    } else if (DataOnlyInFirstInput(type)) {
+      out_prec = prec[op.input_size() ? op.input(0) : std::string()];
+    } else {
+      // Element-wise, pooling and shape ops: follow the data. Mixed inputs are brought to the
+      // precision of the first float input.
+      Precision first = Precision::kUnknown;
+      for (const auto& in : op.input()) {
+        if (prec[in] != Precision::kUnknown) {
+          first = prec[in];
+          break;
+        }
+      }
+      for (int i = 0; i < op.input_size(); ++i) {
+        Precision p = prec[op.input(i)];
+        if (p != Precision::kUnknown && p != first) {
+          op.set_input(i, cast_to(op.input(i), first, op));
+        }
+      }
+      out_prec = first;
+    }
+    *out.add_op() = op;
+    for (int i = 0; i < op.output_size(); ++i) {
+      const std::string& o = op.output(i);
+      // Only output 0 carries the data; BN statistics stay float, masks and infos are not float.
+      Precision p = out_prec;
+      if (i > 0 && type != "Split" && type != "DepthSplit") {
+        p = type == "SpatialBN" ? Precision::kFloat : Precision::kUnknown;
+      }
+      prec[o] = p;
+      casts.erase({o, Precision::kHalf});
+      casts.erase({o, Precision::kFloat});
+    }
+  }
+  return result;
+}
+
+}  // namespace halfcaf

@@ -1,0 +1,419 @@
+#include "models/trainer.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <glog/logging.h>
+
+#include "core/argument.h"
+#include "core/tensor_proto.h"
+#include "models/backward.h"
+#include "models/mixed_precision.h"
+#include "operators/data_input_op.h"
+#include "operators/dataset_reader.h"
+
+namespace halfcaf {
+
+namespace {
+
+const char kIter[] = "iter";
+const char kLr[] = "lr";
+const char kLossScale[] = "loss_scale";
+const char kFoundInf[] = "found_inf";
+const char kGoodSteps[] = "loss_scale_good_steps";
+const char kSkipped[] = "skipped_steps";
+const char kReaderState[] = "data_reader_state";
+
+bool IsConvOrFC(const std::string& t) {
+  return t == "Conv" || t == "Conv2D" || t == "FC" || t == "FCTransposed";
+}
+
+bool Reads(const NetDef& net, const std::string& blob) {
+  for (const auto& op : net.op()) {
+    for (const auto& in : op.input()) {
+      if (in == blob) return true;
+    }
+  }
+  return false;
+}
+
+bool Writes(const NetDef& net, const std::string& blob) {
+  for (const auto& op : net.op()) {
+    for (const auto& out : op.output()) {
+      if (out == blob) return true;
+    }
+  }
+  return false;
+}
+
+std::string MomentumName(const std::string& p) { return p + "_momentum"; }
+
+OperatorDef Fill(const std::string& out, std::vector<int64_t> shape, DataType dtype, float value) {
+  return MakeOperatorDef("ConstantFill", "", {}, {out},
+                         {MakeArgument("shape", shape), MakeArgument("value", value),
+                          MakeArgument("dtype", static_cast<int>(dtype))});
+}
+
+// Removes gradient outputs nobody needs: the gradient of the data (first layer's dX) and ops
+// whose outputs are all unused. `first_grad_op` is the index of the first backward op.
+void PruneBackward(NetDef* net, int first_grad_op, const std::set<std::string>& wanted) {
+  std::set<std::string> needed = wanted;
+  std::vector<OperatorDef> kept;
+  for (int i = net->op_size() - 1; i >= first_grad_op; --i) {
+    OperatorDef op = net->op(i);
+    bool any = false;
+    for (const auto& o : op.output()) any |= needed.count(o) > 0;
+    if (!any) continue;
+    // Conv/FC gradients may drop their trailing dX output.
+    const bool conv = op.type() == "ConvGradient" || op.type() == "Conv2DGradient";
+    const bool fc = op.type() == "FCGradient";
+    if ((conv || fc) && op.output_size() >= 2 && !needed.count(op.output(op.output_size() - 1))) {
+      bool no_bias = ArgumentHelper(op).GetSingleArgument<int>("no_bias", 0) != 0;
+      bool has_dx = fc ? op.output_size() == 3 : (no_bias ? op.output_size() == 2
+                                                          : op.output_size() == 3);
+      if (has_dx) op.mutable_output()->RemoveLast();
+    }
+    for (const auto& in : op.input()) needed.insert(in);
+    kept.push_back(op);
+  }
+  while (net->op_size() > first_grad_op) net->mutable_op()->RemoveLast();
+  for (auto it = kept.rbegin(); it != kept.rend(); ++it) *net->add_op() = *it;
+}
+
+// Forward ops in test mode: BatchNorm uses its running statistics, Dropout passes through.
+NetDef TestModeForward(const NetDef& forward) {
+  NetDef out = forward;
+  for (auto& op : *out.mutable_op()) {
+    if (op.type() == "SpatialBN" || op.type() == "Dropout") {
+      SetArgument(&op, "is_test", 1);
+      while (op.output_size() > 1) op.mutable_output()->RemoveLast();
+    }
+  }
+  return out;
+}
+
+int64_t LargestDivisorAtMost(int64_t n, int64_t cap) {
+  for (int64_t b = std::min(n, cap); b > 1; --b) {
+    if (n % b == 0) return b;
+  }
+  return 1;
+}
+
+}  // namespace
+
+std::vector<ParamInfo> InferParams(const NetDef& init, const NetDef& forward) {
+  std::set<std::string> initialised;
+  for (const auto& op : init.op()) {
+    for (const auto& o : op.output()) initialised.insert(o);
+  }
+  std::vector<ParamInfo> params;
+  std::map<std::string, ParamInfo::Role> role;
+  std::vector<std::string> order;
+  for (const auto& op : forward.op()) {
+    for (int i = 0; i < op.input_size(); ++i) {
+      const std::string& in = op.input(i);
+      if (!initialised.count(in)) continue;
+      ParamInfo::Role r = ParamInfo::OTHER;
+      if (IsConvOrFC(op.type())) {
+        r = i == 1 ? ParamInfo::WEIGHT : i == 2 ? ParamInfo::BIAS : ParamInfo::OTHER;
+      } else if (op.type() == "SpatialBN") {
+        r = i == 1 ? ParamInfo::BN_SCALE
+                   : i == 2 ? ParamInfo::BN_BIAS : i >= 3 ? ParamInfo::BN_STAT : ParamInfo::OTHER;
+      }
+      if (!role.count(in)) {
+        order.push_back(in);
+        role[in] = r;
+      } else if (role[in] == ParamInfo::OTHER) {
+        role[in] = r;
+      }
+    }
+  }
+  for (const auto& n : order) params.push_back({n, role[n]});
+  return params;
+}
+
+Trainer::Trainer(const NetDef& init, const NetDef& forward, const TrainerOptions& options)
+    : opt_(options) {
+  HALFCAF_ENFORCE(opt_.batch_size > 0, "batch size must be positive, got ", opt_.batch_size);
+  HALFCAF_ENFORCE(!opt_.train_data.empty() || opt_.data_format == "synthetic",
+                  "no training data given");
+  HALFCAF_ENFORCE(opt_.loss_scale > 0, "loss scale must be positive, got ", opt_.loss_scale);
+  SetGlobalSeed(opt_.seed);
+  BuildNets(init, forward);
+}
+
+Trainer::~Trainer() = default;
+
+NetDef Trainer::MakeDataNet(const std::string& source, bool train, int64_t batch_size) const {
+  // The test reader of a synthetic set draws other samples than the training reader.
+  const int64_t seed = static_cast<int64_t>(opt_.seed) + (train ? 0 : 7919);
+  std::vector<Argument> args{
+      MakeArgument("source", source),
+      MakeArgument("format", opt_.data_format),
+      MakeArgument("batch_size", batch_size),
+      MakeArgument("shuffle", train ? 1 : 0),
+      MakeArgument("seed", seed),
+      MakeArgument("scale", opt_.data_scale),
+      MakeArgument("mean", opt_.data_mean),
+      MakeArgument("std", opt_.data_std),
+      MakeArgument("order", opt_.order),
+      MakeArgument("dtype", opt_.float16 ? "float16" : "float"),
+      MakeArgument("prefetch", opt_.prefetch ? 1 : 0)};
+  if (opt_.data_format == "synthetic") {
+    args.push_back(MakeArgument("synthetic_shape", opt_.synthetic_shape));
+    args.push_back(MakeArgument("num_classes", opt_.num_classes));
+    args.push_back(MakeArgument("synthetic_count", opt_.synthetic_count));
+  }
+  NetDef net;
+  *net.add_op() = MakeOperatorDef("DataInput", train ? "train_reader" : "test_reader", {},
+                                  {opt_.data_blob, opt_.label_blob}, args);
+  return net;
+}
+
+void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
+  // The forward net must read the data and label blobs and produce the loss.
+  HALFCAF_ENFORCE(Reads(forward, opt_.data_blob), "the forward net does not read the data blob '",
+                  opt_.data_blob, "' (set --data_blob to the name it uses)");
+  HALFCAF_ENFORCE(Reads(forward, opt_.label_blob), "the forward net does not read the label blob '",
+                  opt_.label_blob, "' (set --label_blob to the name it uses)");
+  HALFCAF_ENFORCE(Writes(forward, opt_.loss_blob), "the forward net has no loss: no op writes '",
+                  opt_.loss_blob, "' (add a loss such as SoftmaxWithLoss or AveragedLoss, or set "
+                  "--loss_blob)");
+  HALFCAF_ENFORCE(!Writes(init, opt_.data_blob) && !Writes(init, opt_.label_blob),
+                  "the init net writes the data or label blob; they come from the data reader");
+
+  params_ = InferParams(init, forward);
+  std::set<std::string> trainable;
+  for (const auto& p : params_) {
+    if (p.role != ParamInfo::BN_STAT) trainable.insert(p.name);
+  }
+
+  NetDef fwd = forward;
+  std::set<std::string> fp16_copies;
+  if (opt_.float16) {
+    MixedPrecisionResult mp = ToMixedPrecision(forward, {opt_.data_blob}, trainable);
+    fwd = mp.net;
+    fp16_copies.insert(mp.fp16_params.begin(), mp.fp16_params.end());
+  }
+
+  // Backward, seeded with the loss scale in mixed precision.
+  NetDef body = fwd;
+  const int first_grad = body.op_size();
+  std::map<std::string, std::string> seeds;
+  if (opt_.float16) seeds[opt_.loss_blob] = kLossScale;
+  std::map<std::string, GradientWrapper> grads;
+  try {
+    grads = Backward(&body, {opt_.loss_blob}, seeds);
+  } catch (EnforceNotMet& e) {
+    e.AddContext("building the backward pass for loss '" + opt_.loss_blob + "'");
+    throw;
+  }
+  // Gradient of each trainable master (through its FP16 copy when it has one).
+  std::vector<std::pair<std::string, std::string>> param_grads;
+  std::set<std::string> wanted;
+  for (const auto& p : params_) {
+    if (!trainable.count(p.name)) continue;
+    std::string via = fp16_copies.count(p.name) ? Fp16CopyName(p.name) : p.name;
+    auto it = grads.find(via);
+    if (it == grads.end() || !it->second.IsDense()) continue;  // not differentiable: frozen
+    param_grads.emplace_back(p.name, it->second.dense);
+    wanted.insert(it->second.dense);
+  }
+  HALFCAF_ENFORCE(!param_grads.empty(), "no parameter of the net receives a gradient from '",
+                  opt_.loss_blob, "'");
+  PruneBackward(&body, first_grad, wanted);
+
+  // Train net: reader, forward + backward, overflow check, counters, updates, loss scale.
+  train_ = MakeDataNet(opt_.train_data, true, opt_.batch_size);
+  train_.set_name("train");
+  for (const auto& op : body.op()) *train_.add_op() = op;
+  std::vector<std::string> grad_blobs;
+  for (const auto& pg : param_grads) grad_blobs.push_back(pg.second);
+  if (opt_.float16) *train_.add_op() = MakeOperatorDef("CheckFinite", "", grad_blobs, {kFoundInf});
+  *train_.add_op() = MakeOperatorDef("Iter", "", {kIter}, {kIter});
+  std::vector<Argument> lr_args{MakeArgument("base_lr", opt_.base_lr),
+                                MakeArgument("policy", opt_.lr_policy),
+                                MakeArgument("gamma", opt_.gamma),
+                                MakeArgument("power", opt_.power)};
+  if (opt_.stepsize > 0) lr_args.push_back(MakeArgument("stepsize", opt_.stepsize));
+  if (opt_.max_iter > 0) lr_args.push_back(MakeArgument("max_iter", opt_.max_iter));
+  if (!opt_.stepsizes.empty()) lr_args.push_back(MakeArgument("stepsizes", opt_.stepsizes));
+  if (opt_.warmup_iters > 0) {
+    lr_args.push_back(MakeArgument("warmup_iters", opt_.warmup_iters));
+    lr_args.push_back(MakeArgument("warmup_start", opt_.warmup_start));
+  }
+  *train_.add_op() = MakeOperatorDef("LearningRate", "", {kIter}, {kLr}, lr_args);
+  std::map<std::string, ParamInfo::Role> role;
+  for (const auto& p : params_) role[p.name] = p.role;
+  for (const auto& pg : param_grads) {
+    const std::string& p = pg.first;
+    const bool decay = role[p] == ParamInfo::WEIGHT || role[p] == ParamInfo::OTHER ||
+                       opt_.weight_decay_on_bias_and_bn;
+    std::vector<std::string> in{pg.second, MomentumName(p), kLr, p};
+    std::vector<std::string> out{MomentumName(p), p};
+    if (opt_.float16) {
+      in.push_back(kLossScale);
+      in.push_back(kFoundInf);
+      if (fp16_copies.count(p)) out.push_back(Fp16CopyName(p));
+    }
+    *train_.add_op() = MakeOperatorDef(
+        "MixedPrecisionMomentumSGDUpdate", "update_" + p, in, out,
+        {MakeArgument("momentum", opt_.momentum), MakeArgument("nesterov", opt_.nesterov ? 1 : 0),
+         MakeArgument("weight_decay", decay ? opt_.weight_decay : 0.f)});
+  }
+  if (opt_.float16 && opt_.dynamic_loss_scale) {
+    *train_.add_op() = MakeOperatorDef(
+        "UpdateLossScale", "", {kLossScale, kFoundInf, kGoodSteps, kSkipped},
+        {kLossScale, kGoodSteps, kSkipped},
+        {MakeArgument("growth_interval", opt_.scale_growth_interval)});
+  } else if (opt_.float16) {
+    // Static scale: it never changes, but overflowing steps are still skipped and counted.
+    *train_.add_op() = MakeOperatorDef(
+        "UpdateLossScale", "", {kLossScale, kFoundInf, kGoodSteps, kSkipped},
+        {kLossScale, kGoodSteps, kSkipped},
+        {MakeArgument("growth", 1.f), MakeArgument("backoff", 1.f)});
+  }
+
+  // Init net: the user's, then momenta, FP16 copies, counters and the loss-scale state.
+  init_ = init;
+  init_.set_name("train_init");
+  for (const auto& pg : param_grads) {
+    *init_.add_op() = MakeOperatorDef("ConstantFill", "", {pg.first}, {MomentumName(pg.first)},
+                                      {MakeArgument("value", 0.f)});
+  }
+  for (const auto& p : fp16_copies) {
+    *init_.add_op() = MakeOperatorDef("FloatToHalf", "", {p}, {Fp16CopyName(p)});
+  }
+  *init_.add_op() = Fill(kIter, {1}, DataType::INT64, 0.f);
+  *init_.add_op() = Fill(kLossScale, {}, DataType::FLOAT, opt_.float16 ? opt_.loss_scale : 1.f);
+  *init_.add_op() = Fill(kGoodSteps, {1}, DataType::INT64, 0.f);
+  *init_.add_op() = Fill(kSkipped, {1}, DataType::INT64, 0.f);
+  for (const auto& op : init_.op()) {
+    for (const auto& o : op.output()) {
+      if (std::find(checkpoint_blobs_.begin(), checkpoint_blobs_.end(), o) ==
+          checkpoint_blobs_.end()) {
+        checkpoint_blobs_.push_back(o);
+      }
+    }
+  }
+
+  test_forward_ = TestModeForward(fwd);
+}
+
+void Trainer::CreateNets() {
+  train_net_ = ws_.CreateNet(train_);
+  train_reader_ = dynamic_cast<DataInputOp*>(train_net_->ops().at(0).get());
+  CHECK(train_reader_ != nullptr);
+}
+
+void Trainer::Initialize() {
+  ws_.RunNetOnce(init_);
+  CreateNets();
+}
+
+void Trainer::Resume(const std::string& path) {
+  ws_.RunNetOnce(init_);
+  std::map<std::string, std::vector<int64_t>> dims;
+  for (const auto& b : checkpoint_blobs_) dims[b] = ws_.GetTensor(b).dims();
+  Workspace ckpt;
+  FeedTensorProtosFile(path, &ckpt);
+  for (const auto& b : checkpoint_blobs_) {
+    HALFCAF_ENFORCE(ckpt.HasBlob(b), path, ": the checkpoint has no blob '", b,
+                    "' (was it written for another net?)");
+    const Tensor& t = ckpt.GetTensor(b);
+    HALFCAF_ENFORCE(t.dims() == dims[b], path, ": blob '", b, "' has dims ", DimsString(t.dims()),
+                    " in the checkpoint but ", DimsString(dims[b]), " in this net");
+    ws_.CreateTensor(b)->CopyFrom(t);
+  }
+  HALFCAF_ENFORCE(ckpt.HasBlob(kReaderState), path, ": the checkpoint has no data position");
+  const Tensor& st = ckpt.GetTensor(kReaderState);
+  CreateNets();
+  train_reader_->SetState(DataReaderState::FromVector(
+      std::vector<int64_t>(st.data<int64_t>(), st.data<int64_t>() + st.numel())));
+}
+
+void Trainer::SaveCheckpoint(const std::string& path) {
+  HALFCAF_ENFORCE(train_net_ != nullptr, "nothing to save before Initialize or Resume");
+  std::vector<int64_t> state = train_reader_->GetState().ToVector();
+  Tensor* t = ws_.CreateTensor(kReaderState);
+  t->Resize({static_cast<int64_t>(state.size())});
+  std::copy(state.begin(), state.end(), t->mutable_data<int64_t>());
+  std::vector<std::string> names = checkpoint_blobs_;
+  names.push_back(kReaderState);
+  WriteBlobsToFile(ws_, names, path);
+}
+
+float Trainer::ReadScalar(const std::string& blob) const {
+  const Tensor& t = ws_.GetTensor(blob);
+  Tensor cpu;
+  cpu.CopyFrom(t);
+  HALFCAF_ENFORCE(cpu.numel() >= 1, "blob '", blob, "' is empty");
+  switch (cpu.dtype()) {
+    case DataType::FLOAT: return cpu.data<float>()[0];
+    case DataType::FLOAT16: return static_cast<float>(cpu.data<Half>()[0]);
+    case DataType::INT64: return static_cast<float>(cpu.data<int64_t>()[0]);
+    case DataType::INT32: return static_cast<float>(cpu.data<int32_t>()[0]);
+    default: HALFCAF_THROW("blob '", blob, "' is ", cpu.DebugString(), ", not a number");
+  }
+}
+
+StepStats Trainer::Step() {
+  HALFCAF_ENFORCE(train_net_ != nullptr, "call Initialize or Resume before Step");
+  train_net_->Run();
+  StepStats s;
+  s.iter = iteration();
+  s.loss = ReadScalar(opt_.loss_blob);
+  s.has_accuracy = ws_.HasBlob(opt_.accuracy_blob) && Writes(train_, opt_.accuracy_blob);
+  if (s.has_accuracy) s.accuracy = ReadScalar(opt_.accuracy_blob);
+  s.lr = ReadScalar(kLr);
+  s.loss_scale = ReadScalar(kLossScale);
+  s.skipped_steps = static_cast<int64_t>(ReadScalar(kSkipped));
+  return s;
+}
+
+int64_t Trainer::iteration() const { return ws_.GetTensor(kIter).data<int64_t>()[0]; }
+
+int64_t Trainer::train_set_size() const {
+  HALFCAF_ENFORCE(train_reader_ != nullptr, "the training reader is not created yet");
+  return train_reader_->source().size();
+}
+
+EvalStats Trainer::Evaluate() {
+  HALFCAF_ENFORCE(train_net_ != nullptr, "call Initialize or Resume before Evaluate");
+  HALFCAF_ENFORCE(!opt_.test_data.empty() || opt_.data_format == "synthetic",
+                  "no test data given");
+  if (!test_net_) {
+    // A batch size that divides the test set, so every sample counts exactly once.
+    int64_t n = opt_.synthetic_count;
+    if (opt_.data_format == "idx") {
+      n = LoadIdxDataset(opt_.test_data)->size();
+    } else if (opt_.data_format == "cifar10") {
+      n = LoadCifar10Dataset(opt_.test_data)->size();
+    }
+    const int64_t b = LargestDivisorAtMost(n, std::max<int64_t>(opt_.batch_size, 100));
+    test_batches_ = n / b;
+    test_ = MakeDataNet(opt_.test_data, false, b);
+    test_.set_name("test");
+    for (const auto& op : test_forward_.op()) *test_.add_op() = op;
+    test_net_ = ws_.CreateNet(test_);
+    test_reader_ = dynamic_cast<DataInputOp*>(test_net_->ops().at(0).get());
+  }
+  DataReaderState start = test_reader_->GetState();
+  start.epoch = 0;
+  start.index = 0;
+  test_reader_->SetState(start);
+  EvalStats e;
+  const bool has_acc = Writes(test_, opt_.accuracy_blob);
+  for (int64_t i = 0; i < test_batches_; ++i) {
+    test_net_->Run();
+    e.loss += ReadScalar(opt_.loss_blob);
+    if (has_acc) e.accuracy += ReadScalar(opt_.accuracy_blob);
+  }
+  e.loss /= static_cast<double>(test_batches_);
+  e.accuracy /= static_cast<double>(test_batches_);
+  e.samples = test_batches_ * test_reader_->batch_size();
+  return e;
+}
+
+}  // namespace halfcaf

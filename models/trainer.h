@@ -1,0 +1,121 @@
+// Trainer: turns a forward net (with a loss) and its init net into a training run — data input,
+// optional mixed precision (FP16 copies, loss scaling, overflow skipping), the backward pass,
+// momentum SGD on FP32 master weights with a learning-rate policy, test-set evaluation and
+// checkpoints that resume exactly. train_net is a thin command line around it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/net.h"
+#include "core/workspace.h"
+#include "proto/halfcaf.pb.h"
+
+namespace halfcaf {
+
+class DataInputOp;
+
+struct TrainerOptions {
+  // Data.
+  std::string train_data, test_data;
+  std::string data_format = "idx";  // idx | cifar10 | synthetic
+  int64_t batch_size = 64;
+  std::string order = "NCHW";
+  float data_scale = 1.f / 255.f, data_mean = 0.f, data_std = 1.f;
+  std::vector<int64_t> synthetic_shape = {1, 28, 28};
+  int num_classes = 10;
+  int64_t synthetic_count = 1024;
+  bool prefetch = true;
+  // Blob names in the forward net.
+  std::string data_blob = "data", label_blob = "label", loss_blob = "loss",
+              accuracy_blob = "accuracy";
+  // Optimisation.
+  float base_lr = 0.01f;
+  std::string lr_policy = "fixed";
+  int64_t stepsize = 0, max_iter = 0, warmup_iters = 0;
+  std::vector<int64_t> stepsizes;
+  float gamma = 0.1f, power = 1.f, warmup_start = 0.f;
+  float momentum = 0.9f;
+  bool nesterov = false;
+  float weight_decay = 0.f;
+  bool weight_decay_on_bias_and_bn = false;
+  // Precision: float16 = mixed precision; loss_scale is the static scale or the initial
+  // dynamic one.
+  bool float16 = false;
+  bool dynamic_loss_scale = false;
+  float loss_scale = 1.f;
+  int64_t scale_growth_interval = 1000;
+  // Placement and randomness.
+  Device device;
+  uint32_t seed = 1;
+};
+
+struct ParamInfo {
+  enum Role { WEIGHT, BIAS, BN_SCALE, BN_BIAS, BN_STAT, OTHER };
+  std::string name;
+  Role role;
+};
+
+// Parameters of a forward net: blobs the init net writes and the forward net reads, with their
+// role from how they are used.
+std::vector<ParamInfo> InferParams(const NetDef& init, const NetDef& forward);
+
+struct StepStats {
+  int64_t iter = 0;        // iterations done after this step
+  float loss = 0, accuracy = 0, lr = 0, loss_scale = 1;
+  int64_t skipped_steps = 0;
+  bool has_accuracy = false;
+};
+
+struct EvalStats {
+  double loss = 0, accuracy = 0;
+  int64_t samples = 0;
+};
+
+class Trainer {
+ public:
+  // Builds the nets (throws EnforceNotMet with a clear message on a net without the loss, a
+  // missing data/label blob, an unsupported dtype/device, ...). Nothing runs yet.
+  Trainer(const NetDef& init, const NetDef& forward, const TrainerOptions& options);
+  ~Trainer();
+
+  // Runs the init net (fresh start).
+  void Initialize();
+  // Restores a checkpoint written by SaveCheckpoint (after building, instead of Initialize).
+  void Resume(const std::string& path);
+  StepStats Step();
+  // Whole test set, in test mode (BN statistics, no dropout). Needs options.test_data.
+  EvalStats Evaluate();
+  // Parameters, momenta, FP16 copies, BN statistics, iteration, loss-scale state and the data
+  // position, written atomically.
+  void SaveCheckpoint(const std::string& path);
+
+  int64_t iteration() const;
+  int64_t train_set_size() const;
+  const NetDef& train_init_net() const { return init_; }
+  const NetDef& train_net() const { return train_; }
+  const NetDef& test_net() const { return test_; }
+  const std::vector<ParamInfo>& params() const { return params_; }
+  Workspace* workspace() { return &ws_; }
+
+ private:
+  void BuildNets(const NetDef& init, const NetDef& forward);
+  NetDef MakeDataNet(const std::string& source, bool train, int64_t batch_size) const;
+  void CreateNets();
+  float ReadScalar(const std::string& blob) const;
+
+  TrainerOptions opt_;
+  Workspace ws_;
+  NetDef init_, train_, test_, test_forward_;
+  int64_t test_batches_ = 0;
+  std::vector<ParamInfo> params_;
+  std::vector<std::string> checkpoint_blobs_;
+  NetBase* train_net_ = nullptr;
+  NetBase* test_net_ = nullptr;
+  DataInputOp* train_reader_ = nullptr;
+  DataInputOp* test_reader_ = nullptr;
+};
+
+}  // namespace halfcaf

@@ -1,0 +1,322 @@
+// train_net: trains a forward net (protobuf text or binary, with a loss) from its init net, in
+// FP32 or mixed precision, logging progress and writing checkpoints that resume exactly.
+#include <gflags/gflags.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "core/math.h"
+#include "core/proto_io.h"
+#include "models/trainer.h"
+#include "tools/tool_common.h"
+
+DEFINE_string(net, "", "forward net with a loss (text or binary NetDef)");
+DEFINE_string(init_net, "", "init net filling the parameters");
+DEFINE_string(train_data, "", "training data: idx images file, CIFAR-10 batch file or folder");
+DEFINE_string(test_data, "", "test data, same format (evaluated at --test_every and at the end)");
+DEFINE_string(data_format, "idx", "idx | cifar10 | synthetic");
+DEFINE_string(synthetic_shape, "1,28,28", "C,H,W of synthetic samples");
+DEFINE_int32(num_classes, 10, "classes of synthetic data");
+DEFINE_string(order, "NCHW", "data layout given to the net: NCHW or NHWC");
+DEFINE_double(data_scale, 1.0 / 255.0, "pixels are multiplied by this");
+DEFINE_double(data_mean, 0.0, "then this is subtracted");
+DEFINE_double(data_std, 1.0, "then the result is divided by this");
+DEFINE_int32(batch_size, 64, "images per iteration");
+DEFINE_double(epochs, 1.0, "epochs to train (ignored when --iters is given)");
+DEFINE_int64(iters, 0, "total iterations to train (overrides --epochs)");
+DEFINE_double(base_lr, 0.01, "learning rate at multiplier 1");
+DEFINE_string(lr_policy, "fixed", "fixed, step, multistep, exp, inv, poly");
+DEFINE_int64(stepsize, 0, "step policy: iterations per decay");
+DEFINE_string(stepsizes, "", "multistep policy: comma-separated iterations");
+DEFINE_double(gamma, 0.1, "decay factor (step, multistep, exp, inv)");
+DEFINE_double(power, 1.0, "exponent (inv, poly)");
+DEFINE_int64(warmup_iters, 0, "linear learning-rate warm-up length");
+DEFINE_double(warmup_start, 0.0, "warm-up multiplier at iteration 0");
+DEFINE_double(momentum, 0.9, "momentum");
+DEFINE_bool(nesterov, false, "Nesterov momentum");
+DEFINE_double(weight_decay, 0.0, "L2 weight decay (weights only)");
+DEFINE_bool(weight_decay_all, false, "also decay biases and BatchNorm parameters");
+DEFINE_string(dtype, "float", "float (FP32 training) or float16 (mixed precision)");
+DEFINE_string(loss_scale, "dynamic",
+              "float16 only: a number for a static scale, `dynamic`, or `dynamic:S` for a "
+              "dynamic scale starting at S");
+DEFINE_double(initial_loss_scale, 65536.0, "starting value of a dynamic loss scale");
+DEFINE_int64(scale_growth_interval, 1000, "clean steps before a dynamic scale doubles");
+DEFINE_string(device, "cpu", "cpu or cuda");
+DEFINE_int32(gpu, 0, "CUDA device id");
+DEFINE_int32(threads, 0, "CPU threads for BLAS (0: all cores)");
+DEFINE_uint32(seed, 1, "seed for initialisation and data order");
+DEFINE_string(data_blob, "data", "the net's data blob");
+DEFINE_string(label_blob, "label", "the net's label blob");
+DEFINE_string(loss_blob, "loss", "the net's loss blob");
+DEFINE_string(accuracy_blob, "accuracy", "the net's accuracy blob (optional)");
+DEFINE_string(checkpoint_dir, "", "folder for checkpoint.pb");
+DEFINE_int64(checkpoint_every, 0, "write a checkpoint every K iterations (and at the end)");
+DEFINE_bool(resume, false, "continue from <checkpoint_dir>/checkpoint.pb");
+DEFINE_int64(log_every, 100, "log every K iterations");
+DEFINE_int64(test_every, 0, "evaluate the test set every K iterations (0: only at the end)");
+DEFINE_string(log_csv, "", "write the log lines as CSV");
+DEFINE_string(summary_json, "", "write a summary JSON at the end");
+DEFINE_bool(prefetch, true, "prepare the next batch on a background thread");
+
+namespace halfcaf {
+namespace {
+
+std::vector<int64_t> ParseInts(const std::string& s, const char* flag) {
+  std::vector<int64_t> out;
+  for (const auto& item : SplitList(s)) {
+    try {
+      size_t used = 0;
+      out.push_back(std::stoll(item, &used));
+      HALFCAF_ENFORCE(used == item.size(), "");
+    } catch (...) {
+      HALFCAF_THROW("--", flag, ": '", item, "' is not an integer");
+    }
+  }
+  return out;
+}
+
+TrainerOptions OptionsFromFlags() {
+  TrainerOptions o;
+  o.train_data = FLAGS_train_data;
+  o.test_data = FLAGS_test_data;
+  o.data_format = FLAGS_data_format;
+  HALFCAF_ENFORCE(o.data_format == "idx" || o.data_format == "cifar10" ||
+                      o.data_format == "synthetic",
+                  "--data_format must be idx, cifar10 or synthetic, got '", o.data_format, "'");
+  HALFCAF_ENFORCE(o.data_format == "synthetic" || !o.train_data.empty(),
+                  "--train_data is required (or --data_format synthetic)");
+  o.synthetic_shape = ParseInts(FLAGS_synthetic_shape, "synthetic_shape");
+  o.num_classes = FLAGS_num_classes;
+  o.order = FLAGS_order;
+  o.data_scale = static_cast<float>(FLAGS_data_scale);
+  o.data_mean = static_cast<float>(FLAGS_data_mean);
+  o.data_std = static_cast<float>(FLAGS_data_std);
+  o.batch_size = FLAGS_batch_size;
+  o.prefetch = FLAGS_prefetch;
+  o.data_blob = FLAGS_data_blob;
+  o.label_blob = FLAGS_label_blob;
+  o.loss_blob = FLAGS_loss_blob;
+  o.accuracy_blob = FLAGS_accuracy_blob;
+  o.base_lr = static_cast<float>(FLAGS_base_lr);
+  o.lr_policy = FLAGS_lr_policy;
+  o.stepsize = FLAGS_stepsize;
+  o.stepsizes = ParseInts(FLAGS_stepsizes, "stepsizes");
+  o.gamma = static_cast<float>(FLAGS_gamma);
+  o.power = static_cast<float>(FLAGS_power);
+  o.warmup_iters = FLAGS_warmup_iters;
+  o.warmup_start = static_cast<float>(FLAGS_warmup_start);
+  o.momentum = static_cast<float>(FLAGS_momentum);
+  o.nesterov = FLAGS_nesterov;
+  o.weight_decay = static_cast<float>(FLAGS_weight_decay);
+  o.weight_decay_on_bias_and_bn = FLAGS_weight_decay_all;
+  HALFCAF_ENFORCE(FLAGS_dtype == "float" || FLAGS_dtype == "float16",
+                  "--dtype must be float or float16, got '", FLAGS_dtype, "'");
+  o.float16 = FLAGS_dtype == "float16";
+  if (o.float16) {
+    const std::string& ls = FLAGS_loss_scale;
+    if (ls.rfind("dynamic", 0) == 0) {
+      o.dynamic_loss_scale = true;
+      o.loss_scale = static_cast<float>(FLAGS_initial_loss_scale);
+      if (ls.size() > 7) {
+        HALFCAF_ENFORCE(ls[7] == ':', "--loss_scale: expected dynamic or dynamic:S, got '", ls, "'");
+        try {
+          o.loss_scale = std::stof(ls.substr(8));
+        } catch (...) {
+          HALFCAF_THROW("--loss_scale: '", ls.substr(8), "' is not a number");
+        }
+      }
+    } else {
+      try {
+        o.loss_scale = std::stof(ls);
+      } catch (...) {
+        HALFCAF_THROW("--loss_scale must be a number, dynamic or dynamic:S, got '", ls, "'");
+      }
+    }
+    HALFCAF_ENFORCE(o.loss_scale > 0 && std::isfinite(o.loss_scale),
+                    "--loss_scale must be positive and finite, got ", o.loss_scale);
+  }
+  o.scale_growth_interval = FLAGS_scale_growth_interval;
+  HALFCAF_ENFORCE(FLAGS_device == "cpu" || FLAGS_device == "cuda",
+                  "--device must be cpu or cuda, got '", FLAGS_device, "'");
+  if (FLAGS_device == "cuda") {
+    HALFCAF_THROW("--device cuda: training on CUDA needs the CUDA operator library, which this "
+                  "build does not have yet; use --device cpu");
+  }
+  o.seed = FLAGS_seed;
+  return o;
+}
+
+std::string Fmt(double v, int precision = 4) {
+  std::ostringstream ss;
+  ss << std::setprecision(precision) << v;
+  return ss.str();
+}
+
+class Logger {
+ public:
+  explicit Logger(const std::string& csv_path) {
+    if (!csv_path.empty()) {
+      csv_.open(csv_path);
+      HALFCAF_ENFORCE(csv_.good(), csv_path, ": cannot write the CSV log");
+      csv_ << "iter,epoch,loss,accuracy,lr,images_per_sec,loss_scale,skipped_steps,"
+              "test_loss,test_accuracy\n";
+    }
+    tty_ = isatty(STDERR_FILENO);
+  }
+
+  void Line(int64_t iter, double epoch, double loss, double acc, double lr, double ips,
+            double scale, int64_t skipped, const EvalStats* test) {
+    ClearProgress();
+    std::cout << "iter " << iter << "  epoch " << std::fixed << std::setprecision(2) << epoch
+              << std::defaultfloat << "  loss " << Fmt(loss) << "  acc " << Fmt(acc)
+              << "  lr " << Fmt(lr) << "  " << Fmt(ips, 5) << " img/s";
+    if (scale != 1 || skipped) std::cout << "  loss_scale " << Fmt(scale, 8) << "  skipped " << skipped;
+    if (test) std::cout << "  test_loss " << Fmt(test->loss) << "  test_acc " << Fmt(test->accuracy);
+    std::cout << std::endl;
+    if (csv_.is_open()) {
+      csv_ << iter << "," << std::setprecision(6) << epoch << std::setprecision(9) << "," << loss
+           << "," << acc << "," << lr << "," << ips << "," << scale << "," << skipped << ",";
+      if (test) csv_ << test->loss << "," << test->accuracy;
+      else csv_ << ",";
+      csv_ << "\n";
+      csv_.flush();
+    }
+  }
+
+  void Progress(int64_t iter, int64_t total, double loss) {
+    if (!tty_) return;
+    const int width = 30;
+    int filled = total > 0 ? static_cast<int>(width * iter / total) : 0;
+    std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] "
+              << iter << "/" << total << "  loss " << Fmt(loss) << "   " << std::flush;
+    shown_ = true;
+  }
+
+  void ClearProgress() {
+    if (shown_) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  std::ofstream csv_;
+  bool tty_ = false, shown_ = false;
+};
+
+int Main() {
+  HALFCAF_ENFORCE(!FLAGS_net.empty(), "--net is required");
+  HALFCAF_ENFORCE(!FLAGS_init_net.empty(), "--init_net is required");
+  HALFCAF_ENFORCE(FLAGS_batch_size > 0, "--batch_size must be positive, got ", FLAGS_batch_size);
+  HALFCAF_ENFORCE(FLAGS_log_every > 0, "--log_every must be positive");
+  HALFCAF_ENFORCE(!FLAGS_resume || !FLAGS_checkpoint_dir.empty(), "--resume needs --checkpoint_dir");
+  TrainerOptions options = OptionsFromFlags();
+  math::SetBlasThreads(FLAGS_threads);
+
+  NetDef init, forward;
+  ReadProtoFromFile(FLAGS_init_net, &init);
+  ReadProtoFromFile(FLAGS_net, &forward);
+  Trainer trainer(init, forward, options);
+  const std::string ckpt = FLAGS_checkpoint_dir.empty() ? "" : FLAGS_checkpoint_dir + "/checkpoint.pb";
+  if (FLAGS_resume) {
+    trainer.Resume(ckpt);
+  } else {
+    trainer.Initialize();
+  }
+  const int64_t n_train = trainer.train_set_size();
+  const int64_t total = FLAGS_iters > 0
+                            ? FLAGS_iters
+                            : static_cast<int64_t>(std::ceil(FLAGS_epochs * n_train /
+                                                             FLAGS_batch_size));
+  std::cout << "train_net: " << (options.float16 ? "mixed precision (float16)" : "float32")
+            << ", " << n_train << " training samples, batch " << FLAGS_batch_size << ", "
+            << total << " iterations"
+            << (options.float16 ? ", loss scale " + std::string(options.dynamic_loss_scale
+                                                                     ? "dynamic from "
+                                                                     : "static ") +
+                                      Fmt(options.loss_scale, 8)
+                                : std::string())
+            << (FLAGS_resume ? ", resumed at iteration " + std::to_string(trainer.iteration())
+                             : std::string())
+            << std::endl;
+
+  Logger log(FLAGS_log_csv);
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  auto window_start = t0;
+  double window_loss = 0, window_acc = 0;
+  int64_t window_n = 0, images = 0;
+  StepStats last;
+  bool has_test = !FLAGS_test_data.empty() || options.data_format == "synthetic";
+  while (trainer.iteration() < total) {
+    last = trainer.Step();
+    HALFCAF_ENFORCE(std::isfinite(last.loss) || options.float16, "the loss became ", last.loss,
+                    " at iteration ", last.iter, " (try a lower --base_lr)");
+    window_loss += last.loss;
+    window_acc += last.accuracy;
+    ++window_n;
+    images += FLAGS_batch_size;
+    log.Progress(last.iter, total, last.loss);
+    const bool end = last.iter >= total;
+    EvalStats test;
+    const bool do_test = has_test && FLAGS_test_every > 0 && last.iter % FLAGS_test_every == 0;
+    if (do_test) test = trainer.Evaluate();
+    if (last.iter % FLAGS_log_every == 0 || end || do_test) {
+      const double secs = std::chrono::duration<double>(Clock::now() - window_start).count();
+      log.Line(last.iter, static_cast<double>(last.iter) * FLAGS_batch_size / n_train,
+               window_loss / window_n, window_acc / window_n, last.lr,
+               window_n * FLAGS_batch_size / std::max(secs, 1e-9), last.loss_scale,
+               last.skipped_steps, do_test ? &test : nullptr);
+      window_loss = window_acc = 0;
+      window_n = 0;
+      window_start = Clock::now();
+    }
+    if (!ckpt.empty() && FLAGS_checkpoint_every > 0 && last.iter % FLAGS_checkpoint_every == 0) {
+      trainer.SaveCheckpoint(ckpt);
+    }
+  }
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  log.ClearProgress();
+  if (!ckpt.empty()) trainer.SaveCheckpoint(ckpt);
+  EvalStats final_test;
+  if (has_test) {
+    final_test = trainer.Evaluate();
+    std::cout << "test: " << final_test.samples << " samples  loss " << Fmt(final_test.loss)
+              << "  accuracy " << Fmt(final_test.accuracy) << std::endl;
+  }
+  const double ips = images / std::max(wall, 1e-9);
+  std::cout << "done: " << trainer.iteration() << " iterations in " << Fmt(wall) << " s, "
+            << Fmt(ips, 5) << " images/s, " << last.skipped_steps << " skipped steps" << std::endl;
+  if (!FLAGS_summary_json.empty()) {
+    std::ostringstream js;
+    js << std::setprecision(9) << "{\n"
+       << "  \"iterations\": " << trainer.iteration() << ",\n"
+       << "  \"dtype\": \"" << FLAGS_dtype << "\",\n"
+       << "  \"batch_size\": " << FLAGS_batch_size << ",\n"
+       << "  \"final_loss\": " << last.loss << ",\n"
+       << "  \"test_loss\": " << (has_test ? final_test.loss : -1) << ",\n"
+       << "  \"test_accuracy\": " << (has_test ? final_test.accuracy : -1) << ",\n"
+       << "  \"images_per_sec\": " << ips << ",\n"
+       << "  \"skipped_steps\": " << last.skipped_steps << ",\n"
+       << "  \"final_loss_scale\": " << last.loss_scale << ",\n"
+       << "  \"wall_seconds\": " << wall << "\n}\n";
+    WriteFileAtomically(FLAGS_summary_json, js.str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace halfcaf
+
+int main(int argc, char** argv) {
+  return halfcaf::RunTool("train_net",
+                          "train_net --net FWD --init_net INIT --train_data PATH [--test_data PATH] "
+                          "[--dtype float|float16] [--loss_scale N|dynamic] [--epochs E | --iters N] "
+                          "... (see --help)",
+                          argc, argv, halfcaf::Main);
+}
