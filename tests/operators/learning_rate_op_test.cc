@@ -221,10 +221,10 @@ TEST(LearningRateWarmupTest, RampsAnyPolicy) {
                                      MakeArgument("warmup_iters", 4),
                                      MakeArgument("warmup_start", 0.2f)});
   LearningRatePolicy policy{ArgumentHelper(def)};
-  EXPECT_NEAR(policy(0), 0.2, 1e-9);
-  EXPECT_NEAR(policy(2), 0.6, 1e-9);
-  EXPECT_NEAR(policy(4), 1.0, 1e-9);
-  EXPECT_NEAR(policy(10), 0.5, 1e-9);
+  EXPECT_NEAR(policy(0), 0.2, 1e-6);
+  EXPECT_NEAR(policy(2), 0.6, 1e-6);
+  EXPECT_NEAR(policy(4), 1.0, 1e-6);
+  EXPECT_NEAR(policy(10), 0.5, 1e-6);
 }
 
 }  // namespace
