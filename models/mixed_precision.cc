@@ -85,7 +85,8 @@ MixedPrecisionResult ToMixedPrecision(const NetDef& forward,
           op.set_input(i, cast_to(op.input(i), Precision::kHalf, op));
         }
       }
-      if (prec[op.input(0)] == Precision::kFloat) {
+      // Conv/FC data is float whenever it is not known to be float16 already.
+      if (prec[op.input(0)] != Precision::kHalf) {
         op.set_input(0, cast_to(op.input(0), Precision::kHalf, op));
       }
       out_prec = Precision::kHalf;

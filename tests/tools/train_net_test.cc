@@ -1,0 +1,129 @@
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "tests/tools/tool_test_util.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+const std::string kData = std::string(HALFCAF_SOURCE_DIR) + "/tests/data/";
+const std::string kTiny = "--net " + kData + "tiny_convnet_net.pbtxt --init_net " + kData +
+                          "tiny_convnet_init.pbtxt --data_format synthetic "
+                          "--synthetic_shape 1,8,8 --num_classes 4 --batch_size 16 "
+                          "--base_lr 0.05 --threads 1 ";
+
+// CSV column `col` (0-based) of every data row.
+std::vector<std::string> CsvColumn(const std::string& path, int col) {
+  std::ifstream in(path);
+  std::string line;
+  std::vector<std::string> out;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    std::string cell;
+    for (int i = 0; i <= col; ++i) std::getline(ss, cell, ',');
+    out.push_back(cell);
+  }
+  return out;
+}
+
+double JsonNumber(const std::string& json, const std::string& key) {
+  size_t p = json.find("\"" + key + "\": ");
+  EXPECT_NE(p, std::string::npos) << key << " in " << json;
+  return std::stod(json.substr(p + key.size() + 4));
+}
+
+TEST(TrainNetTest, LearnsSyntheticDataInBothPrecisions) {
+  std::string dir = TestTempDir();
+  for (const char* dtype : {"float", "float16"}) {
+    std::string summary = dir + "/summary_" + dtype + ".json";
+    auto r = RunTool("train_net", kTiny + "--iters 120 --log_every 40 --dtype " + dtype +
+                                      " --summary_json " + summary);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("iter 40"), std::string::npos) << r.out;
+    std::string json = ReadFile(summary);
+    EXPECT_GT(JsonNumber(json, "test_accuracy"), 0.9) << dtype << "\n" << r.out;
+    EXPECT_LT(JsonNumber(json, "final_loss"), 0.5) << dtype;
+    EXPECT_EQ(JsonNumber(json, "iterations"), 120);
+  }
+}
+
+// Stopping after K iterations and resuming gives exactly the losses of an uninterrupted run.
+TEST(TrainNetTest, ResumeIsExact) {
+  std::string dir = TestTempDir();
+  for (const char* dtype : {"float", "float16"}) {
+    std::string ck = dir + "/ck_" + dtype;
+    std::system(("rm -rf " + ck + " && mkdir -p " + ck).c_str());
+    const std::string common = kTiny + "--log_every 1 --dtype " + dtype + " ";
+    auto a = RunTool("train_net", common + "--iters 30 --log_csv " + dir + "/a.csv");
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    auto b1 = RunTool("train_net", common + "--iters 12 --checkpoint_dir " + ck +
+                                       " --checkpoint_every 5");
+    ASSERT_EQ(b1.exit_code, 0) << b1.err;
+    auto b2 = RunTool("train_net", common + "--iters 30 --resume --checkpoint_dir " + ck +
+                                       " --log_csv " + dir + "/b.csv");
+    ASSERT_EQ(b2.exit_code, 0) << b2.err;
+    EXPECT_NE(b2.out.find("resumed at iteration 12"), std::string::npos) << b2.out;
+    auto la = CsvColumn(dir + "/a.csv", 2), lb = CsvColumn(dir + "/b.csv", 2);
+    ASSERT_EQ(la.size(), 30u);
+    ASSERT_EQ(lb.size(), 18u);
+    for (size_t i = 0; i < lb.size(); ++i) EXPECT_EQ(lb[i], la[12 + i]) << dtype << " iter " << 13 + i;
+  }
+}
+
+TEST(TrainNetTest, HugeLossScaleSkipsStepsAndSettles) {
+  std::string dir = TestTempDir();
+  std::string summary = dir + "/huge.json";
+  auto r = RunTool("train_net", kTiny + "--iters 120 --log_every 20 --dtype float16 "
+                                        "--loss_scale dynamic:16777216 --scale_growth_interval 1000 "
+                                        "--summary_json " + summary);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string json = ReadFile(summary);
+  EXPECT_GT(JsonNumber(json, "skipped_steps"), 0) << r.out;
+  EXPECT_LT(JsonNumber(json, "final_loss_scale"), 16777216.0) << r.out;
+  EXPECT_GT(JsonNumber(json, "test_accuracy"), 0.9) << r.out;
+}
+
+void ExpectCleanError(const ToolResult& r, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("train_net: error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+}
+
+TEST(TrainNetTest, BadInputGivesOneClearLine) {
+  std::string dir = TestTempDir();
+  // A net without a loss.
+  std::string noloss = dir + "/noloss.pbtxt";
+  std::ofstream(noloss) << "op { input: \"data\" input: \"fc_w\" input: \"fc_b\" output: \"pred\" type: \"FC\" }\n"
+                           "op { input: \"pred\" input: \"label\" output: \"accuracy\" type: \"Accuracy\" }\n";
+  const std::string init = " --init_net " + kData + "tiny_convnet_init.pbtxt";
+  ExpectCleanError(RunTool("train_net", "--net " + noloss + init + " --data_format synthetic"),
+                   "no op writes 'loss'");
+  // Label blob missing from the net.
+  ExpectCleanError(RunTool("train_net", kTiny + "--label_blob labels"), "label blob 'labels'");
+  ExpectCleanError(RunTool("train_net", kTiny + "--data_blob images"), "data blob 'images'");
+  // Dataset path missing, and corrupt.
+  const std::string lenet = "--net " + kData + "tiny_convnet_net.pbtxt" + init;
+  ExpectCleanError(RunTool("train_net", lenet + " --train_data " + dir + "/nope-images-idx3-ubyte"),
+                   dir + "/nope-images-idx3-ubyte");
+  std::string bad = dir + "/bad-images-idx3-ubyte";
+  std::ofstream(bad) << "not an idx file";
+  std::ofstream(dir + "/bad-labels-idx1-ubyte") << "nope";
+  ExpectCleanError(RunTool("train_net", lenet + " --train_data " + bad), bad);
+  // Unsupported dtype / device / loss scale.
+  ExpectCleanError(RunTool("train_net", kTiny + "--dtype float64"), "--dtype must be float or float16");
+  ExpectCleanError(RunTool("train_net", kTiny + "--device tpu"), "--device must be cpu or cuda");
+  ExpectCleanError(RunTool("train_net", kTiny + "--dtype float16 --loss_scale lots"),
+                   "--loss_scale must be a number");
+  // Resume without a checkpoint.
+  ExpectCleanError(RunTool("train_net", kTiny + "--resume --checkpoint_dir " + dir + "/empty"),
+                   "checkpoint.pb");
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
