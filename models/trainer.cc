@@ -7,6 +7,7 @@
 #include <glog/logging.h>
 
 #include "core/argument.h"
+#include "core/operator.h"
 #include "core/tensor_proto.h"
 #include "models/backward.h"
 #include "models/mixed_precision.h"
@@ -93,6 +94,34 @@ NetDef TestModeForward(const NetDef& forward) {
   return out;
 }
 
+// Puts every op of `net` on `device`, except those that must stay on the CPU: the data reader,
+// the iteration counter and its fill. The reader's outputs are copied to the device.
+void PlaceOnDevice(NetDef* net, Device device, const std::string& data, const std::string& label) {
+  if (device.type == DeviceType::CPU) return;
+  DeviceOption opt;
+  opt.set_device_type(static_cast<int>(device.type));
+  opt.set_device_id(device.id);
+  NetDef out = *net;
+  out.clear_op();
+  for (OperatorDef op : net->op()) {
+    const bool cpu_only = op.type() == "DataInput" || op.type() == "Iter" ||
+                          (op.output_size() == 1 && op.output(0) == kIter);
+    if (op.type() == "DataInput") {
+      for (auto& o : *op.mutable_output()) o += "_cpu";
+      *out.add_op() = op;
+      for (const auto& b : {data, label}) {
+        OperatorDef copy = MakeOperatorDef("CopyCPUToGPU", "", {b + "_cpu"}, {b});
+        *copy.mutable_device_option() = opt;
+        *out.add_op() = copy;
+      }
+      continue;
+    }
+    if (!cpu_only) *op.mutable_device_option() = opt;
+    *out.add_op() = op;
+  }
+  *net = out;
+}
+
 int64_t LargestDivisorAtMost(int64_t n, int64_t cap) {
   for (int64_t b = std::min(n, cap); b > 1; --b) {
     if (n % b == 0) return b;
@@ -139,6 +168,11 @@ Trainer::Trainer(const NetDef& init, const NetDef& forward, const TrainerOptions
   HALFCAF_ENFORCE(!opt_.train_data.empty() || opt_.data_format == "synthetic",
                   "no training data given");
   HALFCAF_ENFORCE(opt_.loss_scale > 0, "loss scale must be positive, got ", opt_.loss_scale);
+  HALFCAF_ENFORCE(opt_.device.type == DeviceType::CPU ||
+                      OperatorRegistry::HasType(DeviceType::CUDA, "CopyCPUToGPU"),
+                  "training on ", opt_.device.ToString(), " needs the CUDA backend, which this "
+                  "build of halfcaf does not have (configure with -DHALFCAF_USE_CUDA=ON where the "
+                  "CUDA toolkit and cuDNN are installed)");
   SetGlobalSeed(opt_.seed);
   BuildNets(init, forward);
 }
@@ -290,6 +324,8 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   *init_.add_op() = Fill(kLossScale, {}, DataType::FLOAT, opt_.float16 ? opt_.loss_scale : 1.f);
   *init_.add_op() = Fill(kGoodSteps, {1}, DataType::INT64, 0.f);
   *init_.add_op() = Fill(kSkipped, {1}, DataType::INT64, 0.f);
+  PlaceOnDevice(&init_, opt_.device, opt_.data_blob, opt_.label_blob);
+  PlaceOnDevice(&train_, opt_.device, opt_.data_blob, opt_.label_blob);
   for (const auto& op : init_.op()) {
     for (const auto& o : op.output()) {
       if (std::find(checkpoint_blobs_.begin(), checkpoint_blobs_.end(), o) ==
@@ -397,6 +433,7 @@ EvalStats Trainer::Evaluate() {
     test_ = MakeDataNet(opt_.test_data, false, b);
     test_.set_name("test");
     for (const auto& op : test_forward_.op()) *test_.add_op() = op;
+    PlaceOnDevice(&test_, opt_.device, opt_.data_blob, opt_.label_blob);
     test_net_ = ws_.CreateNet(test_);
     test_reader_ = dynamic_cast<DataInputOp*>(test_net_->ops().at(0).get());
   }

@@ -145,10 +145,7 @@ TrainerOptions OptionsFromFlags() {
   o.scale_growth_interval = FLAGS_scale_growth_interval;
   HALFCAF_ENFORCE(FLAGS_device == "cpu" || FLAGS_device == "cuda",
                   "--device must be cpu or cuda, got '", FLAGS_device, "'");
-  if (FLAGS_device == "cuda") {
-    HALFCAF_THROW("--device cuda: training on CUDA needs the CUDA operator library, which this "
-                  "build does not have yet; use --device cpu");
-  }
+  if (FLAGS_device == "cuda") o.device = Device{DeviceType::CUDA, FLAGS_gpu};
   o.seed = FLAGS_seed;
   return o;
 }

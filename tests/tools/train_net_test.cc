@@ -117,6 +117,9 @@ TEST(TrainNetTest, BadInputGivesOneClearLine) {
   // Unsupported dtype / device / loss scale.
   ExpectCleanError(RunTool("train_net", kTiny + "--dtype float64"), "--dtype must be float or float16");
   ExpectCleanError(RunTool("train_net", kTiny + "--device tpu"), "--device must be cpu or cuda");
+#ifndef HALFCAF_WITH_CUDA
+  ExpectCleanError(RunTool("train_net", kTiny + "--device cuda"), "needs the CUDA backend");
+#endif
   ExpectCleanError(RunTool("train_net", kTiny + "--dtype float16 --loss_scale lots"),
                    "--loss_scale must be a number");
   // Resume without a checkpoint.
