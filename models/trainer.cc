@@ -26,10 +26,6 @@ const char kGoodSteps[] = "loss_scale_good_steps";
 const char kSkipped[] = "skipped_steps";
 const char kReaderState[] = "data_reader_state";
 
-bool IsConvOrFC(const std::string& t) {
-  return t == "Conv" || t == "Conv2D" || t == "FC" || t == "FCTransposed";
-}
-
 bool Reads(const NetDef& net, const std::string& blob) {
   for (const auto& op : net.op()) {
     for (const auto& in : op.input()) {
@@ -131,37 +127,6 @@ int64_t LargestDivisorAtMost(int64_t n, int64_t cap) {
 
 }  // namespace
 
-std::vector<ParamInfo> InferParams(const NetDef& init, const NetDef& forward) {
-  std::set<std::string> initialised;
-  for (const auto& op : init.op()) {
-    for (const auto& o : op.output()) initialised.insert(o);
-  }
-  std::vector<ParamInfo> params;
-  std::map<std::string, ParamInfo::Role> role;
-  std::vector<std::string> order;
-  for (const auto& op : forward.op()) {
-    for (int i = 0; i < op.input_size(); ++i) {
-      const std::string& in = op.input(i);
-      if (!initialised.count(in)) continue;
-      ParamInfo::Role r = ParamInfo::OTHER;
-      if (IsConvOrFC(op.type())) {
-        r = i == 1 ? ParamInfo::WEIGHT : i == 2 ? ParamInfo::BIAS : ParamInfo::OTHER;
-      } else if (op.type() == "SpatialBN") {
-        r = i == 1 ? ParamInfo::BN_SCALE
-                   : i == 2 ? ParamInfo::BN_BIAS : i >= 3 ? ParamInfo::BN_STAT : ParamInfo::OTHER;
-      }
-      if (!role.count(in)) {
-        order.push_back(in);
-        role[in] = r;
-      } else if (role[in] == ParamInfo::OTHER) {
-        role[in] = r;
-      }
-    }
-  }
-  for (const auto& n : order) params.push_back({n, role[n]});
-  return params;
-}
-
 Trainer::Trainer(const NetDef& init, const NetDef& forward, const TrainerOptions& options)
     : opt_(options) {
   HALFCAF_ENFORCE(opt_.batch_size > 0, "batch size must be positive, got ", opt_.batch_size);
@@ -218,10 +183,12 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   HALFCAF_ENFORCE(!Writes(init, opt_.data_blob) && !Writes(init, opt_.label_blob),
                   "the init net writes the data or label blob; they come from the data reader");
 
-  params_ = InferParams(init, forward);
+  params_ = ParamsFromNets(init, forward);
   std::set<std::string> trainable;
   for (const auto& p : params_) {
-    if (p.role != ParamInfo::BN_STAT) trainable.insert(p.name);
+    if (p.role != ParamRole::BN_RUNNING_MEAN && p.role != ParamRole::BN_RUNNING_VAR) {
+      trainable.insert(p.name);
+    }
   }
 
   NetDef fwd = forward;
@@ -279,11 +246,11 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
     lr_args.push_back(MakeArgument("warmup_start", opt_.warmup_start));
   }
   *train_.add_op() = MakeOperatorDef("LearningRate", "", {kIter}, {kLr}, lr_args);
-  std::map<std::string, ParamInfo::Role> role;
+  std::map<std::string, ParamRole> role;
   for (const auto& p : params_) role[p.name] = p.role;
   for (const auto& pg : param_grads) {
     const std::string& p = pg.first;
-    const bool decay = role[p] == ParamInfo::WEIGHT || role[p] == ParamInfo::OTHER ||
+    const bool decay = role[p] == ParamRole::WEIGHT || role[p] == ParamRole::OTHER ||
                        opt_.weight_decay_on_bias_and_bn;
     std::vector<std::string> in{pg.second, MomentumName(p), kLr, p};
     std::vector<std::string> out{MomentumName(p), p};

@@ -11,6 +11,7 @@
 
 #include "core/net.h"
 #include "core/workspace.h"
+#include "models/model_helper.h"
 #include "proto/halfcaf.pb.h"
 
 namespace halfcaf {
@@ -51,16 +52,6 @@ struct TrainerOptions {
   Device device;
   uint32_t seed = 1;
 };
-
-struct ParamInfo {
-  enum Role { WEIGHT, BIAS, BN_SCALE, BN_BIAS, BN_STAT, OTHER };
-  std::string name;
-  Role role;
-};
-
-// Parameters of a forward net: blobs the init net writes and the forward net reads, with their
-// role from how they are used.
-std::vector<ParamInfo> InferParams(const NetDef& init, const NetDef& forward);
 
 struct StepStats {
   int64_t iter = 0;        // iterations done after this step
