@@ -1,0 +1,95 @@
+#include <cmath>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "operators/loss_scale_op.h"
+#include "tests/util/op_test_util.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+float FoundInf(const std::map<std::string, Tensor>& inputs, std::vector<std::string> names) {
+  return RunAndGet(MakeOperatorDef("CheckFinite", "", names, {"found_inf"}), inputs)[0];
+}
+
+TEST(CheckFiniteOpTest, DetectsInfAndNanInFloatAndHalf) {
+  Tensor ok = RandomTensor({3, 5}, 1, -100.f, 100.f);
+  Tensor inf = RandomTensor({7}, 2);
+  inf.mutable_data<float>()[4] = std::numeric_limits<float>::infinity();
+  Tensor nan = RandomTensor({7}, 3);
+  nan.mutable_data<float>()[6] = std::nanf("");
+  EXPECT_EQ(FoundInf({{"a", ok}}, {"a"}), 0.f);
+  EXPECT_EQ(FoundInf({{"a", ok}, {"b", inf}}, {"a", "b"}), 1.f);
+  EXPECT_EQ(FoundInf({{"a", nan}, {"b", ok}}, {"a", "b"}), 1.f);
+  EXPECT_EQ(FoundInf({{"h", ToHalf(ok)}}, {"h"}), 0.f);
+  // 70000 overflows float16 to inf: the mixed-precision overflow case.
+  Tensor big = FloatTensor({2}, {1.f, 70000.f});
+  EXPECT_EQ(FoundInf({{"h", ToHalf(big)}}, {"h"}), 1.f);
+  EXPECT_EQ(FoundInf({{"h", ToHalf(nan)}}, {"h"}), 1.f);
+  EXPECT_EQ(FoundInf({{"h", ToHalf(FloatTensor({1}, {65504.f}))}}, {"h"}), 0.f);
+}
+
+TEST(UpdateLossScaleOpTest, BacksOffGrowsAndCounts) {
+  Workspace ws;
+  SetInput(&ws, "scale", FloatTensor({}, {1024.f}));
+  Tensor zero({1}, DataType::INT64);
+  zero.mutable_data<int64_t>()[0] = 0;
+  SetInput(&ws, "good", zero);
+  SetInput(&ws, "skipped", zero);
+  auto def = MakeOperatorDef("UpdateLossScale", "", {"scale", "inf", "good", "skipped"},
+                             {"scale", "good", "skipped"},
+                             {MakeArgument("growth_interval", 3), MakeArgument("min_scale", 256.f),
+                              MakeArgument("max_scale", 2048.f)});
+  auto step = [&](float found) {
+    SetInput(&ws, "inf", FloatTensor({}, {found}));
+    RunOp(def, {}, &ws);
+    return ws.GetTensor("scale").data<float>()[0];
+  };
+  EXPECT_EQ(step(1), 512.f);   // overflow: halve
+  EXPECT_EQ(step(1), 256.f);
+  EXPECT_EQ(step(1), 256.f);   // min_scale bound
+  EXPECT_EQ(ws.GetTensor("skipped").data<int64_t>()[0], 3);
+  EXPECT_EQ(step(0), 256.f);
+  EXPECT_EQ(step(0), 256.f);
+  EXPECT_EQ(step(0), 512.f);   // 3 clean steps: double
+  EXPECT_EQ(ws.GetTensor("good").data<int64_t>()[0], 0);
+  for (int i = 0; i < 9; ++i) step(0);
+  EXPECT_EQ(ws.GetTensor("scale").data<float>()[0], 2048.f);  // max_scale bound
+  EXPECT_EQ(ws.GetTensor("skipped").data<int64_t>()[0], 3);
+}
+
+TEST(UpdateLossScaleOpTest, StaticScaleOnlyCounts) {
+  LossScaleRule rule;
+  rule.growth = 1.f;
+  rule.backoff = 1.f;
+  rule.growth_interval = 1;
+  int64_t good = 0, skipped = 0;
+  EXPECT_EQ(rule.Step(128.f, true, &good, &skipped), 128.f);
+  EXPECT_EQ(rule.Step(128.f, false, &good, &skipped), 128.f);
+  EXPECT_EQ(skipped, 1);
+}
+
+TEST(UpdateLossScaleOpTest, BadArgumentsAndInPlaceRules) {
+  Workspace ws;
+  SetInput(&ws, "scale", FloatTensor({}, {1.f}));
+  SetInput(&ws, "inf", FloatTensor({}, {0.f}));
+  SetInput(&ws, "good", IntTensor({1}, {0}));
+  SetInput(&ws, "skipped", IntTensor({1}, {0}));
+  auto bad = MakeOperatorDef("UpdateLossScale", "", {"scale", "inf", "good", "skipped"},
+                             {"scale", "good", "skipped"}, {MakeArgument("backoff", 2.f)});
+  try {
+    RunOp(bad, {}, &ws);
+    FAIL();
+  } catch (const EnforceNotMet& e) {
+    EXPECT_NE(std::string(e.what()).find("backoff"), std::string::npos) << e.what();
+  }
+  auto not_inplace = MakeOperatorDef("UpdateLossScale", "", {"scale", "inf", "good", "skipped"},
+                                     {"new_scale", "good", "skipped"});
+  EXPECT_THROW(RunOp(not_inplace, {}, &ws), EnforceNotMet);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
