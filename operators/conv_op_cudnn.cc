@@ -4,8 +4,10 @@
 // stride, dilation, symmetric pads, optional bias.
 //
 // Precision: accumulation is always FP32 (compute type CUDNN_DATA_FLOAT). With float16 data and
-// enable_tensor_core=1 (default) the convolution descriptor allows CUDNN_TENSOR_OP_MATH; float data
-// (and float16 with enable_tensor_core=0) uses CUDNN_FMA_MATH, so FP32 really is FP32 (no TF32).
+// enable_tensor_core=1 (default) the convolution descriptor allows CUDNN_TENSOR_OP_MATH (the chosen
+// algorithm's own math type is then used); float data uses CUDNN_FMA_MATH, so FP32 really is FP32
+// (no TF32); float16 with enable_tensor_core=0 uses CUDNN_DEFAULT_MATH and skips tensor-op
+// algorithms, as Caffe2 does.
 //
 // cuDNN-only arguments (Caffe2's): exhaustive_search (0: heuristics, cudnnGet*_v7; 1: timed
 // cudnnFind*Ex), deterministic (0), ws_nbytes_limit (64 MiB), force_algo ([fwd, dgrad, wgrad],
@@ -73,8 +75,8 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
   }
 
  protected:
-  // Validates X and the filter, computes the geometry and (when the shape or dtype changed)
-  // sets the descriptors. Returns the cache key of this shape.
+  // Validates X and the filter and computes the geometry. Returns the key of this shape (dims
+  // and dtype) for the descriptor and algorithm caches.
   std::vector<int64_t> Prepare(const Tensor& X, const Tensor& W, const char* x_what,
                                const char* w_what, ConvPoolGeometry* g, int64_t* M) {
     EnforceFloatType(X, x_what);
@@ -95,17 +97,36 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
     std::vector<int64_t> key = X.dims();
     key.insert(key.end(), W.dims().begin(), W.dims().end());
     key.push_back(static_cast<int64_t>(X.dtype()));
-    if (key != desc_key_) {
-      SetDescriptors(*g, *M, X.dtype());
-      desc_key_ = key;
-    }
     return key;
   }
 
-  // The math type the descriptor starts from, before an algorithm is chosen.
+  // Sets the descriptors for the shape `key` (from Prepare) unless they already describe it.
+  // Only for non-empty tensors: cuDNN rejects zero-sized dims.
+  void SetDescriptors(const std::vector<int64_t>& key, const ConvPoolGeometry& g, int64_t M,
+                      DataType dtype) {
+    if (key == desc_key_) return;
+    desc_key_.clear();  // stays empty if a descriptor call below throws
+    dtype_ = dtype;
+    const cudnnDataType_t type = CudnnDataType(dtype);
+    const cudnnTensorFormat_t format =
+        cp_.order == StorageOrder::NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    x_desc_.Set4d(format, type, g.N, g.C, g.in[0], g.in[1]);
+    y_desc_.Set4d(format, type, g.N, M, g.out[0], g.out[1]);
+    bias_desc_.Set4d(format, type, 1, M, 1, 1);
+    w_desc_.Set4d(format, type, M, g.C / cp_.group, g.kernel[0], g.kernel[1]);
+    // FP32 accumulation for float and float16 data alike.
+    conv_desc_.Set2d(g.pad_head(0), g.pad_head(1), g.stride[0], g.stride[1], g.dilation[0],
+                     g.dilation[1], CUDNN_DATA_FLOAT, cp_.group);
+    conv_desc_.SetMathType(BaseMath());
+    desc_key_ = key;
+  }
+
+  // The math type the descriptor starts from, before an algorithm is chosen: tensor ops for
+  // float16 when enabled; FMA only (no TF32) for float; Caffe2's default math for float16 with
+  // enable_tensor_core=0 (algorithms that report tensor-op math are skipped then).
   cudnnMathType_t BaseMath() const {
-    return dtype_ == DataType::FLOAT16 && enable_tensor_core_ ? CUDNN_TENSOR_OP_MATH
-                                                              : CUDNN_FMA_MATH;
+    if (dtype_ == DataType::FLOAT) return CUDNN_FMA_MATH;
+    return enable_tensor_core_ ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH;
   }
 
   // The first acceptable result of a cuDNN algorithm query (results come best first): it
@@ -123,7 +144,7 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
                           p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
       if (tensor && !tensor_ok) continue;
       if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;  // no down-conversion
-      *math = tensor_ok ? p.mathType : CUDNN_FMA_MATH;
+      *math = tensor_ok ? p.mathType : BaseMath();
       return &p;
     }
     return nullptr;
@@ -143,7 +164,6 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
   int64_t ws_limit_;
   int force_fwd_ = -1, force_dgrad_ = -1, force_wgrad_ = -1;
   DataType dtype_ = DataType::UNDEFINED;
-  cudnnTensorFormat_t format_ = CUDNN_TENSOR_NCHW;
   TensorDescriptor x_desc_, y_desc_, bias_desc_;
   FilterDescriptor w_desc_;
   ConvolutionDescriptor conv_desc_;
@@ -153,20 +173,6 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
   void CheckForced(const char* name, int v, int count) const {
     HALFCAF_ENFORCE(v >= -1 && v < count, cp_.op_label, ": ", name, " must be -1 (choose) or a ",
                     "cuDNN algorithm id in [0, ", count - 1, "], got ", v);
-  }
-
-  void SetDescriptors(const ConvPoolGeometry& g, int64_t M, DataType dtype) {
-    dtype_ = dtype;
-    const cudnnDataType_t type = CudnnDataType(dtype);
-    format_ = cp_.order == StorageOrder::NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
-    x_desc_.Set4d(format_, type, g.N, g.C, g.in[0], g.in[1]);
-    y_desc_.Set4d(format_, type, g.N, M, g.out[0], g.out[1]);
-    bias_desc_.Set4d(format_, type, 1, M, 1, 1);
-    w_desc_.Set4d(format_, type, M, g.C / cp_.group, g.kernel[0], g.kernel[1]);
-    // FP32 accumulation for float and float16 data alike.
-    conv_desc_.Set2d(g.pad_head(0), g.pad_head(1), g.stride[0], g.stride[1], g.dilation[0],
-                     g.dilation[1], CUDNN_DATA_FLOAT, cp_.group);
-    conv_desc_.SetMathType(BaseMath());
   }
 };
 
@@ -194,6 +200,7 @@ class CudnnConvOp final : public CudnnConvOpBase {
     if (X.numel() == 0) {  // no input channels: the convolution sums nothing
       SetZero(Y);
     } else {
+      SetDescriptors(key, g, M, X.dtype());
       Forward(key, X, W, y);
     }
     if (B) AddBias(*B, g, M, Y);
@@ -328,6 +335,7 @@ class CudnnConvGradientOp final : public CudnnConvOpBase {
       if (dX) Zero(dX);
       return;
     }
+    SetDescriptors(key, g, M, dt);
     auto it = algos_.find(key);
     if (it == algos_.end()) it = algos_.emplace(key, Choose(X, W, dY, dw, dx)).first;
     const Choice& c = it->second;
