@@ -48,9 +48,9 @@ cublasOperation_t ToCublas(math::Trans t) {
 
 // Row-major C (M x N) = op(A) op(B) is column-major C^T (N x M) = op(B)^T op(A)^T, so cuBLAS gets
 // B first, A second, and the dimensions N, M.
-void GemmImpl(CUDAContext* ctx, DataType dtype, math::Trans trans_a, math::Trans trans_b,
-              int64_t M, int64_t N, int64_t K, float alpha, const void* A, int64_t lda,
-              const void* B, int64_t ldb, float beta, void* C, int64_t ldc) {
+void GemmImpl(CUDAContext* ctx, DataType dtype, math::Trans trans_a, math::Trans trans_b, int64_t M,
+              int64_t N, int64_t K, float alpha, const void* A, int64_t lda, const void* B,
+              int64_t ldb, float beta, void* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
   const cudaDataType_t type = dtype == DataType::FLOAT16 ? CUDA_R_16F : CUDA_R_32F;
   cublasHandle_t handle = ctx->cublas_handle();
@@ -94,8 +94,7 @@ void GemmEx(CUDAContext* ctx, math::Trans trans_a, math::Trans trans_b, int64_t 
 void GemmEx(CUDAContext* ctx, math::Trans trans_a, math::Trans trans_b, int64_t M, int64_t N,
             int64_t K, float alpha, const Half* A, int64_t lda, const Half* B, int64_t ldb,
             float beta, Half* C, int64_t ldc) {
-  GemmImpl(ctx, DataType::FLOAT16, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C,
-           ldc);
+  GemmImpl(ctx, DataType::FLOAT16, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // namespace gpu

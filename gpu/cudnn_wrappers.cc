@@ -101,22 +101,21 @@ int CudnnDim(int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
-void TensorDescriptor::Set4d(cudnnTensorFormat_t format, cudnnDataType_t type, int64_t n,
-                             int64_t c, int64_t h, int64_t w) {
-  HALFCAF_CUDNN_CHECK(cudnnSetTensor4dDescriptor(get(), format, type, CudnnDim(n, "N"),
-                                                 CudnnDim(c, "C"), CudnnDim(h, "H"),
-                                                 CudnnDim(w, "W")));
+void TensorDescriptor::Set4d(cudnnTensorFormat_t format, cudnnDataType_t type, int64_t n, int64_t c,
+                             int64_t h, int64_t w) {
+  HALFCAF_CUDNN_CHECK(cudnnSetTensor4dDescriptor(
+      get(), format, type, CudnnDim(n, "N"), CudnnDim(c, "C"), CudnnDim(h, "H"), CudnnDim(w, "W")));
 }
 
-void FilterDescriptor::Set4d(cudnnTensorFormat_t format, cudnnDataType_t type, int64_t k,
-                             int64_t c, int64_t h, int64_t w) {
+void FilterDescriptor::Set4d(cudnnTensorFormat_t format, cudnnDataType_t type, int64_t k, int64_t c,
+                             int64_t h, int64_t w) {
   HALFCAF_CUDNN_CHECK(cudnnSetFilter4dDescriptor(get(), type, format, CudnnDim(k, "filter K"),
                                                  CudnnDim(c, "filter C"), CudnnDim(h, "filter H"),
                                                  CudnnDim(w, "filter W")));
 }
 
-void ConvolutionDescriptor::Set2d(int64_t pad_h, int64_t pad_w, int64_t stride_h,
-                                  int64_t stride_w, int64_t dilation_h, int64_t dilation_w,
+void ConvolutionDescriptor::Set2d(int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w,
+                                  int64_t dilation_h, int64_t dilation_w,
                                   cudnnDataType_t compute_type, int group) {
   HALFCAF_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
       get(), CudnnDim(pad_h, "pad_h"), CudnnDim(pad_w, "pad_w"), CudnnDim(stride_h, "stride_h"),
@@ -144,8 +143,7 @@ void PoolingDescriptor::Set2d(cudnnPoolingMode_t mode, int64_t window_h, int64_t
       CudnnDim(stride_w, "stride_w")));
 }
 
-void ActivationDescriptor::Set(cudnnActivationMode_t mode, double coef,
-                               cudnnNanPropagation_t nan) {
+void ActivationDescriptor::Set(cudnnActivationMode_t mode, double coef, cudnnNanPropagation_t nan) {
   HALFCAF_CUDNN_CHECK(cudnnSetActivationDescriptor(get(), mode, nan, coef));
 }
 

@@ -92,8 +92,7 @@ class FilterDescriptor
 
 // 2-D cross-correlation (what deep-learning frameworks call convolution) with symmetric pads.
 class ConvolutionDescriptor
-    : public detail::CudnnDescriptor<cudnnConvolutionDescriptor_t,
-                                     cudnnCreateConvolutionDescriptor,
+    : public detail::CudnnDescriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
                                      cudnnDestroyConvolutionDescriptor> {
  public:
   ConvolutionDescriptor() = default;
@@ -114,8 +113,7 @@ class PoolingDescriptor
 };
 
 class ActivationDescriptor
-    : public detail::CudnnDescriptor<cudnnActivationDescriptor_t,
-                                     cudnnCreateActivationDescriptor,
+    : public detail::CudnnDescriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
                                      cudnnDestroyActivationDescriptor> {
  public:
   ActivationDescriptor() = default;

@@ -54,8 +54,8 @@ __device__ __forceinline__ __half Store<__half>(float v) {
   return __float2half_rn(v);
 }
 
-#define HALFCAF_GRID_LOOP(i, n)                                                       \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);          \
+#define HALFCAF_GRID_LOOP(i, n)                                             \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); \
        i += int64_t(blockDim.x) * gridDim.x)
 
 template <typename T>
@@ -100,9 +100,9 @@ void ChannelBiasImpl(int64_t outer, int64_t channels, int64_t inner, const TB* b
                      bool accumulate, cudaStream_t stream) {
   const int64_t n = outer * channels * inner;
   if (n == 0) return;
-  ChannelBiasKernel<<<Blocks(n), kThreads, 0, stream>>>(
-      n, channels, inner, reinterpret_cast<const DevT<TB>*>(b), reinterpret_cast<DevT<TY>*>(y),
-      accumulate);
+  ChannelBiasKernel<<<Blocks(n), kThreads, 0, stream>>>(n, channels, inner,
+                                                        reinterpret_cast<const DevT<TB>*>(b),
+                                                        reinterpret_cast<DevT<TY>*>(y), accumulate);
   HALFCAF_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -117,9 +117,9 @@ void ReluImpl(int64_t n, const T* x, T* y, cudaStream_t stream) {
 template <typename TY, typename TD>
 void ReluGradientImpl(int64_t n, const TY* y, const TD* dy, TD* dx, cudaStream_t stream) {
   if (n == 0) return;
-  ReluGradientKernel<<<Blocks(n), kThreads, 0, stream>>>(
-      n, reinterpret_cast<const DevT<TY>*>(y), reinterpret_cast<const DevT<TD>*>(dy),
-      reinterpret_cast<DevT<TD>*>(dx));
+  ReluGradientKernel<<<Blocks(n), kThreads, 0, stream>>>(n, reinterpret_cast<const DevT<TY>*>(y),
+                                                         reinterpret_cast<const DevT<TD>*>(dy),
+                                                         reinterpret_cast<DevT<TD>*>(dx));
   HALFCAF_CUDA_CHECK(cudaGetLastError());
 }
 

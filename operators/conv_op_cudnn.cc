@@ -140,8 +140,8 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
       if (p.status != CUDNN_STATUS_SUCCESS) continue;
       if (p.memory > static_cast<size_t>(ws_limit_)) continue;
       if (deterministic_ && p.determinism != CUDNN_DETERMINISTIC) continue;
-      const bool tensor = p.mathType == CUDNN_TENSOR_OP_MATH ||
-                          p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+      const bool tensor =
+          p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
       if (tensor && !tensor_ok) continue;
       if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;  // no down-conversion
       *math = tensor_ok ? p.mathType : BaseMath();
@@ -190,8 +190,8 @@ class CudnnConvOp final : public CudnnConvOpBase {
     if (InputSize() == 3) {
       B = &Input(2);
       EnforceFloatType(*B, "Conv bias");
-      HALFCAF_ENFORCE(B->ndim() == 1 && B->dim(0) == M, cp_.op_label, ": bias must have dims [",
-                      M, "] (one per output channel of filter ", DimsString(W.dims()), "), got ",
+      HALFCAF_ENFORCE(B->ndim() == 1 && B->dim(0) == M, cp_.op_label, ": bias must have dims [", M,
+                      "] (one per output channel of filter ", DimsString(W.dims()), "), got ",
                       DimsString(B->dims()));
     }
     Tensor* Y = Output(0, g.OutputDims(M, cp_.order));
@@ -256,8 +256,8 @@ class CudnnConvOp final : public CudnnConvOpBase {
         handle, x_desc_.get(), w_desc_.get(), conv_desc_.get(), y_desc_.get(), c.algo,
         &c.workspace));
     LOG(INFO) << "cuDNN conv algo: " << ShapeString(X, W) << " fwd " << CudnnFwdAlgoName(c.algo)
-              << " math " << CudnnMathTypeName(c.math) << " workspace " << c.workspace
-              << " bytes (" << SearchName(exhaustive_search_, force_fwd_ >= 0) << ")";
+              << " math " << CudnnMathTypeName(c.math) << " workspace " << c.workspace << " bytes ("
+              << SearchName(exhaustive_search_, force_fwd_ >= 0) << ")";
     return c;
   }
 
@@ -354,8 +354,8 @@ class CudnnConvGradientOp final : public CudnnConvOpBase {
     if (dx) {
       conv_desc_.SetMathType(c.data_math);
       HALFCAF_CUDNN_CHECK(cudnnConvolutionBackwardData(
-          handle, &one, w_desc_.get(), W.raw_data(), y_desc_.get(), dY.raw_data(),
-          conv_desc_.get(), c.data_algo, ws, c.data_ws, &zero, x_desc_.get(), dx));
+          handle, &one, w_desc_.get(), W.raw_data(), y_desc_.get(), dY.raw_data(), conv_desc_.get(),
+          c.data_algo, ws, c.data_ws, &zero, x_desc_.get(), dx));
     }
   }
 

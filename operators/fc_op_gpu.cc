@@ -18,9 +18,8 @@ using math::Trans;
 void EnforceSameDtype(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name,
                       const std::string& op) {
   HALFCAF_ENFORCE(a.dtype() == b.dtype(), op, " on CUDA needs ", a_name, " and ", b_name,
-                  " of one dtype (both float or both float16), got ", a_name, " ",
-                  a.DebugString(), " and ", b_name, " ", b.DebugString(),
-                  " (insert FloatToHalf/HalfToFloat)");
+                  " of one dtype (both float or both float16), got ", a_name, " ", a.DebugString(),
+                  " and ", b_name, " ", b.DebugString(), " (insert FloatToHalf/HalfToFloat)");
 }
 
 class FCCUDAOp final : public Operator<CUDAContext> {
@@ -38,8 +37,8 @@ class FCCUDAOp final : public Operator<CUDAContext> {
     EnforceFloatType(W, "W");
     EnforceFloatType(B, "b");
     const FCShape s = ComputeFCShape(X.dims(), W.dims(), axis_, axis_w_);
-    HALFCAF_ENFORCE(B.numel() == s.N, "b has ", B.numel(), " elements (dims ",
-                    DimsString(B.dims()), ") but W has N = ", s.N, " outputs");
+    HALFCAF_ENFORCE(B.numel() == s.N, "b has ", B.numel(), " elements (dims ", DimsString(B.dims()),
+                    ") but W has N = ", s.N, " outputs");
     EnforceSameDtype(X, "X", W, "W", DebugName());
     std::vector<int64_t> y_dims(X.dims().begin(), X.dims().begin() + s.axis);
     y_dims.push_back(s.N);
@@ -62,8 +61,8 @@ class FCCUDAOp final : public Operator<CUDAContext> {
       gpu::ChannelBias(s.M, s.N, 1, B.data<Half>(), y, false, context_.stream());
     }
     if (s.K == 0) return;
-    gpu::Gemm(&context_, Trans::kNo, Trans::kYes, s.M, s.N, s.K, 1.f, X.data<T>(), W.data<T>(),
-              1.f, y);
+    gpu::Gemm(&context_, Trans::kNo, Trans::kYes, s.M, s.N, s.K, 1.f, X.data<T>(), W.data<T>(), 1.f,
+              y);
   }
 
   int axis_, axis_w_;

@@ -21,12 +21,33 @@ struct ConvCase {
 std::vector<ConvCase> Cases() {
   return {
       {"3x3 pad 1", 2, 3, 7, 9, 4, 3, 3, {MakeArgument("pad", 1)}},
-      {"stride 2 pad 1 group 2", 2, 4, 9, 8, 6, 3, 3,
+      {"stride 2 pad 1 group 2",
+       2,
+       4,
+       9,
+       8,
+       6,
+       3,
+       3,
        {MakeArgument("stride", 2), MakeArgument("pad", 1), MakeArgument("group", 2)}},
-      {"dilation 2 pad 2", 2, 3, 11, 9, 5, 3, 3,
+      {"dilation 2 pad 2",
+       2,
+       3,
+       11,
+       9,
+       5,
+       3,
+       3,
        {MakeArgument("dilation", 2), MakeArgument("pad", 2)}},
       {"1x1", 3, 8, 5, 7, 16, 1, 1, {}},
-      {"3x5 pads (1,2,1,2) strides (1,2)", 2, 3, 7, 10, 4, 3, 5,
+      {"3x5 pads (1,2,1,2) strides (1,2)",
+       2,
+       3,
+       7,
+       10,
+       4,
+       3,
+       5,
        {MakeArgument("pads", std::vector<int64_t>{1, 2, 1, 2}),
         MakeArgument("strides", std::vector<int64_t>{1, 2})}},
   };
@@ -80,14 +101,14 @@ void CheckAll(const std::vector<Argument>& extra, const std::string& engine,
                                        {"b", RandomTensor({c.M}, 3)}};
       in["dY"] = RandomTensor(OutputDims(c, order, in), 4);
       for (DataType dt : kDtypes) {
-        SCOPED_TRACE(MakeString(c.name, " ", order, " ", DataTypeName(dt), " engine '", engine,
-                                "'"));
+        SCOPED_TRACE(
+            MakeString(c.name, " ", order, " ", DataTypeName(dt), " engine '", engine, "'"));
         const auto data = AsDtype(in, dt);
         DeviceChecker checker(opts);
         checker.Check(ConvDef("Conv", c, order, {"X", "w", "b"}, {"Y"}, extra), data);
         checker.Check(ConvDef("Conv", c, order, {"X", "w"}, {"Y"}, extra), data);
-        checker.Check(ConvDef("ConvGradient", c, order, {"X", "w", "dY"}, {"dw", "db", "dX"}, extra),
-                      data);
+        checker.Check(
+            ConvDef("ConvGradient", c, order, {"X", "w", "dY"}, {"dw", "db", "dX"}, extra), data);
         checker.Check(ConvDef("ConvGradient", c, order, {"X", "w", "dY"}, {"dw", "db"}, extra),
                       data);
         std::vector<Argument> no_bias = extra;
@@ -156,9 +177,9 @@ TEST(ConvCudnnTest, Fp32IsNotTf32) {
                                      {"w", RandomTensor(FilterDims(c, nchw, 1), 10)}};
     in["dY"] = RandomTensor(OutputDims(c, order, in), 11);
     DeviceChecker(opts).Check(ConvDef("Conv", c, order, {"X", "w"}, {"Y"}), in);
-    DeviceChecker(opts).Check(
-        ConvDef("ConvGradient", c, order, {"X", "w", "dY"}, {"dw", "dX"}, {MakeArgument("no_bias", 1)}),
-        in);
+    DeviceChecker(opts).Check(ConvDef("ConvGradient", c, order, {"X", "w", "dY"}, {"dw", "dX"},
+                                      {MakeArgument("no_bias", 1)}),
+                              in);
   }
 }
 
@@ -195,7 +216,8 @@ TEST(ConvCudnnTest, NewShapeNewAlgorithm) {
 void ExpectConvError(const OperatorDef& def_in, const std::map<std::string, Tensor>& in,
                      const std::string& needle) {
   Workspace ws;
-  for (const auto& kv : in) ws.CreateTensor(kv.first, Device{DeviceType::CUDA, 0})->CopyFrom(kv.second);
+  for (const auto& kv : in)
+    ws.CreateTensor(kv.first, Device{DeviceType::CUDA, 0})->CopyFrom(kv.second);
   OperatorDef def = def_in;
   def.mutable_device_option()->set_device_type(1);
   try {
@@ -228,12 +250,12 @@ TEST(ConvCudnnTest, Errors) {
       MakeOperatorDef("Conv", "", {"X", "w"}, {"Y"},
                       {k3, MakeArgument("deterministic", 1), MakeArgument("exhaustive_search", 1)}),
       in, "cannot be combined");
-  ExpectConvError(MakeOperatorDef("Conv", "", {"X", "w"}, {"Y"},
-                                  {k3, MakeArgument("force_algo_fwd", 42)}),
-                  in, "force_algo_fwd");
-  ExpectConvError(MakeOperatorDef("Conv", "", {"X", "w"}, {"Y"},
-                                  {k3, MakeArgument("ws_nbytes_limit", -1)}),
-                  in, "ws_nbytes_limit");
+  ExpectConvError(
+      MakeOperatorDef("Conv", "", {"X", "w"}, {"Y"}, {k3, MakeArgument("force_algo_fwd", 42)}), in,
+      "force_algo_fwd");
+  ExpectConvError(
+      MakeOperatorDef("Conv", "", {"X", "w"}, {"Y"}, {k3, MakeArgument("ws_nbytes_limit", -1)}), in,
+      "ws_nbytes_limit");
   ExpectConvError(MakeOperatorDef("ConvGradient", "", {"X", "w", "X"}, {"dw", "db", "dX"}, {k3}),
                   in, "dY has dims");
 }

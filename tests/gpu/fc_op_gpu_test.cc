@@ -32,12 +32,10 @@ TEST(CublasGemmTest, AllTransposesMatchCpu) {
     for (Trans tb : {Trans::kNo, Trans::kYes}) {
       SCOPED_TRACE(MakeString("trans_a ", ta == Trans::kYes, " trans_b ", tb == Trans::kYes));
       // Half-representable inputs, so both precisions see the same values.
-      const Tensor A = RoundThroughHalf(RandomTensor(ta == Trans::kNo ? std::vector<int64_t>{M, K}
-                                                                      : std::vector<int64_t>{K, M},
-                                                     1));
-      const Tensor B = RoundThroughHalf(RandomTensor(tb == Trans::kNo ? std::vector<int64_t>{K, N}
-                                                                      : std::vector<int64_t>{N, K},
-                                                     2));
+      const Tensor A = RoundThroughHalf(RandomTensor(
+          ta == Trans::kNo ? std::vector<int64_t>{M, K} : std::vector<int64_t>{K, M}, 1));
+      const Tensor B = RoundThroughHalf(RandomTensor(
+          tb == Trans::kNo ? std::vector<int64_t>{K, N} : std::vector<int64_t>{N, K}, 2));
       const Tensor C0 = RoundThroughHalf(RandomTensor({M, N}, 3));
       Tensor want;
       want.CopyFrom(C0);
@@ -86,13 +84,12 @@ TEST(FCGpuTest, ForwardMatchesCpu) {
     // Tensor-core sized, with odd N.
     DeviceChecker().Check(def, AsDtype(FCInputs(64, 128, 33, 4), dt));
     // X split at axis 2, W at axis_w 2.
-    DeviceChecker().Check(
-        MakeOperatorDef("FC", "", {"X", "W", "b"}, {"Y"},
-                        {MakeArgument("axis", 2), MakeArgument("axis_w", 2)}),
-        AsDtype({{"X", RandomTensor({2, 3, 4}, 7)},
-                 {"W", RandomTensor({5, 1, 4}, 8)},
-                 {"b", RandomTensor({5}, 9)}},
-                dt));
+    DeviceChecker().Check(MakeOperatorDef("FC", "", {"X", "W", "b"}, {"Y"},
+                                          {MakeArgument("axis", 2), MakeArgument("axis_w", 2)}),
+                          AsDtype({{"X", RandomTensor({2, 3, 4}, 7)},
+                                   {"W", RandomTensor({5, 1, 4}, 8)},
+                                   {"b", RandomTensor({5}, 9)}},
+                                  dt));
   }
   // float16 data with a float bias.
   auto in = AsDtype(FCInputs(9, 13, 6, 10), DataType::FLOAT16);
@@ -126,11 +123,10 @@ TEST(FCGpuTest, Fp32IsNotTf32) {
   opts.rtol = 0.f;
   DeviceChecker(opts).Check(MakeOperatorDef("FC", "", {"X", "W", "b"}, {"Y"}),
                             FCInputs(32, 512, 48, 31));
-  DeviceChecker(opts).Check(
-      MakeOperatorDef("FCGradient", "", {"X", "W", "dY"}, {"dW", "db", "dX"}),
-      {{"X", RandomTensor({512, 64}, 32)},
-       {"W", RandomTensor({48, 64}, 33)},
-       {"dY", RandomTensor({512, 48}, 34)}});
+  DeviceChecker(opts).Check(MakeOperatorDef("FCGradient", "", {"X", "W", "dY"}, {"dW", "db", "dX"}),
+                            {{"X", RandomTensor({512, 64}, 32)},
+                             {"W", RandomTensor({48, 64}, 33)},
+                             {"dY", RandomTensor({512, 48}, 34)}});
 }
 
 TEST(FCGpuTest, Errors) {

@@ -79,8 +79,7 @@ TEST(ReluGpuTest, BadInputs) {
     EXPECT_NE(std::string(e.what()).find("int32"), std::string::npos) << e.what();
   }
   try {
-    CreateOperator(CudaDef(MakeOperatorDef("ReluGradient", "", {"Y", "dY"}, {"dX"})), &ws)
-        ->Run(0);
+    CreateOperator(CudaDef(MakeOperatorDef("ReluGradient", "", {"Y", "dY"}, {"dX"})), &ws)->Run(0);
     FAIL() << "shape mismatch accepted";
   } catch (const EnforceNotMet& e) {
     EXPECT_NE(std::string(e.what()).find("same shape"), std::string::npos) << e.what();

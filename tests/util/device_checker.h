@@ -5,12 +5,11 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "gpu/cuda_context.h"
 #include "tests/util/op_test_util.h"
