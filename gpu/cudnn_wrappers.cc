@@ -1,0 +1,150 @@
+#include "gpu/cudnn_wrappers.h"
+
+#include <limits>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "core/tensor.h"
+#include "gpu/cuda_context.h"
+
+namespace halfcaf {
+
+cudnnDataType_t CudnnDataType(DataType t, const char* what) {
+  switch (t) {
+    case DataType::FLOAT: return CUDNN_DATA_FLOAT;
+    case DataType::FLOAT16: return CUDNN_DATA_HALF;
+    default: break;
+  }
+  HALFCAF_THROW(what, " has data type ", DataTypeName(t),
+                "; cuDNN operators take float or float16");
+}
+
+const char* CudnnDataTypeName(cudnnDataType_t t) {
+  switch (t) {
+    case CUDNN_DATA_FLOAT: return "float";
+    case CUDNN_DATA_HALF: return "float16";
+    case CUDNN_DATA_DOUBLE: return "double";
+    default: return "other";
+  }
+}
+
+const char* CudnnMathTypeName(cudnnMathType_t t) {
+  switch (t) {
+    case CUDNN_DEFAULT_MATH: return "CUDNN_DEFAULT_MATH";
+    case CUDNN_TENSOR_OP_MATH: return "CUDNN_TENSOR_OP_MATH";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
+    case CUDNN_FMA_MATH: return "CUDNN_FMA_MATH";
+  }
+  return "unknown math type";
+}
+
+const char* CudnnFwdAlgoName(cudnnConvolutionFwdAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "IMPLICIT_PRECOMP_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "DIRECT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "FFT_TILING";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "WINOGRAD";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    default: return "unknown forward algorithm";
+  }
+}
+
+const char* CudnnBwdDataAlgoName(cudnnConvolutionBwdDataAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0: return "ALGO_0";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_1: return "ALGO_1";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING: return "FFT_TILING";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD: return "WINOGRAD";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    default: return "unknown backward-data algorithm";
+  }
+}
+
+const char* CudnnBwdFilterAlgoName(cudnnConvolutionBwdFilterAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0: return "ALGO_0";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1: return "ALGO_1";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3: return "ALGO_3";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD: return "WINOGRAD";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING: return "FFT_TILING";
+    default: return "unknown backward-filter algorithm";
+  }
+}
+
+void* CudnnWorkspace(CUDAContext* ctx, size_t nbytes) {
+  if (nbytes == 0) return nullptr;
+  static std::mutex mu;
+  static auto* buffers = new std::map<std::pair<int, cudaStream_t>, Tensor>();  // never destroyed
+  std::lock_guard<std::mutex> lk(mu);
+  Tensor& t = (*buffers)[{ctx->device_id(), ctx->stream()}];
+  if (t.nbytes() < nbytes) {
+    // The old buffer goes back to the allocator's cache, where another stream could take it:
+    // wait until this stream's queued kernels are done with it.
+    if (t.numel() > 0) ctx->FinishDevice();
+    t.Reset();
+    t.SetDevice(ctx->device());
+    t.Resize({static_cast<int64_t>(nbytes)});
+  }
+  return t.mutable_data<uint8_t>();
+}
+
+int CudnnDim(int64_t v, const char* what) {
+  HALFCAF_ENFORCE(v >= 0 && v <= std::numeric_limits<int>::max(), what, " = ", v,
+                  " does not fit the 32-bit int cuDNN takes");
+  return static_cast<int>(v);
+}
+
+void TensorDescriptor::Set4d(cudnnTensorFormat_t format, cudnnDataType_t type, int64_t n, int64_t c,
+                             int64_t h, int64_t w) {
+  HALFCAF_CUDNN_CHECK(cudnnSetTensor4dDescriptor(
+      get(), format, type, CudnnDim(n, "N"), CudnnDim(c, "C"), CudnnDim(h, "H"), CudnnDim(w, "W")));
+}
+
+void FilterDescriptor::Set4d(cudnnTensorFormat_t format, cudnnDataType_t type, int64_t k, int64_t c,
+                             int64_t h, int64_t w) {
+  HALFCAF_CUDNN_CHECK(cudnnSetFilter4dDescriptor(get(), type, format, CudnnDim(k, "filter K"),
+                                                 CudnnDim(c, "filter C"), CudnnDim(h, "filter H"),
+                                                 CudnnDim(w, "filter W")));
+}
+
+void ConvolutionDescriptor::Set2d(int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w,
+                                  int64_t dilation_h, int64_t dilation_w,
+                                  cudnnDataType_t compute_type, int group) {
+  HALFCAF_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+      get(), CudnnDim(pad_h, "pad_h"), CudnnDim(pad_w, "pad_w"), CudnnDim(stride_h, "stride_h"),
+      CudnnDim(stride_w, "stride_w"), CudnnDim(dilation_h, "dilation_h"),
+      CudnnDim(dilation_w, "dilation_w"), CUDNN_CROSS_CORRELATION, compute_type));
+  HALFCAF_CUDNN_CHECK(cudnnSetConvolutionGroupCount(get(), group));
+}
+
+void ConvolutionDescriptor::SetMathType(cudnnMathType_t math) {
+  HALFCAF_CUDNN_CHECK(cudnnSetConvolutionMathType(get(), math));
+}
+
+cudnnMathType_t ConvolutionDescriptor::math_type() const {
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  HALFCAF_CUDNN_CHECK(cudnnGetConvolutionMathType(get(), &math));
+  return math;
+}
+
+void PoolingDescriptor::Set2d(cudnnPoolingMode_t mode, int64_t window_h, int64_t window_w,
+                              int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w,
+                              cudnnNanPropagation_t nan) {
+  HALFCAF_CUDNN_CHECK(cudnnSetPooling2dDescriptor(
+      get(), mode, nan, CudnnDim(window_h, "window_h"), CudnnDim(window_w, "window_w"),
+      CudnnDim(pad_h, "pad_h"), CudnnDim(pad_w, "pad_w"), CudnnDim(stride_h, "stride_h"),
+      CudnnDim(stride_w, "stride_w")));
+}
+
+void ActivationDescriptor::Set(cudnnActivationMode_t mode, double coef, cudnnNanPropagation_t nan) {
+  HALFCAF_CUDNN_CHECK(cudnnSetActivationDescriptor(get(), mode, nan, coef));
+}
+
+}  // namespace halfcaf

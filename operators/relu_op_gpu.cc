@@ -1,0 +1,63 @@
+// Relu and ReluGradient on CUDA (float and float16), with the kernels of gpu/math_gpu.cu. Same
+// semantics, dtypes and errors as the CPU operators in relu_op.cc (schema and gradient maker are
+// shared: they are registered there).
+#include "core/float_io.h"
+#include "core/operator.h"
+#include "gpu/cuda_context.h"
+#include "gpu/math_gpu.h"
+
+namespace halfcaf {
+
+namespace {
+
+class ReluCUDAOp final : public Operator<CUDAContext> {
+ public:
+  using Operator::Operator;
+
+  void RunOnDevice() override {
+    const Tensor& X = Input(0);
+    EnforceFloatType(X, "X");
+    Tensor* Y = Output(0, X.dims());
+    if (X.dtype() == DataType::FLOAT) {
+      gpu::Relu(X.numel(), X.data<float>(), Y->mutable_data<float>(), context_.stream());
+    } else {
+      gpu::Relu(X.numel(), X.data<Half>(), Y->mutable_data<Half>(), context_.stream());
+    }
+  }
+};
+
+class ReluGradientCUDAOp final : public Operator<CUDAContext> {
+ public:
+  using Operator::Operator;
+
+  void RunOnDevice() override {
+    const Tensor& Y = Input(0);
+    const Tensor& dY = Input(1);
+    EnforceFloatType(Y, "Y");
+    EnforceFloatType(dY, "dY");
+    HALFCAF_ENFORCE(Y.dims() == dY.dims(), "Y and dY must have the same shape, got ",
+                    DimsString(Y.dims()), " and ", DimsString(dY.dims()));
+    Tensor* dX = Output(0, Y.dims());
+    const bool y16 = Y.dtype() == DataType::FLOAT16;
+    const int64_t n = Y.numel();
+    cudaStream_t s = context_.stream();
+    if (dY.dtype() == DataType::FLOAT) {
+      const float* dy = dY.data<float>();
+      float* dx = dX->mutable_data<float>();
+      y16 ? gpu::ReluGradient(n, Y.data<Half>(), dy, dx, s)
+          : gpu::ReluGradient(n, Y.data<float>(), dy, dx, s);
+    } else {
+      const Half* dy = dY.data<Half>();
+      Half* dx = dX->mutable_data<Half>();
+      y16 ? gpu::ReluGradient(n, Y.data<Half>(), dy, dx, s)
+          : gpu::ReluGradient(n, Y.data<float>(), dy, dx, s);
+    }
+  }
+};
+
+}  // namespace
+
+REGISTER_CUDA_OPERATOR(Relu, ReluCUDAOp);
+REGISTER_CUDA_OPERATOR(ReluGradient, ReluGradientCUDAOp);
+
+}  // namespace halfcaf

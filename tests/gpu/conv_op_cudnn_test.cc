@@ -1,0 +1,265 @@
+// Conv / ConvGradient on cuDNN against the CPU operators: float and float16, NCHW and NHWC, group,
+// stride, pads, dilation, bias / no bias, heuristic and exhaustive algorithm search, tensor cores
+// on and off; argument errors. Device tests skip without a GPU.
+#include <gtest/gtest.h>
+
+#include "tests/util/device_checker.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+const DataType kDtypes[] = {DataType::FLOAT, DataType::FLOAT16};
+const char* const kOrders[] = {"NCHW", "NHWC"};
+
+struct ConvCase {
+  const char* name;
+  int64_t N, C, H, W, M, kh, kw;
+  std::vector<Argument> args;  // besides kernel and order
+};
+
+std::vector<ConvCase> Cases() {
+  return {
+      {"3x3 pad 1", 2, 3, 7, 9, 4, 3, 3, {MakeArgument("pad", 1)}},
+      {"stride 2 pad 1 group 2",
+       2,
+       4,
+       9,
+       8,
+       6,
+       3,
+       3,
+       {MakeArgument("stride", 2), MakeArgument("pad", 1), MakeArgument("group", 2)}},
+      {"dilation 2 pad 2",
+       2,
+       3,
+       11,
+       9,
+       5,
+       3,
+       3,
+       {MakeArgument("dilation", 2), MakeArgument("pad", 2)}},
+      {"1x1", 3, 8, 5, 7, 16, 1, 1, {}},
+      {"3x5 pads (1,2,1,2) strides (1,2)",
+       2,
+       3,
+       7,
+       10,
+       4,
+       3,
+       5,
+       {MakeArgument("pads", std::vector<int64_t>{1, 2, 1, 2}),
+        MakeArgument("strides", std::vector<int64_t>{1, 2})}},
+  };
+}
+
+std::vector<int64_t> XDims(const ConvCase& c, bool nchw) {
+  return nchw ? std::vector<int64_t>{c.N, c.C, c.H, c.W} : std::vector<int64_t>{c.N, c.H, c.W, c.C};
+}
+
+std::vector<int64_t> FilterDims(const ConvCase& c, bool nchw, int group) {
+  return nchw ? std::vector<int64_t>{c.M, c.C / group, c.kh, c.kw}
+              : std::vector<int64_t>{c.M, c.kh, c.kw, c.C / group};
+}
+
+int GroupOf(const ConvCase& c) {
+  for (const auto& a : c.args) {
+    if (a.name() == "group") return static_cast<int>(a.i());
+  }
+  return 1;
+}
+
+OperatorDef ConvDef(const std::string& type, const ConvCase& c, const char* order,
+                    std::vector<std::string> in, std::vector<std::string> out,
+                    std::vector<Argument> extra = {}) {
+  std::vector<Argument> args = c.args;
+  args.push_back(MakeArgument("kernels", std::vector<int64_t>{c.kh, c.kw}));
+  args.push_back(MakeArgument("order", std::string(order)));
+  args.insert(args.end(), extra.begin(), extra.end());
+  return MakeOperatorDef(type, "", in, out, args);
+}
+
+// Output dims of the case, computed by the CPU op (the reference for shapes too).
+std::vector<int64_t> OutputDims(const ConvCase& c, const char* order,
+                                const std::map<std::string, Tensor>& in) {
+  Workspace ws;
+  RunOp(ConvDef("Conv", c, order, {"X", "w"}, {"Y"}), in, &ws);
+  return ws.GetTensor("Y").dims();
+}
+
+// Forward (with and without bias) and every gradient form, for each case, order and dtype.
+void CheckAll(const std::vector<Argument>& extra, const std::string& engine,
+              const std::vector<ConvCase>& cases = Cases()) {
+  DeviceCheckOptions opts;
+  opts.engine = engine;
+  opts.atol16 = 2e-2f;  // float16 outputs of sums over up to a few hundred products
+  for (const ConvCase& c : cases) {
+    for (const char* order : kOrders) {
+      const bool nchw = std::string(order) == "NCHW";
+      std::map<std::string, Tensor> in{{"X", RandomTensor(XDims(c, nchw), 1)},
+                                       {"w", RandomTensor(FilterDims(c, nchw, GroupOf(c)), 2)},
+                                       {"b", RandomTensor({c.M}, 3)}};
+      in["dY"] = RandomTensor(OutputDims(c, order, in), 4);
+      for (DataType dt : kDtypes) {
+        SCOPED_TRACE(
+            MakeString(c.name, " ", order, " ", DataTypeName(dt), " engine '", engine, "'"));
+        const auto data = AsDtype(in, dt);
+        DeviceChecker checker(opts);
+        checker.Check(ConvDef("Conv", c, order, {"X", "w", "b"}, {"Y"}, extra), data);
+        checker.Check(ConvDef("Conv", c, order, {"X", "w"}, {"Y"}, extra), data);
+        checker.Check(
+            ConvDef("ConvGradient", c, order, {"X", "w", "dY"}, {"dw", "db", "dX"}, extra), data);
+        checker.Check(ConvDef("ConvGradient", c, order, {"X", "w", "dY"}, {"dw", "db"}, extra),
+                      data);
+        std::vector<Argument> no_bias = extra;
+        no_bias.push_back(MakeArgument("no_bias", 1));
+        checker.Check(ConvDef("ConvGradient", c, order, {"X", "w", "dY"}, {"dw", "dX"}, no_bias),
+                      data);
+        checker.Check(ConvDef("ConvGradient", c, order, {"X", "w", "dY"}, {"dw"}, no_bias), data);
+      }
+    }
+  }
+}
+
+// Host-only: the CUDA build registers the cuDNN engine and the plain CUDA implementation.
+TEST(ConvCudnnTest, Registered) {
+  for (const char* type : {"Conv", "Conv2D", "ConvGradient", "Conv2DGradient"}) {
+    EXPECT_NE(OperatorRegistry::Find(DeviceType::CUDA, type, "CUDNN"), nullptr) << type;
+    EXPECT_NE(OperatorRegistry::Find(DeviceType::CUDA, type, ""), nullptr) << type;
+  }
+}
+
+TEST(ConvCudnnTest, MatchesCpuHeuristicSearch) {
+  REQUIRE_GPU();
+  CheckAll({}, "CUDNN");
+}
+
+TEST(ConvCudnnTest, MatchesCpuPlainCudaEngine) {
+  REQUIRE_GPU();
+  CheckAll({}, "");
+}
+
+TEST(ConvCudnnTest, MatchesCpuExhaustiveSearch) {
+  REQUIRE_GPU();
+  // Timed search is slow: two cases are enough to exercise it.
+  CheckAll({MakeArgument("exhaustive_search", 1)}, "CUDNN", {Cases()[0], Cases()[1]});
+}
+
+TEST(ConvCudnnTest, MatchesCpuWithoutTensorCores) {
+  REQUIRE_GPU();
+  CheckAll({MakeArgument("enable_tensor_core", 0), MakeArgument("deterministic", 1)}, "CUDNN");
+}
+
+TEST(ConvCudnnTest, Conv2DAlias) {
+  REQUIRE_GPU();
+  const ConvCase c = Cases()[0];
+  std::map<std::string, Tensor> in{{"X", RandomTensor(XDims(c, true), 5)},
+                                   {"w", RandomTensor(FilterDims(c, true, 1), 6)},
+                                   {"b", RandomTensor({c.M}, 7)}};
+  in["dY"] = RandomTensor(OutputDims(c, "NCHW", in), 8);
+  DeviceChecker().Check(ConvDef("Conv2D", c, "NCHW", {"X", "w", "b"}, {"Y"}), in);
+  DeviceChecker().Check(ConvDef("Conv2DGradient", c, "NCHW", {"X", "w", "dY"}, {"dw", "db", "dX"}),
+                        in);
+}
+
+// The FP32 path must be real FP32 math: with TF32 the errors over C * 9 = 288 products per output
+// would be ~1e-3, well over this tolerance.
+TEST(ConvCudnnTest, Fp32IsNotTf32) {
+  REQUIRE_GPU();
+  const ConvCase c{"fp32", 2, 32, 12, 12, 16, 3, 3, {MakeArgument("pad", 1)}};
+  DeviceCheckOptions opts;
+  opts.atol = 3e-4f;
+  opts.rtol = 0.f;
+  for (const char* order : kOrders) {
+    SCOPED_TRACE(order);
+    const bool nchw = std::string(order) == "NCHW";
+    std::map<std::string, Tensor> in{{"X", RandomTensor(XDims(c, nchw), 9)},
+                                     {"w", RandomTensor(FilterDims(c, nchw, 1), 10)}};
+    in["dY"] = RandomTensor(OutputDims(c, order, in), 11);
+    DeviceChecker(opts).Check(ConvDef("Conv", c, order, {"X", "w"}, {"Y"}), in);
+    DeviceChecker(opts).Check(ConvDef("ConvGradient", c, order, {"X", "w", "dY"}, {"dw", "dX"},
+                                      {MakeArgument("no_bias", 1)}),
+                              in);
+  }
+}
+
+// The algorithm is chosen per input shape: one op instance run on two shapes.
+TEST(ConvCudnnTest, NewShapeNewAlgorithm) {
+  REQUIRE_GPU();
+  Workspace ws;
+  const Device gpu{DeviceType::CUDA, 0};
+  auto def = MakeOperatorDef("Conv", "", {"X", "w"}, {"Y"},
+                             {MakeArgument("kernel", 3), MakeArgument("pad", 1)});
+  def.mutable_device_option()->set_device_type(1);
+  ws.CreateTensor("w", gpu)->CopyFrom(RandomTensor({4, 3, 3, 3}, 12));
+  ws.CreateTensor("X", gpu)->CopyFrom(RandomTensor({1, 3, 5, 5}, 13));
+  auto op = CreateOperator(def, &ws);
+  for (int64_t hw : {5, 9, 5}) {
+    const Tensor x = RandomTensor({2, 3, hw, hw + 1}, 14 + static_cast<uint32_t>(hw));
+    ws.CreateTensor("X", gpu)->CopyFrom(x);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    op->Run(0);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    Tensor got;
+    got.CopyFrom(ws.GetTensor("Y"));
+    Workspace cpu;
+    Tensor w;
+    w.CopyFrom(ws.GetTensor("w"));
+    auto cpu_def = def;
+    cpu_def.mutable_device_option()->set_device_type(0);
+    RunOp(cpu_def, {{"X", x}, {"w", w}}, &cpu);
+    EXPECT_EQ(got.dims(), cpu.GetTensor("Y").dims());
+    ExpectNear(ToFloatVector(got), ToFloatVector(cpu.GetTensor("Y")), 1e-4f, 1e-4f);
+  }
+}
+
+void ExpectConvError(const OperatorDef& def_in, const std::map<std::string, Tensor>& in,
+                     const std::string& needle) {
+  Workspace ws;
+  for (const auto& kv : in)
+    ws.CreateTensor(kv.first, Device{DeviceType::CUDA, 0})->CopyFrom(kv.second);
+  OperatorDef def = def_in;
+  def.mutable_device_option()->set_device_type(1);
+  try {
+    CreateOperator(def, &ws)->Run(0);
+    FAIL() << "accepted: " << def.ShortDebugString();
+  } catch (const EnforceNotMet& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(ConvCudnnTest, Errors) {
+  REQUIRE_GPU();
+  std::map<std::string, Tensor> in{{"X", RandomTensor({1, 3, 6, 6}, 1)},
+                                   {"w", RandomTensor({4, 3, 3, 3}, 2)},
+                                   {"w2", RandomTensor({4, 3, 2, 2}, 2)},
+                                   {"Xh", ToHalf(RandomTensor({1, 3, 6, 6}, 1))}};
+  const Argument k3 = MakeArgument("kernel", 3);
+  // Asymmetric explicit pads: every engine declines.
+  ExpectConvError(MakeOperatorDef("Conv", "", {"X", "w"}, {"Y"},
+                                  {k3, MakeArgument("pads", std::vector<int64_t>{0, 0, 1, 1})}),
+                  in, "symmetric pads");
+  // SAME with an even kernel pads asymmetrically: found when the shape is known.
+  ExpectConvError(MakeOperatorDef("Conv", "", {"X", "w2"}, {"Y"},
+                                  {MakeArgument("kernel", 2), MakeArgument("legacy_pad", 2)}),
+                  in, "symmetric pads");
+  ExpectConvError(MakeOperatorDef("Conv", "", {"Xh", "w"}, {"Y"}, {k3}), in, "of one dtype");
+  ExpectConvError(MakeOperatorDef("Conv", "", {"X", "w2"}, {"Y"}, {k3}), in,
+                  "does not match the kernel");
+  ExpectConvError(
+      MakeOperatorDef("Conv", "", {"X", "w"}, {"Y"},
+                      {k3, MakeArgument("deterministic", 1), MakeArgument("exhaustive_search", 1)}),
+      in, "cannot be combined");
+  ExpectConvError(
+      MakeOperatorDef("Conv", "", {"X", "w"}, {"Y"}, {k3, MakeArgument("force_algo_fwd", 42)}), in,
+      "force_algo_fwd");
+  ExpectConvError(
+      MakeOperatorDef("Conv", "", {"X", "w"}, {"Y"}, {k3, MakeArgument("ws_nbytes_limit", -1)}), in,
+      "ws_nbytes_limit");
+  ExpectConvError(MakeOperatorDef("ConvGradient", "", {"X", "w", "X"}, {"dw", "db", "dX"}, {k3}),
+                  in, "dY has dims");
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf

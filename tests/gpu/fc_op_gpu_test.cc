@@ -1,0 +1,159 @@
+// FC / FCGradient on CUDA (cuBLAS) against the CPU operators, float and float16; the GEMM
+// wrapper's operand swap and precision policy. Device tests skip without a GPU.
+#include <gtest/gtest.h>
+
+#include "core/math.h"
+#include "gpu/cublas_gemm.h"
+#include "tests/util/device_checker.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+const DataType kDtypes[] = {DataType::FLOAT, DataType::FLOAT16};
+
+// Host-only: which cuBLAS math each precision gets (the "Pascal" vs "Volta" paths).
+TEST(CublasGemmPolicyTest, Fp32IsPedanticFp16UsesTensorOps) {
+  EXPECT_EQ(gpu::GemmComputeType(DataType::FLOAT), CUBLAS_COMPUTE_32F_PEDANTIC);
+  EXPECT_EQ(gpu::GemmComputeType(DataType::FLOAT16), CUBLAS_COMPUTE_32F);
+  EXPECT_EQ(gpu::GemmAlgorithm(DataType::FLOAT16), CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+  EXPECT_EQ(gpu::GemmAlgorithm(DataType::FLOAT), CUBLAS_GEMM_DEFAULT);
+  EXPECT_THROW(gpu::GemmComputeType(DataType::INT32), EnforceNotMet);
+}
+
+// gpu::Gemm (row-major, operands swapped for cuBLAS) against math::Gemm for every transpose pair.
+TEST(CublasGemmTest, AllTransposesMatchCpu) {
+  REQUIRE_GPU();
+  using math::Trans;
+  const int64_t M = 13, N = 37, K = 29;
+  CUDAContext ctx;
+  const Device gpu = ctx.device();
+  for (Trans ta : {Trans::kNo, Trans::kYes}) {
+    for (Trans tb : {Trans::kNo, Trans::kYes}) {
+      SCOPED_TRACE(MakeString("trans_a ", ta == Trans::kYes, " trans_b ", tb == Trans::kYes));
+      // Half-representable inputs, so both precisions see the same values.
+      const Tensor A = RoundThroughHalf(RandomTensor(
+          ta == Trans::kNo ? std::vector<int64_t>{M, K} : std::vector<int64_t>{K, M}, 1));
+      const Tensor B = RoundThroughHalf(RandomTensor(
+          tb == Trans::kNo ? std::vector<int64_t>{K, N} : std::vector<int64_t>{N, K}, 2));
+      const Tensor C0 = RoundThroughHalf(RandomTensor({M, N}, 3));
+      Tensor want;
+      want.CopyFrom(C0);
+      math::Gemm(ta, tb, M, N, K, 0.5f, A.data<float>(), B.data<float>(), 2.f,
+                 want.mutable_data<float>());
+      for (DataType dt : kDtypes) {
+        SCOPED_TRACE(DataTypeName(dt));
+        const bool h = dt == DataType::FLOAT16;
+        Tensor a(gpu), b(gpu), c(gpu);
+        a.CopyFrom(h ? ToHalf(A) : A);
+        b.CopyFrom(h ? ToHalf(B) : B);
+        c.CopyFrom(h ? ToHalf(C0) : C0);
+        if (h) {
+          gpu::Gemm(&ctx, ta, tb, M, N, K, 0.5f, a.data<Half>(), b.data<Half>(), 2.f,
+                    c.mutable_data<Half>());
+        } else {
+          gpu::Gemm(&ctx, ta, tb, M, N, K, 0.5f, a.data<float>(), b.data<float>(), 2.f,
+                    c.mutable_data<float>());
+        }
+        ctx.FinishDevice();
+        Tensor got;
+        got.CopyFrom(c);
+        ExpectNear(ToFloatVector(got), ToFloatVector(want), h ? 1e-2f : 1e-5f, h ? 2e-3f : 1e-5f);
+      }
+    }
+  }
+}
+
+TEST(FCGpuTest, Registered) {
+  EXPECT_TRUE(OperatorRegistry::HasType(DeviceType::CUDA, "FC"));
+  EXPECT_TRUE(OperatorRegistry::HasType(DeviceType::CUDA, "FCGradient"));
+}
+
+std::map<std::string, Tensor> FCInputs(int64_t M, int64_t K, int64_t N, uint32_t seed) {
+  return {{"X", RandomTensor({M, K}, seed)},
+          {"W", RandomTensor({N, K}, seed + 1)},
+          {"b", RandomTensor({N}, seed + 2)}};
+}
+
+TEST(FCGpuTest, ForwardMatchesCpu) {
+  REQUIRE_GPU();
+  const auto def = MakeOperatorDef("FC", "", {"X", "W", "b"}, {"Y"});
+  for (DataType dt : kDtypes) {
+    SCOPED_TRACE(DataTypeName(dt));
+    DeviceChecker().Check(def, AsDtype(FCInputs(5, 12, 7, 1), dt));
+    // Tensor-core sized, with odd N.
+    DeviceChecker().Check(def, AsDtype(FCInputs(64, 128, 33, 4), dt));
+    // X split at axis 2, W at axis_w 2.
+    DeviceChecker().Check(MakeOperatorDef("FC", "", {"X", "W", "b"}, {"Y"},
+                                          {MakeArgument("axis", 2), MakeArgument("axis_w", 2)}),
+                          AsDtype({{"X", RandomTensor({2, 3, 4}, 7)},
+                                   {"W", RandomTensor({5, 1, 4}, 8)},
+                                   {"b", RandomTensor({5}, 9)}},
+                                  dt));
+  }
+  // float16 data with a float bias.
+  auto in = AsDtype(FCInputs(9, 13, 6, 10), DataType::FLOAT16);
+  in["b"] = RandomTensor({6}, 12);
+  DeviceChecker().Check(def, in);
+}
+
+TEST(FCGpuTest, GradientMatchesCpu) {
+  REQUIRE_GPU();
+  for (DataType dt : kDtypes) {
+    SCOPED_TRACE(DataTypeName(dt));
+    for (auto dims : {std::vector<int64_t>{9, 13, 6}, std::vector<int64_t>{64, 96, 40}}) {
+      const int64_t M = dims[0], K = dims[1], N = dims[2];
+      std::map<std::string, Tensor> in{{"X", RandomTensor({M, K}, 21)},
+                                       {"W", RandomTensor({N, K}, 22)},
+                                       {"dY", RandomTensor({M, N}, 23)}};
+      DeviceChecker().Check(MakeOperatorDef("FCGradient", "", {"X", "W", "dY"}, {"dW", "db", "dX"}),
+                            AsDtype(in, dt));
+      DeviceChecker().Check(MakeOperatorDef("FCGradient", "", {"X", "W", "dY"}, {"dW", "db"}),
+                            AsDtype(in, dt));
+    }
+  }
+}
+
+// The FP32 path must be real FP32 math: TF32 (10-bit mantissa inputs) would miss this tolerance by
+// an order of magnitude over K = 512 products.
+TEST(FCGpuTest, Fp32IsNotTf32) {
+  REQUIRE_GPU();
+  DeviceCheckOptions opts;
+  opts.atol = 2e-4f;
+  opts.rtol = 0.f;
+  DeviceChecker(opts).Check(MakeOperatorDef("FC", "", {"X", "W", "b"}, {"Y"}),
+                            FCInputs(32, 512, 48, 31));
+  DeviceChecker(opts).Check(MakeOperatorDef("FCGradient", "", {"X", "W", "dY"}, {"dW", "db", "dX"}),
+                            {{"X", RandomTensor({512, 64}, 32)},
+                             {"W", RandomTensor({48, 64}, 33)},
+                             {"dY", RandomTensor({512, 48}, 34)}});
+}
+
+TEST(FCGpuTest, Errors) {
+  REQUIRE_GPU();
+  Workspace ws;
+  const Device gpu{DeviceType::CUDA, 0};
+  ws.CreateTensor("X", gpu)->CopyFrom(RandomTensor({4, 6}, 1));
+  ws.CreateTensor("Xh", gpu)->CopyFrom(ToHalf(RandomTensor({4, 6}, 1)));
+  ws.CreateTensor("W", gpu)->CopyFrom(RandomTensor({3, 6}, 2));
+  ws.CreateTensor("W5", gpu)->CopyFrom(RandomTensor({3, 5}, 2));
+  ws.CreateTensor("b", gpu)->CopyFrom(RandomTensor({3}, 3));
+  ws.CreateTensor("b4", gpu)->CopyFrom(RandomTensor({4}, 3));
+  auto expect_error = [&](const std::vector<std::string>& in, const std::string& needle) {
+    auto def = MakeOperatorDef("FC", "", in, {"Y"});
+    def.mutable_device_option()->set_device_type(1);
+    try {
+      CreateOperator(def, &ws)->Run(0);
+      FAIL() << "accepted " << DimsString(in);
+    } catch (const EnforceNotMet& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error({"X", "W5", "b"}, "inner dimensions must match");
+  expect_error({"X", "W", "b4"}, "b has 4 elements");
+  expect_error({"Xh", "W", "b"}, "of one dtype");
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
