@@ -72,7 +72,9 @@ StreamResources& GetResources(int device, int stream_id) {
   auto& r = Resources()[{device, stream_id}];
   if (!r.stream) {
     HALFCAF_CUDA_CHECK(cudaSetDevice(device));
-    HALFCAF_CUDA_CHECK(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
+    // Blocking streams: synchronous copies (cudaMemcpy on the legacy stream) are ordered with
+    // the kernels queued on them.
+    HALFCAF_CUDA_CHECK(cudaStreamCreateWithFlags(&r.stream, cudaStreamDefault));
   }
   return r;
 }
