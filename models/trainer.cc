@@ -11,6 +11,7 @@
 #include "core/tensor_proto.h"
 #include "models/backward.h"
 #include "models/mixed_precision.h"
+#include "models/optimizer.h"
 #include "operators/data_input_op.h"
 #include "operators/dataset_reader.h"
 
@@ -18,8 +19,6 @@ namespace halfcaf {
 
 namespace {
 
-const char kIter[] = "iter";
-const char kLr[] = "lr";
 const char kLossScale[] = "loss_scale";
 const char kFoundInf[] = "found_inf";
 const char kGoodSteps[] = "loss_scale_good_steps";
@@ -43,8 +42,6 @@ bool Writes(const NetDef& net, const std::string& blob) {
   }
   return false;
 }
-
-std::string MomentumName(const std::string& p) { return p + "_momentum"; }
 
 OperatorDef Fill(const std::string& out, std::vector<int64_t> shape, DataType dtype, float value) {
   return MakeOperatorDef("ConstantFill", "", {}, {out},
@@ -101,7 +98,7 @@ void PlaceOnDevice(NetDef* net, Device device, const std::string& data, const st
   out.clear_op();
   for (OperatorDef op : net->op()) {
     const bool cpu_only = op.type() == "DataInput" || op.type() == "Iter" ||
-                          (op.output_size() == 1 && op.output(0) == kIter);
+                          (op.output_size() == 1 && op.output(0) == kIterBlob);
     if (op.type() == "DataInput") {
       for (auto& o : *op.mutable_output()) o += "_cpu";
       *out.add_op() = op;
@@ -212,82 +209,44 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
     throw;
   }
   // Gradient of each trainable master (through its FP16 copy when it has one).
-  std::vector<std::pair<std::string, std::string>> param_grads;
+  std::vector<ParamGradient> param_grads;
   std::set<std::string> wanted;
   for (const auto& p : params_) {
     if (!trainable.count(p.name)) continue;
     std::string via = fp16_copies.count(p.name) ? Fp16CopyName(p.name) : p.name;
     auto it = grads.find(via);
     if (it == grads.end() || !it->second.IsDense()) continue;  // not differentiable: frozen
-    param_grads.emplace_back(p.name, it->second.dense);
+    param_grads.push_back(ParamGradient{p.name, it->second.dense, p.role,
+                                        fp16_copies.count(p.name) ? Fp16CopyName(p.name) : ""});
     wanted.insert(it->second.dense);
   }
   HALFCAF_ENFORCE(!param_grads.empty(), "no parameter of the net receives a gradient from '",
                   opt_.loss_blob, "'");
   PruneBackward(&body, first_grad, wanted);
 
-  // Train net: reader, forward + backward, overflow check, counters, updates, loss scale.
+  // Train net: reader, forward + backward, overflow check, optimizer, loss scale. Init net: the
+  // user's, then the FP16 copies, the optimizer's state and the loss-scale state.
   train_ = MakeDataNet(opt_.train_data, true, opt_.batch_size);
   train_.set_name("train");
   for (const auto& op : body.op()) *train_.add_op() = op;
-  std::vector<std::string> grad_blobs;
-  for (const auto& pg : param_grads) grad_blobs.push_back(pg.second);
-  if (opt_.float16) *train_.add_op() = MakeOperatorDef("CheckFinite", "", grad_blobs, {kFoundInf});
-  *train_.add_op() = MakeOperatorDef("Iter", "", {kIter}, {kIter});
-  std::vector<Argument> lr_args{MakeArgument("base_lr", opt_.base_lr),
-                                MakeArgument("policy", opt_.lr_policy),
-                                MakeArgument("gamma", opt_.gamma),
-                                MakeArgument("power", opt_.power)};
-  if (opt_.stepsize > 0) lr_args.push_back(MakeArgument("stepsize", opt_.stepsize));
-  if (opt_.max_iter > 0) lr_args.push_back(MakeArgument("max_iter", opt_.max_iter));
-  if (!opt_.stepsizes.empty()) lr_args.push_back(MakeArgument("stepsizes", opt_.stepsizes));
-  if (opt_.warmup_iters > 0) {
-    lr_args.push_back(MakeArgument("warmup_iters", opt_.warmup_iters));
-    lr_args.push_back(MakeArgument("warmup_start", opt_.warmup_start));
-  }
-  *train_.add_op() = MakeOperatorDef("LearningRate", "", {kIter}, {kLr}, lr_args);
-  std::map<std::string, ParamRole> role;
-  for (const auto& p : params_) role[p.name] = p.role;
-  for (const auto& pg : param_grads) {
-    const std::string& p = pg.first;
-    const bool decay = role[p] == ParamRole::WEIGHT || role[p] == ParamRole::OTHER ||
-                       opt_.weight_decay_on_bias_and_bn;
-    std::vector<std::string> in{pg.second, MomentumName(p), kLr, p};
-    std::vector<std::string> out{MomentumName(p), p};
-    if (opt_.float16) {
-      in.push_back(kLossScale);
-      in.push_back(kFoundInf);
-      if (fp16_copies.count(p)) out.push_back(Fp16CopyName(p));
-    }
-    *train_.add_op() = MakeOperatorDef(
-        "MixedPrecisionMomentumSGDUpdate", "update_" + p, in, out,
-        {MakeArgument("momentum", opt_.momentum), MakeArgument("nesterov", opt_.nesterov ? 1 : 0),
-         MakeArgument("weight_decay", decay ? opt_.weight_decay : 0.f)});
-  }
-  if (opt_.float16 && opt_.dynamic_loss_scale) {
-    *train_.add_op() = MakeOperatorDef(
-        "UpdateLossScale", "", {kLossScale, kFoundInf, kGoodSteps, kSkipped},
-        {kLossScale, kGoodSteps, kSkipped},
-        {MakeArgument("growth_interval", opt_.scale_growth_interval)});
-  } else if (opt_.float16) {
-    // Static scale: it never changes, but overflowing steps are still skipped and counted.
-    *train_.add_op() = MakeOperatorDef(
-        "UpdateLossScale", "", {kLossScale, kFoundInf, kGoodSteps, kSkipped},
-        {kLossScale, kGoodSteps, kSkipped},
-        {MakeArgument("growth", 1.f), MakeArgument("backoff", 1.f)});
-  }
-
-  // Init net: the user's, then momenta, FP16 copies, counters and the loss-scale state.
   init_ = init;
   init_.set_name("train_init");
-  for (const auto& pg : param_grads) {
-    *init_.add_op() = MakeOperatorDef("ConstantFill", "", {pg.first}, {MomentumName(pg.first)},
-                                      {MakeArgument("value", 0.f)});
-  }
   for (const auto& p : fp16_copies) {
     *init_.add_op() = MakeOperatorDef("FloatToHalf", "", {p}, {Fp16CopyName(p)});
   }
-  *init_.add_op() = Fill(kIter, {1}, DataType::INT64, 0.f);
+  std::vector<std::string> grad_blobs;
+  for (const auto& pg : param_grads) grad_blobs.push_back(pg.grad);
+  if (opt_.float16) *train_.add_op() = MakeOperatorDef("CheckFinite", "", grad_blobs, {kFoundInf});
+  AddMomentumSGD(opt_.optimizer, param_grads, opt_.float16 ? kLossScale : "",
+                 opt_.float16 ? kFoundInf : "", &train_, &init_);
+  if (opt_.float16) {
+    // A static scale never changes, but overflowing steps are still skipped and counted.
+    std::vector<Argument> args{MakeArgument("growth_interval", opt_.scale_growth_interval)};
+    if (!opt_.dynamic_loss_scale) args = {MakeArgument("growth", 1.f), MakeArgument("backoff", 1.f)};
+    *train_.add_op() = MakeOperatorDef("UpdateLossScale", "",
+                                       {kLossScale, kFoundInf, kGoodSteps, kSkipped},
+                                       {kLossScale, kGoodSteps, kSkipped}, args);
+  }
   *init_.add_op() = Fill(kLossScale, {}, DataType::FLOAT, opt_.float16 ? opt_.loss_scale : 1.f);
   *init_.add_op() = Fill(kGoodSteps, {1}, DataType::INT64, 0.f);
   *init_.add_op() = Fill(kSkipped, {1}, DataType::INT64, 0.f);
@@ -370,13 +329,13 @@ StepStats Trainer::Step() {
   s.loss = ReadScalar(opt_.loss_blob);
   s.has_accuracy = ws_.HasBlob(opt_.accuracy_blob) && Writes(train_, opt_.accuracy_blob);
   if (s.has_accuracy) s.accuracy = ReadScalar(opt_.accuracy_blob);
-  s.lr = ReadScalar(kLr);
+  s.lr = ReadScalar(kLrBlob);
   s.loss_scale = ReadScalar(kLossScale);
   s.skipped_steps = static_cast<int64_t>(ReadScalar(kSkipped));
   return s;
 }
 
-int64_t Trainer::iteration() const { return ws_.GetTensor(kIter).data<int64_t>()[0]; }
+int64_t Trainer::iteration() const { return ws_.GetTensor(kIterBlob).data<int64_t>()[0]; }
 
 int64_t Trainer::train_set_size() const {
   HALFCAF_ENFORCE(train_reader_ != nullptr, "the training reader is not created yet");

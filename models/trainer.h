@@ -12,6 +12,7 @@
 #include "core/net.h"
 #include "core/workspace.h"
 #include "models/model_helper.h"
+#include "models/optimizer.h"
 #include "proto/halfcaf.pb.h"
 
 namespace halfcaf {
@@ -32,16 +33,8 @@ struct TrainerOptions {
   // Blob names in the forward net.
   std::string data_blob = "data", label_blob = "label", loss_blob = "loss",
               accuracy_blob = "accuracy";
-  // Optimisation.
-  float base_lr = 0.01f;
-  std::string lr_policy = "fixed";
-  int64_t stepsize = 0, max_iter = 0, warmup_iters = 0;
-  std::vector<int64_t> stepsizes;
-  float gamma = 0.1f, power = 1.f, warmup_start = 0.f;
-  float momentum = 0.9f;
-  bool nesterov = false;
-  float weight_decay = 0.f;
-  bool weight_decay_on_bias_and_bn = false;
+  // Optimisation (momentum SGD, learning-rate schedule, weight decay).
+  OptimizerOptions optimizer;
   // Precision: float16 = mixed precision; loss_scale is the static scale or the initial
   // dynamic one.
   bool float16 = false;

@@ -1,0 +1,54 @@
+#include "models/optimizer.h"
+
+#include "core/argument.h"
+#include "core/types.h"
+
+namespace halfcaf {
+
+const char kIterBlob[] = "iter";
+const char kLrBlob[] = "lr";
+
+std::string MomentumBlob(const std::string& param) { return param + "_momentum"; }
+
+void AddMomentumSGD(const OptimizerOptions& o, const std::vector<ParamGradient>& params,
+                    const std::string& loss_scale, const std::string& found_inf, NetDef* train,
+                    NetDef* init) {
+  // Counter and schedule.
+  *init->add_op() = MakeOperatorDef(
+      "ConstantFill", "", {}, {kIterBlob},
+      {MakeArgument("shape", std::vector<int64_t>{1}), MakeArgument("value", 0.f),
+       MakeArgument("dtype", static_cast<int>(DataType::INT64))});
+  *train->add_op() = MakeOperatorDef("Iter", "", {kIterBlob}, {kIterBlob});
+  std::vector<Argument> lr_args{MakeArgument("base_lr", o.base_lr),
+                                MakeArgument("policy", o.lr_policy),
+                                MakeArgument("gamma", o.gamma), MakeArgument("power", o.power)};
+  if (o.stepsize > 0) lr_args.push_back(MakeArgument("stepsize", o.stepsize));
+  if (o.max_iter > 0) lr_args.push_back(MakeArgument("max_iter", o.max_iter));
+  if (!o.stepsizes.empty()) lr_args.push_back(MakeArgument("stepsizes", o.stepsizes));
+  if (o.warmup_iters > 0) {
+    lr_args.push_back(MakeArgument("warmup_iters", o.warmup_iters));
+    lr_args.push_back(MakeArgument("warmup_start", o.warmup_start));
+  }
+  *train->add_op() = MakeOperatorDef("LearningRate", "", {kIterBlob}, {kLrBlob}, lr_args);
+
+  // One fused update per parameter; momenta start at zero.
+  for (const auto& pg : params) {
+    const bool decay = pg.role == ParamRole::WEIGHT || pg.role == ParamRole::OTHER ||
+                       o.weight_decay_on_bias_and_bn;
+    std::vector<std::string> in{pg.grad, MomentumBlob(pg.param), kLrBlob, pg.param};
+    std::vector<std::string> out{MomentumBlob(pg.param), pg.param};
+    if (!loss_scale.empty()) {
+      in.push_back(loss_scale);
+      if (!found_inf.empty()) in.push_back(found_inf);
+    }
+    if (!pg.fp16_copy.empty()) out.push_back(pg.fp16_copy);
+    *train->add_op() = MakeOperatorDef(
+        "MixedPrecisionMomentumSGDUpdate", "update_" + pg.param, in, out,
+        {MakeArgument("momentum", o.momentum), MakeArgument("nesterov", o.nesterov ? 1 : 0),
+         MakeArgument("weight_decay", decay ? o.weight_decay : 0.f)});
+    *init->add_op() = MakeOperatorDef("ConstantFill", "", {pg.param}, {MomentumBlob(pg.param)},
+                                      {MakeArgument("value", 0.f)});
+  }
+}
+
+}  // namespace halfcaf

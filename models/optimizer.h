@@ -1,0 +1,45 @@
+// The optimizer builder: appends to a training net the iteration counter, the learning-rate
+// schedule and one fused momentum-SGD update per parameter (MixedPrecisionMomentumSGDUpdate on
+// the FP32 master, refreshing its FP16 copy when it has one), and to the init net the state those
+// need. Weight decay applies to weights only, unless asked for biases and BatchNorm parameters.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/model_helper.h"
+#include "proto/halfcaf.pb.h"
+
+namespace halfcaf {
+
+struct OptimizerOptions {
+  float base_lr = 0.01f;
+  std::string lr_policy = "fixed";
+  int64_t stepsize = 0, max_iter = 0, warmup_iters = 0;
+  std::vector<int64_t> stepsizes;
+  float gamma = 0.1f, power = 1.f, warmup_start = 0.f;
+  float momentum = 0.9f;
+  bool nesterov = false;
+  float weight_decay = 0.f;
+  bool weight_decay_on_bias_and_bn = false;
+};
+
+struct ParamGradient {
+  std::string param;       // FP32 master
+  std::string grad;        // its gradient blob (FP16 when it flows through an FP16 copy)
+  ParamRole role = ParamRole::WEIGHT;
+  std::string fp16_copy;   // empty when the parameter has no FP16 copy
+};
+
+// Blob names the optimizer uses.
+extern const char kIterBlob[];       // int64 (1), on the CPU
+extern const char kLrBlob[];         // 0-d float
+std::string MomentumBlob(const std::string& param);
+
+// `loss_scale` / `found_inf`: when non-empty, every update unscales by loss_scale and skips the
+// step when found_inf is set.
+void AddMomentumSGD(const OptimizerOptions& options, const std::vector<ParamGradient>& params,
+                    const std::string& loss_scale, const std::string& found_inf, NetDef* train,
+                    NetDef* init);
+
+}  // namespace halfcaf
