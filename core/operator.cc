@@ -6,6 +6,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/strings.h"
+
 namespace halfcaf {
 
 OperatorBase::OperatorBase(const OperatorDef& def, Workspace* ws)
@@ -64,18 +66,6 @@ size_t EditDistance(const std::string& a, const std::string& b) {
     std::swap(prev, cur);
   }
   return prev[b.size()];
-}
-
-std::vector<std::string> SplitEngines(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (!item.empty() && item != "DEFAULT") out.push_back(item);
-  }
-  return out;
 }
 
 }  // namespace
@@ -159,7 +149,10 @@ std::unique_ptr<OperatorBase> CreateOperator(const OperatorDef& def, Workspace* 
   }
   if (const OpSchema* schema = OpSchemaRegistry::Schema(def.type())) schema->Verify(def);
 
-  std::vector<std::string> engines = SplitEngines(def.engine());
+  std::vector<std::string> engines;
+  for (const auto& e : SplitList(def.engine())) {
+    if (e != "DEFAULT") engines.push_back(e);
+  }
   if (device == DeviceType::CUDA) engines.push_back("CUDNN");  // global preference on GPU
   for (const auto& engine : engines) {
     const OperatorCreator* creator = OperatorRegistry::Find(device, def.type(), engine);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/float_io.h"
+#include "core/gradient.h"
 #include "core/operator.h"
 
 namespace halfcaf {
@@ -60,5 +61,14 @@ class UnaryElementwiseGradientOp final : public Operator<CPUContext> {
   std::vector<float> y_scratch_, dy_scratch_, dx_scratch_;
 };
 
+
+// Gradient maker of these ops: <Type>Gradient(Y, dY) -> dX.
+class GetGradientFromOutput : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<OperatorDef> GetGradientDefs() override {
+    return SingleGradientDef(def_.type() + "Gradient", {O(0), GO(0)}, {GI(0)});
+  }
+};
 
 }  // namespace halfcaf

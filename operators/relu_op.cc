@@ -11,19 +11,11 @@ struct ReluFunctor {
   static float Backward(float y, float dy) { return y > 0.f ? dy : 0.f; }
 };
 
-class GetReluGradient : public GradientMakerBase {
- public:
-  using GradientMakerBase::GradientMakerBase;
-  std::vector<OperatorDef> GetGradientDefs() override {
-    return SingleGradientDef("ReluGradient", {O(0), GO(0)}, {GI(0)});
-  }
-};
-
 }  // namespace
 
 REGISTER_CPU_OPERATOR(Relu, UnaryElementwiseOp<ReluFunctor>);
 REGISTER_CPU_OPERATOR(ReluGradient, UnaryElementwiseGradientOp<ReluFunctor>);
-REGISTER_GRADIENT(Relu, GetReluGradient);
+REGISTER_GRADIENT(Relu, GetGradientFromOutput);
 
 OPERATOR_SCHEMA(Relu)
     .NumInputs(1)

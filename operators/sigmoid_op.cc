@@ -14,19 +14,11 @@ struct SigmoidFunctor {
   static float Backward(float y, float dy) { return dy * y * (1.f - y); }
 };
 
-class GetSigmoidGradient : public GradientMakerBase {
- public:
-  using GradientMakerBase::GradientMakerBase;
-  std::vector<OperatorDef> GetGradientDefs() override {
-    return SingleGradientDef("SigmoidGradient", {O(0), GO(0)}, {GI(0)});
-  }
-};
-
 }  // namespace
 
 REGISTER_CPU_OPERATOR(Sigmoid, UnaryElementwiseOp<SigmoidFunctor>);
 REGISTER_CPU_OPERATOR(SigmoidGradient, UnaryElementwiseGradientOp<SigmoidFunctor>);
-REGISTER_GRADIENT(Sigmoid, GetSigmoidGradient);
+REGISTER_GRADIENT(Sigmoid, GetGradientFromOutput);
 
 OPERATOR_SCHEMA(Sigmoid)
     .NumInputs(1)

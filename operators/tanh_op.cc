@@ -13,19 +13,11 @@ struct TanhFunctor {
   static float Backward(float y, float dy) { return dy * (1.f - y * y); }
 };
 
-class GetTanhGradient : public GradientMakerBase {
- public:
-  using GradientMakerBase::GradientMakerBase;
-  std::vector<OperatorDef> GetGradientDefs() override {
-    return SingleGradientDef("TanhGradient", {O(0), GO(0)}, {GI(0)});
-  }
-};
-
 }  // namespace
 
 REGISTER_CPU_OPERATOR(Tanh, UnaryElementwiseOp<TanhFunctor>);
 REGISTER_CPU_OPERATOR(TanhGradient, UnaryElementwiseGradientOp<TanhFunctor>);
-REGISTER_GRADIENT(Tanh, GetTanhGradient);
+REGISTER_GRADIENT(Tanh, GetGradientFromOutput);
 
 OPERATOR_SCHEMA(Tanh)
     .NumInputs(1)

@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "core/strings.h"
+
 namespace halfcaf {
 
 // Parses flags, runs body, and maps errors to "<tool>: error: <message>" + exit 1.
 int RunTool(const char* name, const char* usage, int argc, char** argv,
             const std::function<int()>& body);
 
-// "a,b,,c" -> {"a", "b", "c"} (whitespace trimmed).
-std::vector<std::string> SplitList(const std::string& s);
 
 }  // namespace halfcaf

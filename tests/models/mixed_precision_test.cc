@@ -48,9 +48,15 @@ TEST(MixedPrecisionTest, GraphStructure) {
         EXPECT_NE(op.input(i).find("_fp16"), std::string::npos) << op.DebugString();
       }
     }
-    if (op.type() == "SpatialBN") EXPECT_EQ(op.input(1), "bn_s");
-    if (op.type() == "SoftmaxWithLoss") EXPECT_EQ(op.input(0), "pred_fp32");
-    if (op.type() == "Accuracy") EXPECT_EQ(op.input(0), "softmax");  // already float
+    if (op.type() == "SpatialBN") {
+      EXPECT_EQ(op.input(1), "bn_s");
+    }
+    if (op.type() == "SoftmaxWithLoss") {
+      EXPECT_EQ(op.input(0), "pred_fp32");
+    }
+    if (op.type() == "Accuracy") {
+      EXPECT_EQ(op.input(0), "softmax");  // already float
+    }
   }
 }
 

@@ -7,17 +7,6 @@ namespace halfcaf {
 namespace testing {
 namespace {
 
-void ExpectError(const OperatorDef& def, const std::map<std::string, Tensor>& in,
-                 const std::string& substr) {
-  Workspace ws;
-  try {
-    RunOp(def, in, &ws);
-    FAIL() << "expected an error containing '" << substr << "'";
-  } catch (const EnforceNotMet& e) {
-    EXPECT_NE(std::string(e.what()).find(substr), std::string::npos) << e.what();
-  }
-}
-
 // Element (i, j, k) of a 3-D float tensor.
 float At(const Tensor& t, int64_t i, int64_t j, int64_t k) {
   return t.data<float>()[(i * t.dim(1) + j) * t.dim(2) + k];

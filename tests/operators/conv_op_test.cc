@@ -282,17 +282,6 @@ TEST(ConvOpTest, Fp16MatchesFp32) {
 }
 
 // Runs `def` on the inputs and expects an EnforceNotMet whose message contains `needle`.
-void ExpectError(const OperatorDef& def, const std::map<std::string, Tensor>& in,
-                 const std::string& needle) {
-  Workspace ws;
-  try {
-    RunOp(def, in, &ws);
-    ADD_FAILURE() << "expected an error containing '" << needle << "'";
-  } catch (const EnforceNotMet& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-
 OperatorDef ConvDef(std::vector<Argument> args, std::vector<std::string> inputs = {"X", "W"}) {
   return MakeOperatorDef("Conv", "c1", inputs, {"Y"}, std::move(args));
 }

@@ -221,17 +221,6 @@ TEST(PoolOpTest, Fp16MatchesFp32) {
   }
 }
 
-void ExpectError(const OperatorDef& def, const std::map<std::string, Tensor>& in,
-                 const std::string& needle) {
-  Workspace ws;
-  try {
-    RunOp(def, in, &ws);
-    ADD_FAILURE() << "expected an error containing '" << needle << "'";
-  } catch (const EnforceNotMet& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-
 TEST(PoolOpTest, BadArguments) {
   std::map<std::string, Tensor> in{{"X", RandomTensor({2, 3, 7, 9}, 1)}};
   auto pool = [](std::vector<Argument> args) {

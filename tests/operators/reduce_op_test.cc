@@ -7,17 +7,6 @@ namespace halfcaf {
 namespace testing {
 namespace {
 
-void ExpectError(const OperatorDef& def, const std::map<std::string, Tensor>& in,
-                 const std::string& substr) {
-  Workspace ws;
-  try {
-    RunOp(def, in, &ws);
-    FAIL() << "expected an error containing '" << substr << "'";
-  } catch (const EnforceNotMet& e) {
-    EXPECT_NE(std::string(e.what()).find(substr), std::string::npos) << e.what();
-  }
-}
-
 OperatorDef ReduceDef(const std::string& type, std::vector<int> axes, int keepdims,
                       const std::string& x = "X") {
   std::vector<Argument> args{MakeArgument("keepdims", keepdims)};

@@ -7,17 +7,6 @@ namespace halfcaf {
 namespace testing {
 namespace {
 
-void ExpectError(const OperatorDef& def, const std::map<std::string, Tensor>& in,
-                 const std::string& substr) {
-  Workspace ws;
-  try {
-    RunOp(def, in, &ws);
-    FAIL() << "expected an error containing '" << substr << "'";
-  } catch (const EnforceNotMet& e) {
-    EXPECT_NE(std::string(e.what()).find(substr), std::string::npos) << e.what();
-  }
-}
-
 // Straightforward transpose of a float tensor: Y[idx] = X[idx permuted back].
 std::vector<float> NaiveTranspose(const Tensor& X, const std::vector<int>& axes) {
   const int nd = X.ndim();

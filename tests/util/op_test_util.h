@@ -139,5 +139,17 @@ inline void CheckFp16MatchesFp32(const OperatorDef& def,
   }
 }
 
+// Runs `def` on `inputs` and expects an EnforceNotMet whose message contains `substr`.
+inline void ExpectError(const OperatorDef& def, const std::map<std::string, Tensor>& inputs,
+                        const std::string& substr) {
+  Workspace ws;
+  try {
+    RunOp(def, inputs, &ws);
+    ADD_FAILURE() << "expected an error containing '" << substr << "'";
+  } catch (const EnforceNotMet& e) {
+    EXPECT_NE(std::string(e.what()).find(substr), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace testing
 }  // namespace halfcaf
