@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -220,6 +221,12 @@ int Main() {
   ReadProtoFromFile(FLAGS_net, &forward);
   Trainer trainer(init, forward, options);
   const std::string ckpt = FLAGS_checkpoint_dir.empty() ? "" : FLAGS_checkpoint_dir + "/checkpoint.pb";
+  if (!FLAGS_checkpoint_dir.empty() && !FLAGS_resume) {
+    std::error_code ec;
+    std::filesystem::create_directories(FLAGS_checkpoint_dir, ec);
+    HALFCAF_ENFORCE(!ec, FLAGS_checkpoint_dir, ": cannot create the checkpoint folder (",
+                    ec.message(), ")");
+  }
   if (FLAGS_resume) {
     trainer.Resume(ckpt);
   } else {
