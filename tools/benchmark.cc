@@ -657,7 +657,9 @@ bool RunPeer(std::vector<Result>* results, const std::vector<int64_t>& batches,
   for (auto b : batches) bs += (bs.empty() ? "" : ",") + std::to_string(b);
   for (const auto& p : precisions) prec += (prec.empty() ? "" : ",") + p;
   std::ostringstream cmd;
-  cmd << ShellQuote(FLAGS_python) << " " << ShellQuote(FindPeerScript()) << " --model "
+  // PyTorch's OpenMP threads spin while they wait; on a machine shared with other work that
+  // slows it down many times over, so they sleep unless the caller chose otherwise.
+  cmd << "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE} " << ShellQuote(FLAGS_python) << " " << ShellQuote(FindPeerScript()) << " --model "
       << FLAGS_model << " --batch_size " << bs << " --precision " << prec << " --order "
       << FLAGS_order << " --mode " << FLAGS_mode << " --iters " << FLAGS_iters << " --warmup "
       << FLAGS_warmup << " --device " << FLAGS_device << " --gpu " << FLAGS_gpu << " --threads "
