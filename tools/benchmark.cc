@@ -132,7 +132,8 @@ int64_t ProcStatusKb(const std::string& key) {
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.compare(0, key.size() + 1, key + ":") == 0) return std::atoll(line.c_str() + key.size() + 1);
+    if (line.compare(0, key.size() + 1, key + ":") == 0)
+      return std::atoll(line.c_str() + key.size() + 1);
   }
   return -1;
 }
@@ -219,7 +220,8 @@ Model LoadModel(bool is_test) {
   }
   if (!FLAGS_input_shape.empty()) {
     m.chw = ParsePositiveInts(FLAGS_input_shape, "input_shape");
-    HALFCAF_ENFORCE(m.chw.size() == 3, "--input_shape must be C,H,W, got '", FLAGS_input_shape, "'");
+    HALFCAF_ENFORCE(m.chw.size() == 3, "--input_shape must be C,H,W, got '", FLAGS_input_shape,
+                    "'");
   }
   return m;
 }
@@ -381,8 +383,8 @@ class Progress {
 // ---- per-operator profile -----------------------------------------------------------------------
 
 struct OpProfile {
-  std::vector<double> ms;      // total over the iterations, per op
-  std::vector<double> flops;   // per iteration, per op (0: unknown)
+  std::vector<double> ms;     // total over the iterations, per op
+  std::vector<double> flops;  // per iteration, per op (0: unknown)
   std::vector<std::string> phase;
 };
 
@@ -492,8 +494,9 @@ void PrintProfile(const std::string& what, const NetBase& net, const OpProfile& 
             << " iterations, op by op; % of the op-by-op step total " << std::fixed
             << std::setprecision(2) << total << " ms)\n";
   std::cout << std::left << std::setw(10) << "phase" << std::setw(34) << "operator type"
-            << std::right << std::setw(6) << "count" << std::setw(12) << "ms/iter"
-            << std::setw(8) << "%" << std::setw(12) << "GFLOP/s" << "\n";
+            << std::right << std::setw(6) << "count" << std::setw(12) << "ms/iter" << std::setw(8)
+            << "%" << std::setw(12) << "GFLOP/s"
+            << "\n";
   std::map<std::string, double> phase_ms;
   for (const auto& t : types) {
     phase_ms[t.phase] += t.ms;
@@ -511,8 +514,8 @@ void PrintProfile(const std::string& what, const NetBase& net, const OpProfile& 
   std::vector<size_t> idx(p.ms.size());
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
   std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return p.ms[a] > p.ms[b]; });
-  const size_t top = FLAGS_per_op_top > 0 ? std::min<size_t>(FLAGS_per_op_top, idx.size())
-                                          : idx.size();
+  const size_t top =
+      FLAGS_per_op_top > 0 ? std::min<size_t>(FLAGS_per_op_top, idx.size()) : idx.size();
   std::cout << "slowest operators:\n";
   for (size_t k = 0; k < top; ++k) {
     const size_t i = idx[k];
@@ -523,9 +526,9 @@ void PrintProfile(const std::string& what, const NetBase& net, const OpProfile& 
                                  : op.DebugName();
     const double ms = p.ms[i] / iters;
     std::cout << "  #" << std::left << std::setw(5) << i << std::setw(10) << p.phase[i]
-              << std::setw(52) << name << std::right << std::setw(10)
-              << std::setprecision(3) << ms << " ms" << std::setw(7) << std::setprecision(1)
-              << (total > 0 ? 100 * ms / total : 0) << "%";
+              << std::setw(52) << name << std::right << std::setw(10) << std::setprecision(3) << ms
+              << " ms" << std::setw(7) << std::setprecision(1) << (total > 0 ? 100 * ms / total : 0)
+              << "%";
     if (p.flops[i] > 0) {
       std::cout << std::setw(10) << bench::Num(p.flops[i] / 1e9 / (ms / 1000.0), 4) << " GFLOP/s";
     }
@@ -620,8 +623,10 @@ std::string FindPeerScript() {
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -644,8 +649,8 @@ std::string JsonField(const std::string& line, const std::string& key) {
 // why) when it cannot run.
 bool RunPeer(std::vector<Result>* results, const std::vector<int64_t>& batches,
              const std::vector<std::string>& precisions, const Model& model) {
-  const std::string check = ShellQuote(FLAGS_python) +
-                            " -c 'import torch, torchvision' >/dev/null 2>&1";
+  const std::string check =
+      ShellQuote(FLAGS_python) + " -c 'import torch, torchvision' >/dev/null 2>&1";
   if (std::system(check.c_str()) != 0) {
     std::cerr << "benchmark: --compare pytorch: " << FLAGS_python
               << " cannot import torch and torchvision (Debian: apt-get install python3-torch "
@@ -659,12 +664,12 @@ bool RunPeer(std::vector<Result>* results, const std::vector<int64_t>& batches,
   std::ostringstream cmd;
   // PyTorch's OpenMP threads spin while they wait; on a machine shared with other work that
   // slows it down many times over, so they sleep unless the caller chose otherwise.
-  cmd << "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE} " << ShellQuote(FLAGS_python) << " " << ShellQuote(FindPeerScript()) << " --model "
-      << FLAGS_model << " --batch_size " << bs << " --precision " << prec << " --order "
-      << FLAGS_order << " --mode " << FLAGS_mode << " --iters " << FLAGS_iters << " --warmup "
-      << FLAGS_warmup << " --device " << FLAGS_device << " --gpu " << FLAGS_gpu << " --threads "
-      << FLAGS_threads << " --num_classes " << model.num_classes << " --image_size "
-      << model.chw[1] << " --seed " << FLAGS_seed;
+  cmd << "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE} " << ShellQuote(FLAGS_python) << " "
+      << ShellQuote(FindPeerScript()) << " --model " << FLAGS_model << " --batch_size " << bs
+      << " --precision " << prec << " --order " << FLAGS_order << " --mode " << FLAGS_mode
+      << " --iters " << FLAGS_iters << " --warmup " << FLAGS_warmup << " --device " << FLAGS_device
+      << " --gpu " << FLAGS_gpu << " --threads " << FLAGS_threads << " --num_classes "
+      << model.num_classes << " --image_size " << model.chw[1] << " --seed " << FLAGS_seed;
   std::cerr << "benchmark: running the PyTorch peer: " << cmd.str() << std::endl;
   FILE* pipe = popen(cmd.str().c_str(), "r");
   HALFCAF_ENFORCE(pipe != nullptr, "--compare pytorch: cannot start ", FLAGS_python);
@@ -725,11 +730,12 @@ void PrintTable(const bench::RunInfo& info, const std::vector<Result>& results, 
               << std::setprecision(2) << r.cost_per_million_images;
     if (peer) {
       if (r.has_peer && r.peer_images_per_sec > 0) {
-        std::cout << std::setw(13) << std::setprecision(2) << r.peer_images_per_sec
-                  << std::setw(9) << std::setprecision(2)
-                  << r.images_per_sec / r.peer_images_per_sec << "x";
+        std::cout << std::setw(13) << std::setprecision(2) << r.peer_images_per_sec << std::setw(9)
+                  << std::setprecision(2) << r.images_per_sec / r.peer_images_per_sec << "x";
       } else {
-        std::cout << std::setw(13) << (r.has_peer ? r.peer_status : "-") << std::setw(10) << "-";
+        // "skipped: fp16 autocast needs CUDA" -> "skipped" (the JSON has the whole reason).
+        const std::string st = r.has_peer ? r.peer_status.substr(0, r.peer_status.find(':')) : "-";
+        std::cout << std::setw(13) << st << std::setw(10) << "-";
       }
     }
     std::cout << "\n";
@@ -741,9 +747,9 @@ int Main() {
   const bool zoo = !FLAGS_model.empty();
   HALFCAF_ENFORCE(zoo || !FLAGS_net.empty(), "give --model (resnet50, resnet18, lenet) or --net");
   HALFCAF_ENFORCE(!(zoo && !FLAGS_net.empty()), "give --model or --net, not both");
-  HALFCAF_ENFORCE(!zoo || FLAGS_model == "resnet50" || FLAGS_model == "resnet18" ||
-                      FLAGS_model == "lenet",
-                  "--model must be resnet50, resnet18 or lenet, got '", FLAGS_model, "'");
+  HALFCAF_ENFORCE(
+      !zoo || FLAGS_model == "resnet50" || FLAGS_model == "resnet18" || FLAGS_model == "lenet",
+      "--model must be resnet50, resnet18 or lenet, got '", FLAGS_model, "'");
   HALFCAF_ENFORCE(zoo || !FLAGS_init_net.empty(), "--net needs --init_net");
   HALFCAF_ENFORCE(zoo || !FLAGS_input_shape.empty(),
                   "--net needs --input_shape C,H,W (the shape of one sample)");
@@ -769,8 +775,8 @@ int Main() {
   const std::vector<std::string> precisions = SplitList(FLAGS_precision);
   HALFCAF_ENFORCE(!precisions.empty(), "--precision is empty");
   for (const auto& p : precisions) {
-    HALFCAF_ENFORCE(p == "fp32" || p == "fp16", "--precision: expected fp32 and/or fp16, got '",
-                    p, "'");
+    HALFCAF_ENFORCE(p == "fp32" || p == "fp16", "--precision: expected fp32 and/or fp16, got '", p,
+                    "'");
   }
   if (FLAGS_device == "cuda") {
     HALFCAF_ENFORCE(OperatorRegistry::HasType(DeviceType::CUDA, "CopyCPUToGPU"),
@@ -797,8 +803,9 @@ int Main() {
   info.price_per_hour = FLAGS_price_per_hour;
   info.memory_kind = PeakMemory::Kind();
   if (FLAGS_device == "cpu") {
-    info.device += " (" + (FLAGS_threads > 0 ? std::to_string(FLAGS_threads)
-                                             : std::to_string(sysconf(_SC_NPROCESSORS_ONLN))) +
+    info.device += " (" +
+                   (FLAGS_threads > 0 ? std::to_string(FLAGS_threads)
+                                      : std::to_string(sysconf(_SC_NPROCESSORS_ONLN))) +
                    " threads)";
   }
 
@@ -829,10 +836,9 @@ int Main() {
       if (!s.points.empty()) series.push_back(s);
       if (!t.points.empty()) series.push_back(t);
     }
-    WriteFileAtomically(FLAGS_plot,
-                        bench::Svg(info.model + " " + info.mode + ", " + info.order + ", " +
-                                       info.device + ": images/s",
-                                   series));
+    WriteFileAtomically(FLAGS_plot, bench::Svg(info.model + " " + info.mode + ", " + info.order +
+                                                   ", " + info.device + ": images/s",
+                                               series));
   }
   return 0;
 }

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -19,10 +19,10 @@ namespace bench {
 struct OpTypeStat {
   std::string phase;  // forward, backward, update
   std::string type;
-  int count = 0;          // ops of this type in the phase
-  double ms = 0;          // per iteration
-  double percent = 0;     // of the op-by-op step total
-  double gflops = 0;      // GFLOP per iteration (from the schema's cost function; 0: unknown)
+  int count = 0;       // ops of this type in the phase
+  double ms = 0;       // per iteration
+  double percent = 0;  // of the op-by-op step total
+  double gflops = 0;   // GFLOP per iteration (from the schema's cost function; 0: unknown)
   double gflops_per_sec = 0;
 };
 
@@ -63,8 +63,8 @@ inline void Summarise(Result* r, double price_per_hour) {
   r->ms_p90 = Quantile(r->ms, 0.9);
   r->ms_min = r->ms.empty() ? 0 : *std::min_element(r->ms.begin(), r->ms.end());
   r->ms_max = r->ms.empty() ? 0 : *std::max_element(r->ms.begin(), r->ms.end());
-  r->images_per_sec = r->ms_median > 0 ? 1000.0 * static_cast<double>(r->batch_size) / r->ms_median
-                                       : 0;
+  r->images_per_sec =
+      r->ms_median > 0 ? 1000.0 * static_cast<double>(r->batch_size) / r->ms_median : 0;
   // $/hour / (images/hour) * 1e6.
   r->cost_per_million_images =
       r->images_per_sec > 0 ? price_per_hour * 1e6 / (3600.0 * r->images_per_sec) : 0;
@@ -145,8 +145,9 @@ inline std::string ResultJson(const RunInfo& info, const Result& r, const std::s
   field("skipped_steps", std::to_string(r.skipped_steps));
   if (r.has_peer) {
     field("pytorch_status", JsonString(r.peer_status));
-    field("pytorch_images_per_sec", Num(r.peer_images_per_sec));
-    field("pytorch_ms_per_iter_median", Num(r.peer_ms_median));
+    const bool peer_ok = r.peer_images_per_sec > 0;
+    field("pytorch_images_per_sec", peer_ok ? Num(r.peer_images_per_sec) : "null");
+    field("pytorch_ms_per_iter_median", peer_ok ? Num(r.peer_ms_median) : "null");
     field("halfcaf_vs_pytorch", r.peer_images_per_sec > 0 && r.images_per_sec > 0
                                     ? Num(r.images_per_sec / r.peer_images_per_sec)
                                     : "null");
@@ -155,11 +156,11 @@ inline std::string ResultJson(const RunInfo& info, const Result& r, const std::s
     j << indent << "  \"per_op\": [\n";
     for (size_t i = 0; i < r.op_types.size(); ++i) {
       const auto& t = r.op_types[i];
-      j << indent << "    {\"phase\": " << JsonString(t.phase) << ", \"type\": "
-        << JsonString(t.type) << ", \"count\": " << t.count << ", \"ms_per_iter\": " << Num(t.ms)
-        << ", \"percent\": " << Num(t.percent, 4) << ", \"gflop\": " << Num(t.gflops)
-        << ", \"gflops_per_sec\": " << Num(t.gflops_per_sec) << "}"
-        << (i + 1 < r.op_types.size() ? ",\n" : "\n");
+      j << indent << "    {\"phase\": " << JsonString(t.phase)
+        << ", \"type\": " << JsonString(t.type) << ", \"count\": " << t.count
+        << ", \"ms_per_iter\": " << Num(t.ms) << ", \"percent\": " << Num(t.percent, 4)
+        << ", \"gflop\": " << Num(t.gflops) << ", \"gflops_per_sec\": " << Num(t.gflops_per_sec)
+        << "}" << (i + 1 < r.op_types.size() ? ",\n" : "\n");
     }
     j << indent << "  ],\n";
   }
@@ -171,10 +172,10 @@ inline std::string ResultJson(const RunInfo& info, const Result& r, const std::s
 inline std::string ResultsJson(const RunInfo& info, const std::vector<Result>& results) {
   std::ostringstream j;
   j << "{\n  \"model\": " << JsonString(info.model) << ",\n  \"mode\": " << JsonString(info.mode)
-    << ",\n  \"device\": " << JsonString(info.device) << ",\n  \"order\": "
-    << JsonString(info.order) << ",\n  \"iters\": " << info.iters << ",\n  \"warmup\": "
-    << info.warmup << ",\n  \"threads\": " << info.threads << ",\n  \"price_per_hour\": "
-    << Num(info.price_per_hour) << ",\n  \"results\": [\n";
+    << ",\n  \"device\": " << JsonString(info.device)
+    << ",\n  \"order\": " << JsonString(info.order) << ",\n  \"iters\": " << info.iters
+    << ",\n  \"warmup\": " << info.warmup << ",\n  \"threads\": " << info.threads
+    << ",\n  \"price_per_hour\": " << Num(info.price_per_hour) << ",\n  \"results\": [\n";
   for (size_t i = 0; i < results.size(); ++i) {
     j << ResultJson(info, results[i], "    ") << (i + 1 < results.size() ? ",\n" : "\n");
   }
@@ -191,8 +192,8 @@ inline std::string ResultsCsv(const RunInfo& info, const std::vector<Result>& re
   for (const auto& r : results) {
     c << info.model << "," << info.mode << "," << info.device << "," << info.order << ","
       << r.precision << "," << r.batch_size << "," << r.status << "," << r.ms.size() << ","
-      << Num(r.ms_median) << "," << Num(r.ms_min) << "," << Num(r.ms_max) << ","
-      << Num(r.ms_p10) << "," << Num(r.ms_p90) << "," << Num(r.images_per_sec) << ","
+      << Num(r.ms_median) << "," << Num(r.ms_min) << "," << Num(r.ms_max) << "," << Num(r.ms_p10)
+      << "," << Num(r.ms_p90) << "," << Num(r.images_per_sec) << ","
       << (r.speedup_vs_fp32 > 0 ? Num(r.speedup_vs_fp32) : "") << "," << Num(r.peak_memory_mb)
       << "," << Num(r.cost_per_million_images) << ","
       << (r.has_peer && r.peer_images_per_sec > 0 ? Num(r.peer_images_per_sec) : "") << ","
@@ -221,6 +222,23 @@ struct Series {
   bool dashed = false;
   std::vector<std::pair<int64_t, double>> points;  // (batch size, images/s)
 };
+
+inline std::string XmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
+  }
+  return out;
+}
 
 // An SVG line chart: images/s (linear, from 0) against batch size (log2 scale, a tick at each
 // measured batch size), one polyline with markers per series, and a legend.
@@ -257,7 +275,7 @@ inline std::string Svg(const std::string& title, const std::vector<Series>& seri
     << "\" viewBox=\"0 0 " << W << " " << H << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   s << "<text x=\"" << W / 2 << "\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">"
-    << title << "</text>\n";
+    << XmlEscape(title) << "</text>\n";
   // Grid and y ticks.
   for (double v = 0; v <= ytop + ystep * 1e-6; v += ystep) {
     s << "<line x1=\"" << L << "\" y1=\"" << Y(v) << "\" x2=\"" << L + pw << "\" y2=\"" << Y(v)
@@ -294,8 +312,8 @@ inline std::string Svg(const std::string& title, const std::vector<Series>& seri
     }
     for (const auto& p : pts) {
       s << "<circle cx=\"" << X(static_cast<double>(p.first)) << "\" cy=\"" << Y(p.second)
-        << "\" r=\"4\" fill=\"" << se.color << "\"><title>" << se.label << ", batch " << p.first
-        << ": " << Num(p.second, 4) << " images/s</title></circle>\n";
+        << "\" r=\"4\" fill=\"" << se.color << "\"><title>" << XmlEscape(se.label) << ", batch "
+        << p.first << ": " << Num(p.second, 4) << " images/s</title></circle>\n";
     }
   }
   // Legend.
@@ -305,7 +323,8 @@ inline std::string Svg(const std::string& title, const std::vector<Series>& seri
     s << "<line x1=\"" << lx << "\" y1=\"" << ly << "\" x2=\"" << lx + 28 << "\" y2=\"" << ly
       << "\" stroke=\"" << se.color << "\" stroke-width=\"2\""
       << (se.dashed ? " stroke-dasharray=\"6 4\"" : "") << "/>\n";
-    s << "<text x=\"" << lx + 36 << "\" y=\"" << ly + 4 << "\">" << se.label << "</text>\n";
+    s << "<text x=\"" << lx + 36 << "\" y=\"" << ly + 4 << "\">" << XmlEscape(se.label)
+      << "</text>\n";
     ly += 22;
   }
   s << "</svg>\n";

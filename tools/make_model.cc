@@ -53,8 +53,8 @@ void MakeDirs(const std::string& dir) {
       if (!path.empty()) {
         struct stat st;
         if (stat(path.c_str(), &st) != 0) {
-          HALFCAF_ENFORCE(mkdir(path.c_str(), 0755) == 0 || errno == EEXIST, "--out: cannot create '",
-                          path, "' (", std::strerror(errno), ")");
+          HALFCAF_ENFORCE(mkdir(path.c_str(), 0755) == 0 || errno == EEXIST,
+                          "--out: cannot create '", path, "' (", std::strerror(errno), ")");
         } else {
           HALFCAF_ENFORCE(S_ISDIR(st.st_mode), "--out: '", path, "' exists and is not a folder");
         }
@@ -73,7 +73,8 @@ int Main() {
                   "--order must be NCHW or NHWC, got '", FLAGS_order, "'");
   HALFCAF_ENFORCE(FLAGS_dtype == "float" || FLAGS_dtype == "float16",
                   "--dtype must be float or float16, got '", FLAGS_dtype, "'");
-  HALFCAF_ENFORCE(FLAGS_num_classes >= 0, "--num_classes must be positive, got ", FLAGS_num_classes);
+  HALFCAF_ENFORCE(FLAGS_num_classes >= 0, "--num_classes must be positive, got ",
+                  FLAGS_num_classes);
   const int classes = FLAGS_num_classes > 0 ? FLAGS_num_classes : (m == "lenet" ? 10 : 1000);
   HALFCAF_ENFORCE(FLAGS_image_size >= 0, "--image_size must be positive, got ", FLAGS_image_size);
   HALFCAF_ENFORCE(FLAGS_image_channels >= 0, "--image_channels must be >= 0, got ",
@@ -118,8 +119,9 @@ int Main() {
 }  // namespace halfcaf
 
 int main(int argc, char** argv) {
-  return halfcaf::RunTool("make_model",
-                          "make_model --model resnet50|resnet18|lenet --order NCHW|NHWC "
-                          "--dtype float|float16 [--num_classes N] [--image_size S] [--is_test] --out DIR",
-                          argc, argv, halfcaf::Main);
+  return halfcaf::RunTool(
+      "make_model",
+      "make_model --model resnet50|resnet18|lenet --order NCHW|NHWC "
+      "--dtype float|float16 [--num_classes N] [--image_size S] [--is_test] --out DIR",
+      argc, argv, halfcaf::Main);
 }

@@ -1,10 +1,10 @@
 // benchmark on good and bad input, at tiny sizes: JSON / CSV / SVG outputs, the per-operator
 // profile, forward mode, a net from files, out-of-memory batches, the PyTorch comparison.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tests/tools/tool_test_util.h"
 
@@ -99,15 +99,15 @@ TEST(BenchmarkTest, LeNetTrainWritesSaneJsonCsvAndSvg) {
   EXPECT_NE(s.find("</svg>"), std::string::npos);
   EXPECT_NE(s.find("halfcaf fp32"), std::string::npos);  // legend
   EXPECT_NE(s.find("halfcaf fp16"), std::string::npos);
-  EXPECT_NE(s.find("<polyline"), std::string::npos);  // a line per precision
+  EXPECT_NE(s.find("<polyline"), std::string::npos);    // a line per precision
   EXPECT_NE(s.find(">batch size"), std::string::npos);  // axis label
   EXPECT_NE(s.find(">4</text>"), std::string::npos);    // x tick at batch 4
 }
 
 TEST(BenchmarkTest, PerOpProfileListsConvForwardAndBackward) {
   const std::string json = TestTempDir() + "/perop.json";
-  auto r = RunTool("benchmark", std::string(kTinyResNet) +
-                                    "--precision fp32 --per_op --json " + json);
+  auto r =
+      RunTool("benchmark", std::string(kTinyResNet) + "--precision fp32 --per_op --json " + json);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("per-operator profile"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("forward   Conv "), std::string::npos) << r.out;
@@ -127,8 +127,8 @@ TEST(BenchmarkTest, PerOpProfileListsConvForwardAndBackward) {
 
 TEST(BenchmarkTest, ForwardModeAndNhwc) {
   const std::string json = TestTempDir() + "/fwd.json";
-  auto r = RunTool("benchmark", std::string(kTinyResNet) + "--mode forward --order NHWC --json " +
-                                    json);
+  auto r =
+      RunTool("benchmark", std::string(kTinyResNet) + "--mode forward --order NHWC --json " + json);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto results = ResultObjects(ReadFile(json));
   ASSERT_EQ(results.size(), 2u);
@@ -145,8 +145,10 @@ TEST(BenchmarkTest, NetFromFiles) {
   const std::string files =
       "--net " + dir + "/train_net.pbtxt --init_net " + dir + "/init_net.pbtxt ";
   for (const char* mode : {"train", "forward"}) {
-    auto r = RunTool("benchmark", files + "--input_shape 1,28,28 --batch_size 2 --iters 1 "
-                                          "--warmup 0 --threads 1 --mode " + mode);
+    auto r = RunTool("benchmark", files +
+                                      "--input_shape 1,28,28 --batch_size 2 --iters 1 "
+                                      "--warmup 0 --threads 1 --mode " +
+                                      mode);
     EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.err;
     EXPECT_NE(r.out.find("fp16"), std::string::npos) << r.out;
   }
@@ -159,7 +161,8 @@ TEST(BenchmarkTest, OutOfMemoryBatchIsReportedAndTheSweepContinues) {
   auto r = RunTool("benchmark", "--version >/dev/null 2>&1; ulimit -v 1500000 && " +
                                     std::string(HALFCAF_BIN_DIR) +
                                     "/benchmark --model lenet --precision fp32 --batch_size "
-                                    "2,60000,4 --iters 1 --warmup 0 --threads 1 --json " + json);
+                                    "2,60000,4 --iters 1 --warmup 0 --threads 1 --json " +
+                                    json);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("batch 60000: out of memory"), std::string::npos) << r.err;
   const auto results = ResultObjects(ReadFile(json));

@@ -1,9 +1,9 @@
 // make_model on good and bad input; its files load in run_net and train in train_net.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <fstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "core/half.h"
 #include "core/proto_io.h"
@@ -63,8 +63,10 @@ TEST(MakeModelTest, ResNet50FilesDescribeTheZooModel) {
 
 TEST(MakeModelTest, Float16FilesHoldTheMixedPrecisionNet) {
   const std::string dir = TestTempDir() + "/r18_fp16";
-  auto r = RunTool("make_model", "--model resnet18 --dtype float16 --image_size 32 "
-                                 "--num_classes 10 --out " + dir);
+  auto r = RunTool("make_model",
+                   "--model resnet18 --dtype float16 --image_size 32 "
+                   "--num_classes 10 --out " +
+                       dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   NetDef init, net;
   ReadProtoFromFile(dir + "/init_net.pbtxt", &init);
@@ -92,7 +94,8 @@ TEST(MakeModelTest, RunNetRunsTheFilesInBothOrdersAndPrecisions) {
       {"--model lenet --dtype float16", {2, 1, 28, 28}, true},
       {"--model resnet18 --image_size 32 --num_classes 10 --order NHWC", {2, 32, 32, 3}, false},
       {"--model resnet18 --image_size 32 --num_classes 10 --dtype float16 --is_test",
-       {2, 3, 32, 32}, true},
+       {2, 3, 32, 32},
+       true},
   };
   int k = 0;
   for (const auto& c : cases) {
@@ -101,8 +104,10 @@ TEST(MakeModelTest, RunNetRunsTheFilesInBothOrdersAndPrecisions) {
     ASSERT_EQ(r.exit_code, 0) << c.args << "\n" << r.err;
     const std::string inputs = WriteInputs(dir + "/inputs.pb", c.dims, c.fp16);
     const std::string out = dir + "/out.pb";
-    r = RunTool("run_net", Files(dir) + "--inputs " + inputs + " --output_blobs softmax,loss "
-                           "--output " + out);
+    r = RunTool("run_net", Files(dir) + "--inputs " + inputs +
+                               " --output_blobs softmax,loss "
+                               "--output " +
+                               out);
     ASSERT_EQ(r.exit_code, 0) << c.args << "\n" << r.err;
     Workspace ws;
     FeedTensorProtosFile(out, &ws);
@@ -114,8 +119,9 @@ TEST(MakeModelTest, RunNetRunsTheFilesInBothOrdersAndPrecisions) {
 
 TEST(MakeModelTest, TrainNetTrainsTheFiles) {
   const std::string tmp = TestTempDir();
-  const std::string common = "--data_format synthetic --synthetic_shape 1,28,28 --batch_size 16 "
-                             "--iters 40 --log_every 40 --threads 1 ";
+  const std::string common =
+      "--data_format synthetic --synthetic_shape 1,28,28 --batch_size 16 "
+      "--iters 40 --log_every 40 --threads 1 ";
   ASSERT_EQ(RunTool("make_model", "--model lenet --out " + tmp + "/l32").exit_code, 0);
   ASSERT_EQ(RunTool("make_model", "--model lenet --dtype float16 --out " + tmp + "/l16").exit_code,
             0);

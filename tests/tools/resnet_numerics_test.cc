@@ -3,11 +3,11 @@
 // the FP32 logits must agree to 1e-4 relative to their scale, and every softmax probability to
 // 1e-4 relative to itself. Skipped when /usr/bin/python3 cannot import torch
 // and torchvision.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "core/net.h"
 #include "core/tensor_proto.h"
@@ -30,7 +30,8 @@ double RelativeError(const Tensor& got, const Tensor& want) {
   if (got.dims() != want.dims()) return INFINITY;
   double err = 0, scale = 0;
   for (int64_t i = 0; i < got.numel(); ++i) {
-    err = std::max(err, std::fabs(static_cast<double>(got.data<float>()[i]) - want.data<float>()[i]));
+    err =
+        std::max(err, std::fabs(static_cast<double>(got.data<float>()[i]) - want.data<float>()[i]));
     scale = std::max(scale, std::fabs(static_cast<double>(want.data<float>()[i])));
   }
   return err / std::max(scale, 1e-30);
@@ -81,9 +82,13 @@ void CheckAgainstTorchvision(int depth, const std::string& order, int image_size
             << ", of softmax " << softmax_err << std::endl;
 }
 
-TEST(ResNetNumericsTest, ResNet50MatchesTorchvisionNCHW) { CheckAgainstTorchvision(50, "NCHW", 64, 2); }
+TEST(ResNetNumericsTest, ResNet50MatchesTorchvisionNCHW) {
+  CheckAgainstTorchvision(50, "NCHW", 64, 2);
+}
 
-TEST(ResNetNumericsTest, ResNet18MatchesTorchvisionNHWC) { CheckAgainstTorchvision(18, "NHWC", 40, 2); }
+TEST(ResNetNumericsTest, ResNet18MatchesTorchvisionNHWC) {
+  CheckAgainstTorchvision(18, "NHWC", 40, 2);
+}
 
 }  // namespace
 }  // namespace testing
