@@ -115,6 +115,19 @@ void PlaceOnDevice(NetDef* net, Device device, const std::string& data, const st
   *net = out;
 }
 
+// FP16 copies that the init net makes (`FloatToHalf(p) -> p_fp16`) and the forward net reads:
+// copy name -> master name.
+std::map<std::string, std::string> ReadyMadeFp16Copies(const NetDef& init, const NetDef& forward) {
+  std::map<std::string, std::string> copies;
+  for (const auto& op : init.op()) {
+    if (op.type() == "FloatToHalf" && op.input_size() == 1 && op.output_size() == 1 &&
+        op.output(0) == Fp16CopyName(op.input(0)) && Reads(forward, op.output(0))) {
+      copies[op.output(0)] = op.input(0);
+    }
+  }
+  return copies;
+}
+
 int64_t LargestDivisorAtMost(int64_t n, int64_t cap) {
   for (int64_t b = std::min(n, cap); b > 1; --b) {
     if (n % b == 0) return b;
@@ -180,7 +193,24 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   HALFCAF_ENFORCE(!Writes(init, opt_.data_blob) && !Writes(init, opt_.label_blob),
                   "the init net writes the data or label blob; they come from the data reader");
 
-  params_ = ParamsFromNets(init, forward);
+  // A forward net that is already mixed precision (make_model --dtype float16): its init net
+  // makes the FP16 copies itself. The masters are trained; the net is not transformed again.
+  const std::map<std::string, std::string> premade = ReadyMadeFp16Copies(init, forward);
+  if (!premade.empty()) {
+    HALFCAF_ENFORCE(opt_.float16, "the forward net is already mixed precision (its init net makes "
+                    "the float16 copy '", premade.begin()->first, "'); train it with float16 "
+                    "(--dtype float16) or give the float32 net");
+    NetDef on_masters = forward;
+    for (auto& op : *on_masters.mutable_op()) {
+      for (auto& in : *op.mutable_input()) {
+        auto it = premade.find(in);
+        if (it != premade.end()) in = it->second;
+      }
+    }
+    params_ = ParamsFromNets(init, on_masters);
+  } else {
+    params_ = ParamsFromNets(init, forward);
+  }
   std::set<std::string> trainable;
   for (const auto& p : params_) {
     if (p.role != ParamRole::BN_RUNNING_MEAN && p.role != ParamRole::BN_RUNNING_VAR) {
@@ -190,7 +220,9 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
 
   NetDef fwd = forward;
   std::set<std::string> fp16_copies;
-  if (opt_.float16) {
+  if (!premade.empty()) {
+    for (const auto& kv : premade) fp16_copies.insert(kv.second);
+  } else if (opt_.float16) {
     MixedPrecisionResult mp = ToMixedPrecision(forward, {opt_.data_blob}, trainable);
     fwd = mp.net;
     fp16_copies.insert(mp.fp16_params.begin(), mp.fp16_params.end());
@@ -232,6 +264,7 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   init_ = init;
   init_.set_name("train_init");
   for (const auto& p : fp16_copies) {
+    if (premade.count(Fp16CopyName(p))) continue;
     *init_.add_op() = MakeOperatorDef("FloatToHalf", "", {p}, {Fp16CopyName(p)});
   }
   std::vector<std::string> grad_blobs;

@@ -1,0 +1,246 @@
+// benchmark on good and bad input, at tiny sizes: JSON / CSV / SVG outputs, the per-operator
+// profile, forward mode, a net from files, out-of-memory batches, the PyTorch comparison.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tests/tools/tool_test_util.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+const char kTinyLeNet[] = "--model lenet --batch_size 2,4 --iters 2 --warmup 1 --threads 1 ";
+const char kTinyResNet[] =
+    "--model resnet18 --image_size 32 --num_classes 10 --batch_size 2 --iters 2 --warmup 1 "
+    "--threads 1 ";
+
+// The JSON objects of "results", as strings (benchmark writes one key per line).
+std::vector<std::string> ResultObjects(const std::string& json) {
+  std::vector<std::string> out;
+  size_t p = json.find("\"results\": [");
+  if (p == std::string::npos) return out;
+  while ((p = json.find("\n    {\n", p)) != std::string::npos) {
+    size_t e = json.find("\n    }", p);
+    out.push_back(json.substr(p, e - p));
+    p = e;
+  }
+  return out;
+}
+
+std::string Field(const std::string& obj, const std::string& key) {
+  const std::string k = "\"" + key + "\": ";
+  size_t p = obj.find(k);
+  if (p == std::string::npos) return "<missing>";
+  p += k.size();
+  size_t e = obj.find_first_of(",\n", p);
+  std::string v = obj.substr(p, e - p);
+  if (!v.empty() && v[0] == '"') v = v.substr(1, v.size() - 2);
+  return v;
+}
+
+double Number(const std::string& obj, const std::string& key) {
+  const std::string v = Field(obj, key);
+  EXPECT_NE(v, "<missing>") << key;
+  return v == "<missing>" || v == "null" ? NAN : std::stod(v);
+}
+
+TEST(BenchmarkTest, LeNetTrainWritesSaneJsonCsvAndSvg) {
+  const std::string dir = TestTempDir();
+  const std::string json = dir + "/lenet.json", csv = dir + "/lenet.csv", svg = dir + "/lenet.svg";
+  auto r = RunTool("benchmark", std::string(kTinyLeNet) + "--price_per_hour 3.6 --json " + json +
+                                    " --csv " + csv + " --plot " + svg);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("images/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("benchmark: lenet fp32 batch 2"), std::string::npos) << r.err;  // progress
+
+  const auto results = ResultObjects(ReadFile(json));
+  ASSERT_EQ(results.size(), 4u) << ReadFile(json);
+  const std::string want[4][2] = {{"fp32", "2"}, {"fp32", "4"}, {"fp16", "2"}, {"fp16", "4"}};
+  double fp32_ips[2] = {0, 0};
+  for (size_t i = 0; i < results.size(); ++i) {
+    const std::string& o = results[i];
+    EXPECT_EQ(Field(o, "precision"), want[i][0]);
+    EXPECT_EQ(Field(o, "batch_size"), want[i][1]);
+    EXPECT_EQ(Field(o, "status"), "ok");
+    EXPECT_EQ(Field(o, "model"), "lenet");
+    EXPECT_EQ(Field(o, "mode"), "train");
+    EXPECT_EQ(Number(o, "iters"), 2);
+    const double med = Number(o, "ms_per_iter_median"), lo = Number(o, "ms_per_iter_min"),
+                 hi = Number(o, "ms_per_iter_max");
+    EXPECT_GT(med, 0);
+    EXPECT_LE(lo, med);
+    EXPECT_LE(med, hi);
+    EXPECT_LE(lo, Number(o, "ms_per_iter_p10"));
+    EXPECT_GE(hi, Number(o, "ms_per_iter_p90"));
+    const double ips = Number(o, "images_per_sec");
+    const double batch = std::stod(want[i][1]);
+    EXPECT_NEAR(ips, 1000 * batch / med, 1e-3 * ips);
+    // $3.6/hour = $0.001/s: a million images cost 1000 / images_per_sec dollars.
+    EXPECT_NEAR(Number(o, "cost_per_million_images"), 1000 / ips, 1e-3 * 1000 / ips);
+    EXPECT_GE(Number(o, "peak_memory_mb"), 0);
+    EXPECT_LT(Number(o, "peak_memory_mb"), 4096);
+    if (i < 2) {
+      fp32_ips[i] = ips;
+      EXPECT_DOUBLE_EQ(Number(o, "speedup_vs_fp32"), 1);
+    } else {
+      EXPECT_NEAR(Number(o, "speedup_vs_fp32"), ips / fp32_ips[i - 2], 1e-3);
+    }
+  }
+
+  const std::string c = ReadFile(csv);
+  EXPECT_EQ(CountLines(c), 5) << c;
+  EXPECT_EQ(c.rfind("model,mode,device,order,precision,batch_size,status,", 0), 0u) << c;
+
+  const std::string s = ReadFile(svg);
+  EXPECT_EQ(s.rfind("<svg", 0), 0u) << s.substr(0, 100);
+  EXPECT_NE(s.find("</svg>"), std::string::npos);
+  EXPECT_NE(s.find("halfcaf fp32"), std::string::npos);  // legend
+  EXPECT_NE(s.find("halfcaf fp16"), std::string::npos);
+  EXPECT_NE(s.find("<polyline"), std::string::npos);    // a line per precision
+  EXPECT_NE(s.find(">batch size"), std::string::npos);  // axis label
+  EXPECT_NE(s.find(">4</text>"), std::string::npos);    // x tick at batch 4
+}
+
+TEST(BenchmarkTest, PerOpProfileListsConvForwardAndBackward) {
+  const std::string json = TestTempDir() + "/perop.json";
+  auto r =
+      RunTool("benchmark", std::string(kTinyResNet) + "--precision fp32 --per_op --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("per-operator profile"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("forward   Conv "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("backward  ConvGradient "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("update    MixedPrecisionMomentumSGDUpdate"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("slowest operators"), std::string::npos) << r.out;
+  // The JSON profile has Conv with a FLOP rate from the cost function.
+  const auto results = ResultObjects(ReadFile(json));
+  ASSERT_EQ(results.size(), 1u);
+  size_t p = results[0].find("\"type\": \"Conv\"");
+  ASSERT_NE(p, std::string::npos) << results[0];
+  const std::string conv = results[0].substr(p, results[0].find('}', p) - p);
+  EXPECT_EQ(Number(conv, "count"), 20);
+  EXPECT_GT(Number(conv, "gflop"), 0.01);  // ResNet-18 at 32x32, batch 2: ~0.15 GFLOP
+  EXPECT_GT(Number(conv, "gflops_per_sec"), 0);
+}
+
+TEST(BenchmarkTest, ForwardModeAndNhwc) {
+  const std::string json = TestTempDir() + "/fwd.json";
+  auto r =
+      RunTool("benchmark", std::string(kTinyResNet) + "--mode forward --order NHWC --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto results = ResultObjects(ReadFile(json));
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& o : results) {
+    EXPECT_EQ(Field(o, "mode"), "forward");
+    EXPECT_EQ(Field(o, "order"), "NHWC");
+    EXPECT_GT(Number(o, "images_per_sec"), 0);
+  }
+}
+
+TEST(BenchmarkTest, NetFromFiles) {
+  const std::string dir = TestTempDir() + "/lenet_files";
+  ASSERT_EQ(RunTool("make_model", "--model lenet --out " + dir).exit_code, 0);
+  const std::string files =
+      "--net " + dir + "/train_net.pbtxt --init_net " + dir + "/init_net.pbtxt ";
+  for (const char* mode : {"train", "forward"}) {
+    auto r = RunTool("benchmark", files +
+                                      "--input_shape 1,28,28 --batch_size 2 --iters 1 "
+                                      "--warmup 0 --threads 1 --mode " +
+                                      mode);
+    EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.err;
+    EXPECT_NE(r.out.find("fp16"), std::string::npos) << r.out;
+  }
+}
+
+TEST(BenchmarkTest, OutOfMemoryBatchIsReportedAndTheSweepContinues) {
+  const std::string json = TestTempDir() + "/oom.json";
+  // 1.5 GB of address space (set in the shell that RunTool starts): batch 60000 needs a 2.7 GB
+  // conv1 output.
+  auto r = RunTool("benchmark", "--version >/dev/null 2>&1; ulimit -v 1500000 && " +
+                                    std::string(HALFCAF_BIN_DIR) +
+                                    "/benchmark --model lenet --precision fp32 --batch_size "
+                                    "2,60000,4 --iters 1 --warmup 0 --threads 1 --json " +
+                                    json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("batch 60000: out of memory"), std::string::npos) << r.err;
+  const auto results = ResultObjects(ReadFile(json));
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(Field(results[0], "status"), "ok");
+  EXPECT_EQ(Field(results[1], "status"), "out of memory");
+  EXPECT_EQ(Field(results[2], "status"), "ok");
+  EXPECT_GT(Number(results[2], "images_per_sec"), 0);
+}
+
+TEST(BenchmarkTest, CompareWithoutTorchFallsBackToHalfcafAlone) {
+  auto r = RunTool("benchmark", std::string(kTinyResNet) +
+                                    "--precision fp32 --compare pytorch --python /nonexistent/py");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("cannot import torch"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("images/s"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("pytorch"), std::string::npos) << r.out;
+}
+
+TEST(BenchmarkTest, CompareWithPyTorch) {
+  if (std::system("/usr/bin/python3 -c 'import torch, torchvision' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch and torchvision";
+  }
+  const std::string json = TestTempDir() + "/cmp.json";
+  auto r = RunTool("benchmark", std::string(kTinyResNet) + "--compare pytorch --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pytorch i/s"), std::string::npos) << r.out;
+  const auto results = ResultObjects(ReadFile(json));
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(Field(results[0], "pytorch_status"), "ok");
+  EXPECT_GT(Number(results[0], "pytorch_images_per_sec"), 0);
+  EXPECT_NEAR(Number(results[0], "halfcaf_vs_pytorch"),
+              Number(results[0], "images_per_sec") / Number(results[0], "pytorch_images_per_sec"),
+              1e-3 * Number(results[0], "halfcaf_vs_pytorch"));
+  // PyTorch's fp16 (autocast) needs CUDA.
+  EXPECT_NE(Field(results[1], "pytorch_status").find("skipped"), std::string::npos);
+}
+
+TEST(BenchmarkTest, BadFlagsGiveOneClearErrorLine) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"", "give --model"},
+      {"--model vgg", "--model must be resnet50, resnet18 or lenet"},
+      {"--model lenet --net x.pbtxt", "not both"},
+      {"--net x.pbtxt", "--net needs --init_net"},
+      {"--net x.pbtxt --init_net y.pbtxt", "--input_shape"},
+      {"--model lenet --precision fp8", "--precision: expected fp32 and/or fp16, got 'fp8'"},
+      {"--model lenet --batch_size 0", "--batch_size: values must be positive"},
+      {"--model lenet --batch_size 8,abc", "--batch_size: 'abc' is not an integer"},
+      {"--model lenet --mode infer", "--mode must be train or forward"},
+      {"--model lenet --order nhwc", "--order must be NCHW or NHWC"},
+      {"--model lenet --device tpu", "--device must be cpu or cuda"},
+      {"--model lenet --iters 0", "--iters must be positive"},
+      {"--model lenet --compare pytorch", "--compare pytorch needs --model resnet50 or resnet18"},
+      {"--model resnet18 --compare tensorflow", "--compare must be pytorch"},
+      {"--model lenet --batch_size 2 extra", "unexpected argument 'extra'"},
+      {"--net /nonexistent.pbtxt --init_net /nonexistent2.pbtxt --input_shape 1,28,28",
+       "/nonexistent"},
+  };
+  for (const auto& c : cases) {
+    auto r = RunTool("benchmark", c.first);
+    EXPECT_EQ(r.exit_code, 1) << c.first;
+    EXPECT_EQ(CountLines(r.err), 1) << c.first << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("benchmark: error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(c.second), std::string::npos) << c.first << "\n" << r.err;
+  }
+}
+
+#ifndef HALFCAF_WITH_CUDA
+TEST(BenchmarkTest, CudaWithoutTheBackendIsAClearError) {
+  for (const char* mode : {"train", "forward"}) {
+    auto r = RunTool("benchmark", std::string("--model lenet --device cuda --mode ") + mode);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("--device cuda needs the CUDA backend"), std::string::npos) << r.err;
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf

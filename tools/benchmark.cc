@@ -1,0 +1,857 @@
+// benchmark: times a zoo model (ResNet-50 / ResNet-18 / LeNet) or a given net, as a full training
+// step (Trainer: synthetic data, forward, backward, momentum-SGD update; FP32 or mixed precision)
+// or the forward net alone, for each precision x batch size. Reports the median and spread of
+// ms per iteration, images/s, the fp16/fp32 speedup, peak memory and the cost per million images;
+// optionally a per-operator profile, JSON / CSV / SVG output and a side-by-side run of the
+// PyTorch peer (tools/peers/resnet_pytorch.py).
+#include <gflags/gflags.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "core/argument.h"
+#include "core/math.h"
+#include "core/net.h"
+#include "core/operator.h"
+#include "core/proto_io.h"
+#include "models/mixed_precision.h"
+#include "models/model_helper.h"
+#include "models/trainer.h"
+#include "models/zoo.h"
+#include "tools/benchmark_output.h"
+#include "tools/tool_common.h"
+
+#ifdef HALFCAF_WITH_CUDA
+#include <cuda_runtime.h>
+
+#include "gpu/cuda_context.h"
+#endif
+
+DEFINE_string(model, "", "zoo model: resnet50, resnet18 or lenet (or give --net and --init_net)");
+DEFINE_string(net, "", "forward net with a loss (text or binary NetDef), instead of --model");
+DEFINE_string(init_net, "", "init net of --net");
+DEFINE_string(input_shape, "", "C,H,W of one sample (default: the zoo model's; needed with --net)");
+DEFINE_int32(image_size, 0, "zoo models: input height and width (0: 224 for ResNet, 28 for LeNet)");
+DEFINE_int32(num_classes, 0, "classes (0: 1000 for ResNet, 10 for LeNet and --net)");
+DEFINE_string(device, "cpu", "cpu or cuda");
+DEFINE_int32(gpu, 0, "CUDA device id");
+DEFINE_string(precision, "fp32,fp16", "comma-separated: fp32 (FP32) and/or fp16 (mixed precision)");
+DEFINE_string(batch_size, "32,64", "comma-separated batch sizes");
+DEFINE_string(order, "NCHW", "storage order: NCHW or NHWC");
+DEFINE_string(mode, "train", "train (forward + backward + update) or forward (inference)");
+DEFINE_int32(iters, 50, "timed iterations per configuration");
+DEFINE_int32(warmup, 10, "untimed iterations before them");
+DEFINE_bool(per_op, false, "also time every operator (a second pass of --iters iterations)");
+DEFINE_int32(per_op_top, 15, "--per_op: how many single operators to list (0: all)");
+DEFINE_string(json, "", "write the results as JSON");
+DEFINE_string(csv, "", "write the results as CSV (one row per configuration)");
+DEFINE_double(price_per_hour, 2.5, "machine price in $/hour, for the cost per million images");
+DEFINE_string(plot, "", "write an SVG chart of images/s against batch size");
+DEFINE_int32(threads, 0, "CPU threads for BLAS (0: all cores)");
+DEFINE_double(loss_scale, 128, "fp16 training: static loss scale");
+DEFINE_string(compare, "", "`pytorch`: also run the PyTorch peer with the same settings");
+DEFINE_string(python, "/usr/bin/python3", "--compare: the Python interpreter");
+DEFINE_string(peer_script, "",
+              "--compare: the peer script (default: tools/peers/resnet_pytorch.py of the source "
+              "tree, found from the binary's location or the current folder)");
+DEFINE_string(data_blob, "data", "--net: the data blob");
+DEFINE_string(label_blob, "label", "--net: the label blob");
+DEFINE_string(loss_blob, "loss", "--net: the loss blob");
+DEFINE_uint32(seed, 1, "seed for initialisation and data");
+
+namespace halfcaf {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using bench::OpTypeStat;
+using bench::Result;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+void SyncDevice() {
+#ifdef HALFCAF_WITH_CUDA
+  if (FLAGS_device == "cuda") {
+    cudaError_t e = cudaDeviceSynchronize();
+    HALFCAF_ENFORCE(e == cudaSuccess, "cudaDeviceSynchronize: ", cudaGetErrorString(e));
+  }
+#endif
+}
+
+std::vector<int64_t> ParsePositiveInts(const std::string& s, const char* flag) {
+  std::vector<int64_t> out;
+  for (const auto& item : SplitList(s)) {
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (...) {
+      used = 0;
+    }
+    HALFCAF_ENFORCE(used == item.size() && used > 0, "--", flag, ": '", item,
+                    "' is not an integer");
+    HALFCAF_ENFORCE(v > 0, "--", flag, ": values must be positive, got ", v);
+    out.push_back(v);
+  }
+  HALFCAF_ENFORCE(!out.empty(), "--", flag, " is empty");
+  return out;
+}
+
+bool Reads(const NetDef& net, const std::string& blob) {
+  for (const auto& op : net.op()) {
+    for (const auto& in : op.input()) {
+      if (in == blob) return true;
+    }
+  }
+  return false;
+}
+
+bool IsOutOfMemory(const std::string& what) {
+  std::string s = what;
+  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+  return s.find("out of memory") != std::string::npos ||
+         (s.find("out of") != std::string::npos && s.find("memory") != std::string::npos);
+}
+
+// ---- memory -------------------------------------------------------------------------------------
+
+int64_t ProcStatusKb(const std::string& key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, key.size() + 1, key + ":") == 0)
+      return std::atoll(line.c_str() + key.size() + 1);
+  }
+  return -1;
+}
+
+// Peak memory of one configuration. CPU: the peak resident set (VmHWM, reset through
+// /proc/self/clear_refs) minus the resident set before it; where the reset is not possible, the
+// process's lifetime peak (getrusage) minus that baseline. CUDA: device memory in use
+// (cudaMemGetInfo) after the run minus before it, with the allocator's cache emptied first; the
+// caching allocator keeps every block it took during the run, so this is its peak.
+class PeakMemory {
+ public:
+  void Start() {
+#ifdef HALFCAF_WITH_CUDA
+    if (FLAGS_device == "cuda") {
+      CudaEmptyCache();
+      base_ = CudaUsed();
+      return;
+    }
+#endif
+    std::ofstream f("/proc/self/clear_refs");
+    f << "5" << std::flush;
+    hwm_reset_ = f.good();
+    base_ = ProcStatusKb("VmRSS") * 1024;
+  }
+  double PeakMb() const {
+#ifdef HALFCAF_WITH_CUDA
+    if (FLAGS_device == "cuda") return static_cast<double>(CudaUsed() - base_) / (1 << 20);
+#endif
+    int64_t peak = -1;
+    if (hwm_reset_) peak = ProcStatusKb("VmHWM") * 1024;
+    if (peak < 0) {
+      struct rusage ru;
+      getrusage(RUSAGE_SELF, &ru);
+      peak = static_cast<int64_t>(ru.ru_maxrss) * 1024;
+    }
+    return static_cast<double>(std::max<int64_t>(peak - base_, 0)) / (1 << 20);
+  }
+  static std::string Kind() {
+    if (FLAGS_device == "cuda") return "CUDA device memory in use after the run minus before";
+    return "peak resident set size (VmHWM) minus the resident set before the configuration";
+  }
+
+ private:
+#ifdef HALFCAF_WITH_CUDA
+  static int64_t CudaUsed() {
+    size_t free_b = 0, total_b = 0;
+    cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
+    HALFCAF_ENFORCE(e == cudaSuccess, "cudaMemGetInfo: ", cudaGetErrorString(e));
+    return static_cast<int64_t>(total_b - free_b);
+  }
+#endif
+  int64_t base_ = 0;
+  bool hwm_reset_ = false;
+};
+
+// ---- the model ----------------------------------------------------------------------------------
+
+struct Model {
+  NetDef init, forward;
+  std::vector<int64_t> chw;  // one sample
+  int num_classes = 10;
+};
+
+Model LoadModel(bool is_test) {
+  Model m;
+  if (!FLAGS_model.empty()) {
+    const bool lenet = FLAGS_model == "lenet";
+    const int size = FLAGS_image_size > 0 ? FLAGS_image_size : (lenet ? 28 : 224);
+    m.num_classes = FLAGS_num_classes > 0 ? FLAGS_num_classes : (lenet ? 10 : 1000);
+    ModelHelper helper(FLAGS_model, FLAGS_order, is_test);
+    if (lenet) {
+      BuildLeNet(&helper, m.num_classes, 1, size);
+      m.chw = {1, size, size};
+    } else {
+      BuildResNet(&helper, FLAGS_model == "resnet50" ? 50 : 18, m.num_classes, size);
+      m.chw = {3, size, size};
+    }
+    m.init = helper.init_net();
+    m.forward = helper.net();
+  } else {
+    ReadProtoFromFile(FLAGS_init_net, &m.init);
+    ReadProtoFromFile(FLAGS_net, &m.forward);
+    m.num_classes = FLAGS_num_classes > 0 ? FLAGS_num_classes : 10;
+  }
+  if (!FLAGS_input_shape.empty()) {
+    m.chw = ParsePositiveInts(FLAGS_input_shape, "input_shape");
+    HALFCAF_ENFORCE(m.chw.size() == 3, "--input_shape must be C,H,W, got '", FLAGS_input_shape,
+                    "'");
+  }
+  return m;
+}
+
+// ---- sessions: what one timed iteration runs ----------------------------------------------------
+
+class Session {
+ public:
+  virtual ~Session() = default;
+  virtual void Step() = 0;
+  virtual NetBase* net() = 0;
+  virtual Workspace* workspace() = 0;
+  virtual int64_t skipped_steps() { return 0; }
+};
+
+class TrainSession : public Session {
+ public:
+  TrainSession(const Model& m, bool fp16, int64_t batch) {
+    TrainerOptions o;
+    o.data_format = "synthetic";
+    o.synthetic_shape = m.chw;
+    o.num_classes = m.num_classes;
+    o.synthetic_count = std::max<int64_t>(1024, batch);
+    o.order = FLAGS_order;
+    o.batch_size = batch;
+    o.data_blob = FLAGS_data_blob;
+    o.label_blob = FLAGS_label_blob;
+    o.loss_blob = FLAGS_loss_blob;
+    o.float16 = fp16;
+    o.loss_scale = fp16 ? static_cast<float>(FLAGS_loss_scale) : 1.f;
+    o.base_lr = 0.01f;
+    o.momentum = 0.9f;
+    o.seed = FLAGS_seed;
+    if (FLAGS_device == "cuda") o.device = Device{DeviceType::CUDA, FLAGS_gpu};
+    trainer_ = std::make_unique<Trainer>(m.init, m.forward, o);
+    trainer_->Initialize();
+    net_ = trainer_->workspace()->GetNet(trainer_->train_net().name());
+  }
+  void Step() override { skipped_ = trainer_->Step().skipped_steps; }
+  NetBase* net() override { return net_; }
+  Workspace* workspace() override { return trainer_->workspace(); }
+  int64_t skipped_steps() override { return skipped_; }
+
+ private:
+  std::unique_ptr<Trainer> trainer_;
+  NetBase* net_ = nullptr;
+  int64_t skipped_ = 0;
+};
+
+// The forward net alone, on fixed random inputs fed once. fp16: the mixed-precision forward net
+// (FP16 data, FP16 copies of the Conv/FC parameters made by the init net).
+class ForwardSession : public Session {
+ public:
+  ForwardSession(const Model& m, bool fp16, int64_t batch) {
+    NetDef init = m.init, fwd = m.forward;
+    if (fp16) {
+      std::set<std::string> masters;
+      for (const auto& p : ParamsFromNets(init, fwd)) {
+        if (p.role != ParamRole::BN_RUNNING_MEAN && p.role != ParamRole::BN_RUNNING_VAR) {
+          masters.insert(p.name);
+        }
+      }
+      MixedPrecisionResult mp = ToMixedPrecision(fwd, {FLAGS_data_blob}, masters);
+      fwd = mp.net;
+      for (const auto& p : mp.fp16_params) {
+        *init.add_op() = MakeOperatorDef("FloatToHalf", "", {p}, {Fp16CopyName(p)});
+      }
+    }
+    const bool cuda = FLAGS_device == "cuda";
+    DeviceOption dev;
+    if (cuda) {
+      dev.set_device_type(static_cast<int>(DeviceType::CUDA));
+      dev.set_device_id(FLAGS_gpu);
+      *init.mutable_device_option() = dev;
+      *fwd.mutable_device_option() = dev;
+    }
+    // Inputs, made on the CPU and copied to the device once.
+    std::vector<int64_t> dims{batch, m.chw[0], m.chw[1], m.chw[2]};
+    if (FLAGS_order == "NHWC") dims = {batch, m.chw[1], m.chw[2], m.chw[0]};
+    std::mt19937 rng(FLAGS_seed);
+    std::normal_distribution<float> normal;
+    NetDef feed;
+    feed.set_name("feed");
+    const std::string suffix = cuda ? "_cpu" : "";
+    Tensor* data = ws_.CreateTensor(FLAGS_data_blob + suffix);
+    data->Resize(dims);
+    if (fp16) {
+      Half* p = data->mutable_data<Half>();
+      for (int64_t i = 0; i < data->numel(); ++i) p[i] = Half(normal(rng));
+    } else {
+      float* p = data->mutable_data<float>();
+      for (int64_t i = 0; i < data->numel(); ++i) p[i] = normal(rng);
+    }
+    std::vector<std::string> fed{FLAGS_data_blob};
+    if (Reads(fwd, FLAGS_label_blob)) {
+      Tensor* label = ws_.CreateTensor(FLAGS_label_blob + suffix);
+      label->Resize({batch});
+      std::uniform_int_distribution<int32_t> cls(0, m.num_classes - 1);
+      int32_t* l = label->mutable_data<int32_t>();
+      for (int64_t i = 0; i < batch; ++i) l[i] = cls(rng);
+      fed.push_back(FLAGS_label_blob);
+    }
+    if (cuda) {
+      for (const auto& b : fed) {
+        OperatorDef copy = MakeOperatorDef("CopyCPUToGPU", "", {b + "_cpu"}, {b});
+        *copy.mutable_device_option() = dev;
+        *feed.add_op() = copy;
+      }
+      ws_.RunNetOnce(feed);
+    }
+    SetGlobalSeed(FLAGS_seed);
+    ws_.RunNetOnce(init);
+    if (fwd.name().empty()) fwd.set_name("forward");
+    net_ = ws_.CreateNet(fwd);
+  }
+  void Step() override {
+    net_->Run();
+    SyncDevice();
+  }
+  NetBase* net() override { return net_; }
+  Workspace* workspace() override { return &ws_; }
+
+ private:
+  Workspace ws_;
+  NetBase* net_ = nullptr;
+};
+
+// ---- progress -----------------------------------------------------------------------------------
+
+class Progress {
+ public:
+  Progress() : tty_(isatty(STDERR_FILENO)) {}
+  // Updates in place on a terminal; elsewhere only the first line of each phase is written.
+  void Show(const std::string& what, const std::string& phase, int i, int n, double last_ms) {
+    std::ostringstream line;
+    line << "benchmark: " << what << "  " << phase << " " << i << "/" << n;
+    if (last_ms > 0) line << "  " << std::fixed << std::setprecision(1) << last_ms << " ms";
+    if (tty_) {
+      std::cerr << "\r" << line.str() << std::string(12, ' ') << std::flush;
+      shown_ = true;
+    } else if (phase != last_phase_ || what != last_what_) {
+      std::cerr << "benchmark: " << what << "  " << phase << " (" << n << " iterations)"
+                << std::endl;
+    }
+    last_phase_ = phase;
+    last_what_ = what;
+  }
+  void Clear() {
+    if (shown_) std::cerr << "\r" << std::string(90, ' ') << "\r" << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  bool tty_;
+  bool shown_ = false;
+  std::string last_phase_, last_what_;
+};
+
+// ---- per-operator profile -----------------------------------------------------------------------
+
+struct OpProfile {
+  std::vector<double> ms;     // total over the iterations, per op
+  std::vector<double> flops;  // per iteration, per op (0: unknown)
+  std::vector<std::string> phase;
+};
+
+// forward: ops before the first gradient op; backward: from it to the last gradient op (Sum ops
+// of fanned-out gradients included); update: the rest (counters, learning rate, updates).
+std::vector<std::string> Phases(const NetBase& net) {
+  const auto& ops = net.ops();
+  int first = -1, last = -1;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i]->def().is_gradient_op()) {
+      if (first < 0) first = static_cast<int>(i);
+      last = static_cast<int>(i);
+    }
+  }
+  std::vector<std::string> out(ops.size(), "forward");
+  for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
+    if (first >= 0 && i >= first) out[i] = i <= last ? "backward" : "update";
+  }
+  return out;
+}
+
+double OpFlops(const OperatorBase& op, const std::vector<TensorShape>& in) {
+  const OpSchema* schema = OpSchemaRegistry::Schema(op.type());
+  if (!schema || !schema->HasCostInference()) return 0;
+  for (const auto& s : in) {
+    if (s.unknown) return 0;
+  }
+  try {
+    return schema->InferCost(op.def(), in).flops;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+OpProfile ProfileOps(Session* s, int iters, Progress* progress, const std::string& what) {
+  NetBase* net = s->net();
+  const auto& ops = net->ops();
+  OpProfile p;
+  p.ms.assign(ops.size(), 0);
+  p.flops.assign(ops.size(), 0);
+  p.phase = Phases(*net);
+  for (int it = 0; it < iters; ++it) {
+    progress->Show(what, "per-op", it + 1, iters, 0);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      OperatorBase* op = ops[i].get();
+      if (it == 0) {
+        // Input shapes as the op sees them (exact, also for shapes that only the run knows).
+        std::vector<TensorShape> in;
+        for (int k = 0; k < op->InputSize(); ++k) {
+          const Blob& b = op->InputBlob(k);
+          TensorShape shape;
+          if (b.IsTensor() && b.GetTensor().initialized()) {
+            shape.dims = b.GetTensor().dims();
+            shape.dtype = b.GetTensor().dtype();
+          } else {
+            shape.unknown = true;
+          }
+          in.push_back(shape);
+        }
+        p.flops[i] = OpFlops(*op, in);
+      }
+      const auto t0 = Clock::now();
+      try {
+        op->Run(0);
+        SyncDevice();
+      } catch (EnforceNotMet& e) {
+        e.AddContext("op #" + std::to_string(i) + " (" + op->DebugName() + ")");
+        throw;
+      }
+      p.ms[i] += MsSince(t0);
+    }
+  }
+  return p;
+}
+
+std::vector<OpTypeStat> ByType(const NetBase& net, const OpProfile& p, int iters, double* total) {
+  std::map<std::pair<std::string, std::string>, OpTypeStat> by;
+  *total = 0;
+  for (size_t i = 0; i < p.ms.size(); ++i) *total += p.ms[i] / iters;
+  for (size_t i = 0; i < p.ms.size(); ++i) {
+    const std::string& type = net.ops()[i]->type();
+    OpTypeStat& t = by[{p.phase[i], type}];
+    t.phase = p.phase[i];
+    t.type = type;
+    t.count += 1;
+    t.ms += p.ms[i] / iters;
+    t.gflops += p.flops[i] / 1e9;
+  }
+  std::vector<OpTypeStat> out;
+  for (auto& kv : by) {
+    OpTypeStat t = kv.second;
+    t.percent = *total > 0 ? 100.0 * t.ms / *total : 0;
+    t.gflops_per_sec = t.ms > 0 ? t.gflops / (t.ms / 1000.0) : 0;
+    out.push_back(t);
+  }
+  const std::map<std::string, int> rank{{"forward", 0}, {"backward", 1}, {"update", 2}};
+  std::sort(out.begin(), out.end(), [&](const OpTypeStat& a, const OpTypeStat& b) {
+    if (a.phase != b.phase) return rank.at(a.phase) < rank.at(b.phase);
+    return a.ms > b.ms;
+  });
+  return out;
+}
+
+void PrintProfile(const std::string& what, const NetBase& net, const OpProfile& p, int iters,
+                  const std::vector<OpTypeStat>& types, double total) {
+  std::cout << "\nper-operator profile: " << what << " (" << iters
+            << " iterations, op by op; % of the op-by-op step total " << std::fixed
+            << std::setprecision(2) << total << " ms)\n";
+  std::cout << std::left << std::setw(10) << "phase" << std::setw(34) << "operator type"
+            << std::right << std::setw(6) << "count" << std::setw(12) << "ms/iter" << std::setw(8)
+            << "%" << std::setw(12) << "GFLOP/s"
+            << "\n";
+  std::map<std::string, double> phase_ms;
+  for (const auto& t : types) {
+    phase_ms[t.phase] += t.ms;
+    std::cout << std::left << std::setw(10) << t.phase << std::setw(34) << t.type << std::right
+              << std::setw(6) << t.count << std::setw(12) << std::setprecision(3) << t.ms
+              << std::setw(8) << std::setprecision(1) << t.percent << std::setw(12)
+              << (t.gflops > 0 ? bench::Num(t.gflops_per_sec, 4) : "-") << "\n";
+  }
+  for (const char* ph : {"forward", "backward", "update"}) {
+    if (!phase_ms.count(ph)) continue;
+    std::cout << "  " << ph << " total " << std::setprecision(3) << phase_ms[ph] << " ms ("
+              << std::setprecision(1) << (total > 0 ? 100 * phase_ms[ph] / total : 0) << "%)\n";
+  }
+  // The slowest single operators.
+  std::vector<size_t> idx(p.ms.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return p.ms[a] > p.ms[b]; });
+  const size_t top =
+      FLAGS_per_op_top > 0 ? std::min<size_t>(FLAGS_per_op_top, idx.size()) : idx.size();
+  std::cout << "slowest operators:\n";
+  for (size_t k = 0; k < top; ++k) {
+    const size_t i = idx[k];
+    const OperatorBase& op = *net.ops()[i];
+    // Unnamed ops (gradients, casts) are told apart by their first output.
+    const std::string name = op.def().name().empty() && op.OutputSize() > 0
+                                 ? op.type() + " -> " + op.output_name(0)
+                                 : op.DebugName();
+    const double ms = p.ms[i] / iters;
+    std::cout << "  #" << std::left << std::setw(5) << i << std::setw(10) << p.phase[i]
+              << std::setw(52) << name << std::right << std::setw(10) << std::setprecision(3) << ms
+              << " ms" << std::setw(7) << std::setprecision(1) << (total > 0 ? 100 * ms / total : 0)
+              << "%";
+    if (p.flops[i] > 0) {
+      std::cout << std::setw(10) << bench::Num(p.flops[i] / 1e9 / (ms / 1000.0), 4) << " GFLOP/s";
+    }
+    std::cout << "\n";
+  }
+  std::cout << std::defaultfloat << std::flush;
+}
+
+// ---- one configuration --------------------------------------------------------------------------
+
+Result RunConfig(const Model& model, const std::string& precision, int64_t batch,
+                 Progress* progress) {
+  Result r;
+  r.precision = precision;
+  r.batch_size = batch;
+  const std::string what = FLAGS_model.empty() ? FLAGS_net : FLAGS_model;
+  const std::string label = what + " " + precision + " batch " + std::to_string(batch);
+  PeakMemory mem;
+  mem.Start();
+  try {
+    std::unique_ptr<Session> s;
+    if (FLAGS_mode == "train") {
+      s = std::make_unique<TrainSession>(model, precision == "fp16", batch);
+    } else {
+      s = std::make_unique<ForwardSession>(model, precision == "fp16", batch);
+    }
+    for (int i = 0; i < FLAGS_warmup; ++i) {
+      progress->Show(label, "warm-up", i + 1, FLAGS_warmup, r.ms.empty() ? 0 : r.ms.back());
+      s->Step();
+    }
+    for (int i = 0; i < FLAGS_iters; ++i) {
+      progress->Show(label, "timing", i + 1, FLAGS_iters, r.ms.empty() ? 0 : r.ms.back());
+      const auto t0 = Clock::now();
+      s->Step();
+      r.ms.push_back(MsSince(t0));
+    }
+    r.skipped_steps = s->skipped_steps();
+    if (FLAGS_per_op) {
+      OpProfile p = ProfileOps(s.get(), FLAGS_iters, progress, label);
+      progress->Clear();
+      r.op_types = ByType(*s->net(), p, FLAGS_iters, &r.op_total_ms);
+      PrintProfile(label, *s->net(), p, FLAGS_iters, r.op_types, r.op_total_ms);
+    }
+    r.peak_memory_mb = mem.PeakMb();
+  } catch (const std::bad_alloc&) {
+    r.status = "out of memory";
+    r.error = "out of memory";
+  } catch (const EnforceNotMet& e) {
+    if (!IsOutOfMemory(e.what())) throw;
+    r.status = "out of memory";
+    r.error = e.what();
+  }
+  progress->Clear();
+  if (r.status != "ok") {
+    std::cerr << "benchmark: " << label << ": out of memory, skipped (" << r.error << ")"
+              << std::endl;
+    r.ms.clear();
+  }
+  bench::Summarise(&r, FLAGS_price_per_hour);
+  return r;
+}
+
+// ---- the PyTorch peer ---------------------------------------------------------------------------
+
+std::string Dirname(const std::string& p) {
+  size_t k = p.rfind('/');
+  return k == std::string::npos ? "." : p.substr(0, k);
+}
+
+bool FileExists(const std::string& p) { return std::ifstream(p).good(); }
+
+std::string FindPeerScript() {
+  if (!FLAGS_peer_script.empty()) {
+    HALFCAF_ENFORCE(FileExists(FLAGS_peer_script), "--peer_script: cannot read '",
+                    FLAGS_peer_script, "'");
+    return FLAGS_peer_script;
+  }
+  const std::string rel = "tools/peers/resnet_pytorch.py";
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    // <source>/<build folder>/bin/benchmark
+    std::string cand = Dirname(Dirname(Dirname(exe))) + "/" + rel;
+    if (FileExists(cand)) return cand;
+  }
+  if (FileExists(rel)) return rel;
+  HALFCAF_THROW("--compare pytorch: cannot find ", rel,
+                " (run from the source folder or give --peer_script)");
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+// Value of "key" in a one-line JSON object written by json.dumps (a number or a string).
+std::string JsonField(const std::string& line, const std::string& key) {
+  const std::string k = "\"" + key + "\": ";
+  size_t p = line.find(k);
+  if (p == std::string::npos) return "";
+  p += k.size();
+  if (line[p] == '"') {
+    size_t e = line.find('"', p + 1);
+    return e == std::string::npos ? "" : line.substr(p + 1, e - p - 1);
+  }
+  size_t e = line.find_first_of(",}", p);
+  return line.substr(p, e == std::string::npos ? std::string::npos : e - p);
+}
+
+// Runs the peer for every configuration and attaches its numbers. Returns false (after saying
+// why) when it cannot run.
+bool RunPeer(std::vector<Result>* results, const std::vector<int64_t>& batches,
+             const std::vector<std::string>& precisions, const Model& model) {
+  const std::string check =
+      ShellQuote(FLAGS_python) + " -c 'import torch, torchvision' >/dev/null 2>&1";
+  if (std::system(check.c_str()) != 0) {
+    std::cerr << "benchmark: --compare pytorch: " << FLAGS_python
+              << " cannot import torch and torchvision (Debian: apt-get install python3-torch "
+                 "python3-torchvision); showing the halfcaf numbers alone"
+              << std::endl;
+    return false;
+  }
+  std::string bs, prec;
+  for (auto b : batches) bs += (bs.empty() ? "" : ",") + std::to_string(b);
+  for (const auto& p : precisions) prec += (prec.empty() ? "" : ",") + p;
+  std::ostringstream cmd;
+  // PyTorch's OpenMP threads spin while they wait; on a machine shared with other work that
+  // slows it down many times over, so they sleep unless the caller chose otherwise.
+  cmd << "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE} " << ShellQuote(FLAGS_python) << " "
+      << ShellQuote(FindPeerScript()) << " --model " << FLAGS_model << " --batch_size " << bs
+      << " --precision " << prec << " --order " << FLAGS_order << " --mode " << FLAGS_mode
+      << " --iters " << FLAGS_iters << " --warmup " << FLAGS_warmup << " --device " << FLAGS_device
+      << " --gpu " << FLAGS_gpu << " --threads " << FLAGS_threads << " --num_classes "
+      << model.num_classes << " --image_size " << model.chw[1] << " --seed " << FLAGS_seed;
+  std::cerr << "benchmark: running the PyTorch peer: " << cmd.str() << std::endl;
+  FILE* pipe = popen(cmd.str().c_str(), "r");
+  HALFCAF_ENFORCE(pipe != nullptr, "--compare pytorch: cannot start ", FLAGS_python);
+  std::string out;
+  char buf[4096];
+  while (fgets(buf, sizeof(buf), pipe)) out += buf;
+  const int rc = pclose(pipe);
+  std::istringstream lines(out);
+  std::string line;
+  int matched = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] != '{') continue;
+    const std::string p = JsonField(line, "precision");
+    const std::string b = JsonField(line, "batch_size");
+    for (auto& r : *results) {
+      if (r.precision != p || std::to_string(r.batch_size) != b) continue;
+      r.has_peer = true;
+      r.peer_status = JsonField(line, "status");
+      r.peer_images_per_sec = std::atof(JsonField(line, "images_per_sec").c_str());
+      r.peer_ms_median = std::atof(JsonField(line, "ms_per_iter_median").c_str());
+      ++matched;
+    }
+  }
+  if (rc != 0 || matched == 0) {
+    std::cerr << "benchmark: the PyTorch peer " << (rc != 0 ? "failed" : "printed no results")
+              << " (exit status " << rc << "); showing the halfcaf numbers alone" << std::endl;
+    return matched > 0;
+  }
+  return true;
+}
+
+// ---- main ---------------------------------------------------------------------------------------
+
+void PrintTable(const bench::RunInfo& info, const std::vector<Result>& results, bool peer) {
+  std::cout << "\nhalfcaf benchmark: " << info.model << ", " << info.mode << ", " << info.order
+            << ", " << info.device << ", " << info.iters << " timed iterations after "
+            << info.warmup << " warm-up, $" << bench::Num(info.price_per_hour) << "/hour\n";
+  std::cout << std::left << std::setw(10) << "precision" << std::right << std::setw(6) << "batch"
+            << std::setw(12) << "ms/iter" << std::setw(24) << "[min .. max]" << std::setw(11)
+            << "images/s" << std::setw(11) << "fp16/fp32" << std::setw(10) << "peak MB"
+            << std::setw(11) << "$/1M img";
+  if (peer) std::cout << std::setw(13) << "pytorch i/s" << std::setw(10) << "hc/pt";
+  std::cout << "\n" << std::fixed;
+  for (const auto& r : results) {
+    std::cout << std::left << std::setw(10) << r.precision << std::right << std::setw(6)
+              << r.batch_size;
+    if (r.status != "ok") {
+      std::cout << "  " << r.status << "\n";
+      continue;
+    }
+    std::ostringstream spread;
+    spread << std::fixed << std::setprecision(1) << "[" << r.ms_min << " .. " << r.ms_max << "]";
+    std::cout << std::setw(12) << std::setprecision(1) << r.ms_median << std::setw(24)
+              << spread.str() << std::setw(11) << std::setprecision(2) << r.images_per_sec
+              << std::setw(11)
+              << (r.speedup_vs_fp32 > 0 ? bench::Num(r.speedup_vs_fp32, 3) + "x" : "-")
+              << std::setw(10) << std::setprecision(0) << r.peak_memory_mb << std::setw(11)
+              << std::setprecision(2) << r.cost_per_million_images;
+    if (peer) {
+      if (r.has_peer && r.peer_images_per_sec > 0) {
+        std::cout << std::setw(13) << std::setprecision(2) << r.peer_images_per_sec << std::setw(9)
+                  << std::setprecision(2) << r.images_per_sec / r.peer_images_per_sec << "x";
+      } else {
+        // "skipped: fp16 autocast needs CUDA" -> "skipped" (the JSON has the whole reason).
+        const std::string st = r.has_peer ? r.peer_status.substr(0, r.peer_status.find(':')) : "-";
+        std::cout << std::setw(13) << st << std::setw(10) << "-";
+      }
+    }
+    std::cout << "\n";
+  }
+  std::cout << std::defaultfloat << std::flush;
+}
+
+int Main() {
+  const bool zoo = !FLAGS_model.empty();
+  HALFCAF_ENFORCE(zoo || !FLAGS_net.empty(), "give --model (resnet50, resnet18, lenet) or --net");
+  HALFCAF_ENFORCE(!(zoo && !FLAGS_net.empty()), "give --model or --net, not both");
+  HALFCAF_ENFORCE(
+      !zoo || FLAGS_model == "resnet50" || FLAGS_model == "resnet18" || FLAGS_model == "lenet",
+      "--model must be resnet50, resnet18 or lenet, got '", FLAGS_model, "'");
+  HALFCAF_ENFORCE(zoo || !FLAGS_init_net.empty(), "--net needs --init_net");
+  HALFCAF_ENFORCE(zoo || !FLAGS_input_shape.empty(),
+                  "--net needs --input_shape C,H,W (the shape of one sample)");
+  HALFCAF_ENFORCE(FLAGS_device == "cpu" || FLAGS_device == "cuda",
+                  "--device must be cpu or cuda, got '", FLAGS_device, "'");
+  HALFCAF_ENFORCE(FLAGS_order == "NCHW" || FLAGS_order == "NHWC",
+                  "--order must be NCHW or NHWC, got '", FLAGS_order, "'");
+  HALFCAF_ENFORCE(FLAGS_mode == "train" || FLAGS_mode == "forward",
+                  "--mode must be train or forward, got '", FLAGS_mode, "'");
+  HALFCAF_ENFORCE(FLAGS_iters > 0, "--iters must be positive, got ", FLAGS_iters);
+  HALFCAF_ENFORCE(FLAGS_warmup >= 0, "--warmup must be >= 0, got ", FLAGS_warmup);
+  HALFCAF_ENFORCE(FLAGS_threads >= 0, "--threads must be >= 0, got ", FLAGS_threads);
+  HALFCAF_ENFORCE(FLAGS_price_per_hour >= 0, "--price_per_hour must be >= 0, got ",
+                  FLAGS_price_per_hour);
+  HALFCAF_ENFORCE(FLAGS_loss_scale > 0, "--loss_scale must be positive, got ", FLAGS_loss_scale);
+  HALFCAF_ENFORCE(FLAGS_image_size >= 0 && FLAGS_num_classes >= 0,
+                  "--image_size and --num_classes must be >= 0");
+  HALFCAF_ENFORCE(FLAGS_compare.empty() || FLAGS_compare == "pytorch",
+                  "--compare must be pytorch, got '", FLAGS_compare, "'");
+  HALFCAF_ENFORCE(FLAGS_compare.empty() || FLAGS_model == "resnet50" || FLAGS_model == "resnet18",
+                  "--compare pytorch needs --model resnet50 or resnet18");
+  const std::vector<int64_t> batches = ParsePositiveInts(FLAGS_batch_size, "batch_size");
+  const std::vector<std::string> precisions = SplitList(FLAGS_precision);
+  HALFCAF_ENFORCE(!precisions.empty(), "--precision is empty");
+  for (const auto& p : precisions) {
+    HALFCAF_ENFORCE(p == "fp32" || p == "fp16", "--precision: expected fp32 and/or fp16, got '", p,
+                    "'");
+  }
+  if (FLAGS_device == "cuda") {
+    HALFCAF_ENFORCE(OperatorRegistry::HasType(DeviceType::CUDA, "CopyCPUToGPU"),
+                    "--device cuda needs the CUDA backend, which this build of halfcaf does not "
+                    "have (configure with -DHALFCAF_USE_CUDA=ON where the CUDA toolkit and cuDNN "
+                    "are installed)");
+#ifdef HALFCAF_WITH_CUDA
+    HALFCAF_ENFORCE(FLAGS_gpu >= 0 && FLAGS_gpu < NumCudaDevices(), "--gpu ", FLAGS_gpu,
+                    ": this machine has ", NumCudaDevices(), " CUDA device(s)");
+    cudaSetDevice(FLAGS_gpu);
+#endif
+  }
+  math::SetBlasThreads(FLAGS_threads);
+
+  Model model = LoadModel(FLAGS_mode == "forward");
+  bench::RunInfo info;
+  info.model = zoo ? FLAGS_model : FLAGS_net;
+  info.mode = FLAGS_mode;
+  info.device = FLAGS_device == "cuda" ? "cuda:" + std::to_string(FLAGS_gpu) : "cpu";
+  info.order = FLAGS_order;
+  info.iters = FLAGS_iters;
+  info.warmup = FLAGS_warmup;
+  info.threads = FLAGS_threads;
+  info.price_per_hour = FLAGS_price_per_hour;
+  info.memory_kind = PeakMemory::Kind();
+  if (FLAGS_device == "cpu") {
+    info.device += " (" +
+                   (FLAGS_threads > 0 ? std::to_string(FLAGS_threads)
+                                      : std::to_string(sysconf(_SC_NPROCESSORS_ONLN))) +
+                   " threads)";
+  }
+
+  Progress progress;
+  std::vector<Result> results;
+  for (const auto& p : precisions) {
+    for (int64_t b : batches) results.push_back(RunConfig(model, p, b, &progress));
+  }
+  bench::ComputeSpeedups(&results);
+  const bool peer = !FLAGS_compare.empty() && RunPeer(&results, batches, precisions, model);
+  PrintTable(info, results, peer);
+
+  if (!FLAGS_json.empty()) WriteFileAtomically(FLAGS_json, bench::ResultsJson(info, results));
+  if (!FLAGS_csv.empty()) WriteFileAtomically(FLAGS_csv, bench::ResultsCsv(info, results));
+  if (!FLAGS_plot.empty()) {
+    std::vector<bench::Series> series;
+    const std::map<std::string, std::string> color{{"fp32", "#1f77b4"}, {"fp16", "#d62728"}};
+    for (const auto& p : precisions) {
+      bench::Series s{"halfcaf " + p, color.at(p), false, {}};
+      bench::Series t{"PyTorch " + p, color.at(p), true, {}};
+      for (const auto& r : results) {
+        if (r.precision != p || r.status != "ok") continue;
+        s.points.push_back({r.batch_size, r.images_per_sec});
+        if (r.has_peer && r.peer_images_per_sec > 0) {
+          t.points.push_back({r.batch_size, r.peer_images_per_sec});
+        }
+      }
+      if (!s.points.empty()) series.push_back(s);
+      if (!t.points.empty()) series.push_back(t);
+    }
+    WriteFileAtomically(FLAGS_plot, bench::Svg(info.model + " " + info.mode + ", " + info.order +
+                                                   ", " + info.device + ": images/s",
+                                               series));
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace halfcaf
+
+int main(int argc, char** argv) {
+  return halfcaf::RunTool(
+      "benchmark",
+      "benchmark --model resnet50|resnet18|lenet | --net FILE --init_net FILE --input_shape C,H,W "
+      "[--device cpu|cuda] [--precision fp32,fp16] [--batch_size 32,64] [--order NCHW|NHWC] "
+      "[--mode train|forward] [--iters 50] [--warmup 10] [--per_op] [--json F] [--csv F] "
+      "[--plot F.svg] [--price_per_hour 2.5] [--threads N] [--compare pytorch]",
+      argc, argv, halfcaf::Main);
+}

@@ -1,0 +1,335 @@
+// What `benchmark` reports, and the ways it writes it: a table on stdout, JSON, CSV and an SVG
+// chart of images/s against batch size. Header-only: the tool is one translation unit.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <iomanip>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace halfcaf {
+namespace bench {
+
+// Time spent in one operator type of one phase, per iteration of the op-by-op pass.
+struct OpTypeStat {
+  std::string phase;  // forward, backward, update
+  std::string type;
+  int count = 0;       // ops of this type in the phase
+  double ms = 0;       // per iteration
+  double percent = 0;  // of the op-by-op step total
+  double gflops = 0;   // GFLOP per iteration (from the schema's cost function; 0: unknown)
+  double gflops_per_sec = 0;
+};
+
+// One precision x batch-size measurement (halfcaf), with the PyTorch peer's numbers when run.
+struct Result {
+  std::string precision;  // fp32 | fp16
+  int64_t batch_size = 0;
+  std::string status = "ok";  // ok | out of memory
+  std::string error;
+  std::vector<double> ms;  // per timed iteration
+  double ms_median = 0, ms_min = 0, ms_max = 0, ms_p10 = 0, ms_p90 = 0;
+  double images_per_sec = 0;
+  double speedup_vs_fp32 = 0;  // 0: no fp32 at this batch
+  double peak_memory_mb = 0;
+  double cost_per_million_images = 0;
+  int64_t skipped_steps = 0;
+  std::vector<OpTypeStat> op_types;
+  double op_total_ms = 0;
+  // Peer.
+  bool has_peer = false;
+  std::string peer_status;
+  double peer_images_per_sec = 0, peer_ms_median = 0;
+};
+
+// Quantile q in [0, 1] with linear interpolation between order statistics.
+inline double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+inline void Summarise(Result* r, double price_per_hour) {
+  r->ms_median = Quantile(r->ms, 0.5);
+  r->ms_p10 = Quantile(r->ms, 0.1);
+  r->ms_p90 = Quantile(r->ms, 0.9);
+  r->ms_min = r->ms.empty() ? 0 : *std::min_element(r->ms.begin(), r->ms.end());
+  r->ms_max = r->ms.empty() ? 0 : *std::max_element(r->ms.begin(), r->ms.end());
+  r->images_per_sec =
+      r->ms_median > 0 ? 1000.0 * static_cast<double>(r->batch_size) / r->ms_median : 0;
+  // $/hour / (images/hour) * 1e6.
+  r->cost_per_million_images =
+      r->images_per_sec > 0 ? price_per_hour * 1e6 / (3600.0 * r->images_per_sec) : 0;
+}
+
+// fp16 images/s over fp32 images/s at the same batch size.
+inline void ComputeSpeedups(std::vector<Result>* results) {
+  std::map<int64_t, double> fp32;
+  for (const auto& r : *results) {
+    if (r.precision == "fp32" && r.status == "ok") fp32[r.batch_size] = r.images_per_sec;
+  }
+  for (auto& r : *results) {
+    auto it = fp32.find(r.batch_size);
+    r.speedup_vs_fp32 = (r.status == "ok" && it != fp32.end() && it->second > 0)
+                            ? r.images_per_sec / it->second
+                            : 0;
+  }
+}
+
+inline std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+inline std::string Num(double v, int precision = 6) {
+  if (!std::isfinite(v)) return "null";
+  std::ostringstream ss;
+  ss << std::setprecision(precision) << v;
+  return ss.str();
+}
+
+// Run-wide settings that go into every output.
+struct RunInfo {
+  std::string model, mode, device, order;
+  int iters = 0, warmup = 0, threads = 0;
+  double price_per_hour = 0;
+  std::string memory_kind;  // what peak_memory_mb measures
+};
+
+inline std::string ResultJson(const RunInfo& info, const Result& r, const std::string& indent) {
+  std::ostringstream j;
+  auto field = [&](const std::string& k, const std::string& v, bool last = false) {
+    j << indent << "  " << JsonString(k) << ": " << v << (last ? "\n" : ",\n");
+  };
+  j << indent << "{\n";
+  field("framework", JsonString("halfcaf"));
+  field("model", JsonString(info.model));
+  field("mode", JsonString(info.mode));
+  field("device", JsonString(info.device));
+  field("order", JsonString(info.order));
+  field("precision", JsonString(r.precision));
+  field("batch_size", std::to_string(r.batch_size));
+  field("status", JsonString(r.status));
+  if (!r.error.empty()) field("error", JsonString(r.error));
+  field("iters", std::to_string(r.ms.size()));
+  field("ms_per_iter", Num(r.ms_median));
+  field("ms_per_iter_median", Num(r.ms_median));
+  field("ms_per_iter_min", Num(r.ms_min));
+  field("ms_per_iter_max", Num(r.ms_max));
+  field("ms_per_iter_p10", Num(r.ms_p10));
+  field("ms_per_iter_p90", Num(r.ms_p90));
+  field("images_per_sec", Num(r.images_per_sec));
+  field("speedup_vs_fp32", r.speedup_vs_fp32 > 0 ? Num(r.speedup_vs_fp32) : "null");
+  field("peak_memory_mb", Num(r.peak_memory_mb));
+  field("cost_per_million_images", Num(r.cost_per_million_images));
+  field("skipped_steps", std::to_string(r.skipped_steps));
+  if (r.has_peer) {
+    field("pytorch_status", JsonString(r.peer_status));
+    const bool peer_ok = r.peer_images_per_sec > 0;
+    field("pytorch_images_per_sec", peer_ok ? Num(r.peer_images_per_sec) : "null");
+    field("pytorch_ms_per_iter_median", peer_ok ? Num(r.peer_ms_median) : "null");
+    field("halfcaf_vs_pytorch", r.peer_images_per_sec > 0 && r.images_per_sec > 0
+                                    ? Num(r.images_per_sec / r.peer_images_per_sec)
+                                    : "null");
+  }
+  if (!r.op_types.empty()) {
+    j << indent << "  \"per_op\": [\n";
+    for (size_t i = 0; i < r.op_types.size(); ++i) {
+      const auto& t = r.op_types[i];
+      j << indent << "    {\"phase\": " << JsonString(t.phase)
+        << ", \"type\": " << JsonString(t.type) << ", \"count\": " << t.count
+        << ", \"ms_per_iter\": " << Num(t.ms) << ", \"percent\": " << Num(t.percent, 4)
+        << ", \"gflop\": " << Num(t.gflops) << ", \"gflops_per_sec\": " << Num(t.gflops_per_sec)
+        << "}" << (i + 1 < r.op_types.size() ? ",\n" : "\n");
+    }
+    j << indent << "  ],\n";
+  }
+  field("memory_kind", JsonString(info.memory_kind), true);
+  j << indent << "}";
+  return j.str();
+}
+
+inline std::string ResultsJson(const RunInfo& info, const std::vector<Result>& results) {
+  std::ostringstream j;
+  j << "{\n  \"model\": " << JsonString(info.model) << ",\n  \"mode\": " << JsonString(info.mode)
+    << ",\n  \"device\": " << JsonString(info.device)
+    << ",\n  \"order\": " << JsonString(info.order) << ",\n  \"iters\": " << info.iters
+    << ",\n  \"warmup\": " << info.warmup << ",\n  \"threads\": " << info.threads
+    << ",\n  \"price_per_hour\": " << Num(info.price_per_hour) << ",\n  \"results\": [\n";
+  for (size_t i = 0; i < results.size(); ++i) {
+    j << ResultJson(info, results[i], "    ") << (i + 1 < results.size() ? ",\n" : "\n");
+  }
+  j << "  ]\n}\n";
+  return j.str();
+}
+
+inline std::string ResultsCsv(const RunInfo& info, const std::vector<Result>& results) {
+  std::ostringstream c;
+  c << "model,mode,device,order,precision,batch_size,status,iters,ms_per_iter_median,"
+       "ms_per_iter_min,ms_per_iter_max,ms_per_iter_p10,ms_per_iter_p90,images_per_sec,"
+       "speedup_vs_fp32,peak_memory_mb,cost_per_million_images,pytorch_images_per_sec,"
+       "halfcaf_vs_pytorch\n";
+  for (const auto& r : results) {
+    c << info.model << "," << info.mode << "," << info.device << "," << info.order << ","
+      << r.precision << "," << r.batch_size << "," << r.status << "," << r.ms.size() << ","
+      << Num(r.ms_median) << "," << Num(r.ms_min) << "," << Num(r.ms_max) << "," << Num(r.ms_p10)
+      << "," << Num(r.ms_p90) << "," << Num(r.images_per_sec) << ","
+      << (r.speedup_vs_fp32 > 0 ? Num(r.speedup_vs_fp32) : "") << "," << Num(r.peak_memory_mb)
+      << "," << Num(r.cost_per_million_images) << ","
+      << (r.has_peer && r.peer_images_per_sec > 0 ? Num(r.peer_images_per_sec) : "") << ","
+      << (r.has_peer && r.peer_images_per_sec > 0 && r.images_per_sec > 0
+              ? Num(r.images_per_sec / r.peer_images_per_sec)
+              : "")
+      << "\n";
+  }
+  return c.str();
+}
+
+// "Nice" tick step (1, 2 or 5 times a power of ten) giving about `n` ticks over [0, hi].
+inline double NiceStep(double hi, int n) {
+  if (hi <= 0) return 1;
+  const double raw = hi / n;
+  const double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (raw <= m * p) return m * p;
+  }
+  return 10 * p;
+}
+
+struct Series {
+  std::string label;
+  std::string color;
+  bool dashed = false;
+  std::vector<std::pair<int64_t, double>> points;  // (batch size, images/s)
+};
+
+inline std::string XmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
+  }
+  return out;
+}
+
+// An SVG line chart: images/s (linear, from 0) against batch size (log2 scale, a tick at each
+// measured batch size), one polyline with markers per series, and a legend.
+inline std::string Svg(const std::string& title, const std::vector<Series>& series) {
+  const double W = 720, H = 440, L = 80, R = 190, T = 50, B = 60;
+  const double pw = W - L - R, ph = H - T - B;
+  std::vector<int64_t> batches;
+  double ymax = 0;
+  for (const auto& s : series) {
+    for (const auto& p : s.points) {
+      batches.push_back(p.first);
+      ymax = std::max(ymax, p.second);
+    }
+  }
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  double xlo = batches.empty() ? 0 : std::log2(static_cast<double>(batches.front()));
+  double xhi = batches.empty() ? 1 : std::log2(static_cast<double>(batches.back()));
+  if (xhi - xlo < 1e-9) {
+    xlo -= 1;
+    xhi += 1;
+  }
+  const double pad = 0.06 * (xhi - xlo);
+  xlo -= pad;
+  xhi += pad;
+  const double ystep = NiceStep(ymax > 0 ? ymax * 1.05 : 1, 5);
+  const double ytop = ystep * std::ceil((ymax > 0 ? ymax * 1.05 : 1) / ystep);
+  auto X = [&](double batch) { return L + (std::log2(batch) - xlo) / (xhi - xlo) * pw; };
+  auto Y = [&](double v) { return T + ph - v / ytop * ph; };
+
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1);
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\" viewBox=\"0 0 " << W << " " << H << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  s << "<text x=\"" << W / 2 << "\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">"
+    << XmlEscape(title) << "</text>\n";
+  // Grid and y ticks.
+  for (double v = 0; v <= ytop + ystep * 1e-6; v += ystep) {
+    s << "<line x1=\"" << L << "\" y1=\"" << Y(v) << "\" x2=\"" << L + pw << "\" y2=\"" << Y(v)
+      << "\" stroke=\"#ddd\"/>\n";
+    s << "<text x=\"" << L - 8 << "\" y=\"" << Y(v) + 4 << "\" text-anchor=\"end\">" << Num(v, 4)
+      << "</text>\n";
+  }
+  // x ticks.
+  for (int64_t b : batches) {
+    const double x = X(static_cast<double>(b));
+    s << "<line x1=\"" << x << "\" y1=\"" << T + ph << "\" x2=\"" << x << "\" y2=\"" << T + ph + 6
+      << "\" stroke=\"black\"/>\n";
+    s << "<text x=\"" << x << "\" y=\"" << T + ph + 20 << "\" text-anchor=\"middle\">" << b
+      << "</text>\n";
+  }
+  // Axes and labels.
+  s << "<line x1=\"" << L << "\" y1=\"" << T << "\" x2=\"" << L << "\" y2=\"" << T + ph
+    << "\" stroke=\"black\"/>\n";
+  s << "<line x1=\"" << L << "\" y1=\"" << T + ph << "\" x2=\"" << L + pw << "\" y2=\"" << T + ph
+    << "\" stroke=\"black\"/>\n";
+  s << "<text x=\"" << L + pw / 2 << "\" y=\"" << H - 15
+    << "\" text-anchor=\"middle\">batch size (log scale)</text>\n";
+  s << "<text x=\"20\" y=\"" << T + ph / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 20 "
+    << T + ph / 2 << ")\">images / s</text>\n";
+  // Series.
+  for (const auto& se : series) {
+    std::vector<std::pair<int64_t, double>> pts = se.points;
+    std::sort(pts.begin(), pts.end());
+    if (pts.size() > 1) {
+      s << "<polyline fill=\"none\" stroke=\"" << se.color << "\" stroke-width=\"2\""
+        << (se.dashed ? " stroke-dasharray=\"6 4\"" : "") << " points=\"";
+      for (const auto& p : pts) s << X(static_cast<double>(p.first)) << "," << Y(p.second) << " ";
+      s << "\"/>\n";
+    }
+    for (const auto& p : pts) {
+      s << "<circle cx=\"" << X(static_cast<double>(p.first)) << "\" cy=\"" << Y(p.second)
+        << "\" r=\"4\" fill=\"" << se.color << "\"><title>" << XmlEscape(se.label) << ", batch "
+        << p.first << ": " << Num(p.second, 4) << " images/s</title></circle>\n";
+    }
+  }
+  // Legend.
+  double ly = T + 10;
+  for (const auto& se : series) {
+    const double lx = L + pw + 20;
+    s << "<line x1=\"" << lx << "\" y1=\"" << ly << "\" x2=\"" << lx + 28 << "\" y2=\"" << ly
+      << "\" stroke=\"" << se.color << "\" stroke-width=\"2\""
+      << (se.dashed ? " stroke-dasharray=\"6 4\"" : "") << "/>\n";
+    s << "<text x=\"" << lx + 36 << "\" y=\"" << ly + 4 << "\">" << XmlEscape(se.label)
+      << "</text>\n";
+    ly += 22;
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+}  // namespace bench
+}  // namespace halfcaf
