@@ -252,8 +252,8 @@ class TrainSession : public Session {
     o.loss_blob = FLAGS_loss_blob;
     o.float16 = fp16;
     o.loss_scale = fp16 ? static_cast<float>(FLAGS_loss_scale) : 1.f;
-    o.base_lr = 0.01f;
-    o.momentum = 0.9f;
+    o.optimizer.base_lr = 0.01f;
+    o.optimizer.momentum = 0.9f;
     o.seed = FLAGS_seed;
     if (FLAGS_device == "cuda") o.device = Device{DeviceType::CUDA, FLAGS_gpu};
     trainer_ = std::make_unique<Trainer>(m.init, m.forward, o);
