@@ -21,8 +21,7 @@ void Dropout(int64_t n, float ratio, uint64_t seed, const T* x, T* y, bool* mask
 
 // dx[i] = mask[i] ? dy[i] / (1 - ratio) : 0 (dx may alias dy).
 template <typename T>
-void DropoutGrad(int64_t n, float ratio, const T* dy, const bool* mask, T* dx,
-                 cudaStream_t stream);
+void DropoutGrad(int64_t n, float ratio, const T* dy, const bool* mask, T* dx, cudaStream_t stream);
 
 }  // namespace gpu
 }  // namespace halfcaf

@@ -72,8 +72,7 @@ __device__ __forceinline__ __half Store<__half>(float v) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); \
        i += int64_t(blockDim.x) * gridDim.x)
 
-#define HALFCAF_ROW_LOOP(row, rows) \
-  for (int64_t row = blockIdx.x; row < (rows); row += gridDim.x)
+#define HALFCAF_ROW_LOOP(row, rows) for (int64_t row = blockIdx.x; row < (rows); row += gridDim.x)
 
 struct SumOp {
   template <typename T>

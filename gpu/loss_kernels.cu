@@ -70,8 +70,8 @@ __global__ void AveragedLossGradientKernel(int64_t n, const TD* dy, TX* dx) {
 
 // One block per row: counts the classes ranked above the label.
 template <typename TX>
-__global__ void AccuracyKernel(int64_t N, int64_t D, const TX* x, const int32_t* labels,
-                               int top_k, unsigned long long* count, unsigned long long* bad) {
+__global__ void AccuracyKernel(int64_t N, int64_t D, const TX* x, const int32_t* labels, int top_k,
+                               unsigned long long* count, unsigned long long* bad) {
   HALFCAF_ROW_LOOP(row, N) {
     const int32_t l = labels[row];
     if (BadLabel(l, D)) {  // the same for every thread of the block
@@ -109,8 +109,8 @@ void LabelCrossEntropyGradient(int64_t N, int64_t D, const TX* x, const int32_t*
                                const TD* dy, TX* dx, unsigned long long* bad, cudaStream_t stream) {
   const int64_t n = N * D;
   if (n == 0) return;
-  LabelCrossEntropyGradientKernel<<<Blocks(n), kThreads, 0, stream>>>(
-      N, D, DevPtr(x), labels, DevPtr(dy), DevPtr(dx), bad);
+  LabelCrossEntropyGradientKernel<<<Blocks(n), kThreads, 0, stream>>>(N, D, DevPtr(x), labels,
+                                                                      DevPtr(dy), DevPtr(dx), bad);
   HALFCAF_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -147,19 +147,19 @@ void Accuracy(int64_t N, int64_t D, const TX* x, const int32_t* labels, int top_
   HALFCAF_CUDA_CHECK(cudaGetLastError());
 }
 
-#define HALFCAF_LOSS_INSTANTIATE(TX)                                                           \
-  template void LabelCrossEntropy<TX>(int64_t, int64_t, const TX*, const int32_t*, float*,    \
-                                      unsigned long long*, cudaStream_t);                     \
-  template void LabelCrossEntropyGradient<TX, float>(int64_t, int64_t, const TX*,             \
-                                                     const int32_t*, const float*, TX*,       \
-                                                     unsigned long long*, cudaStream_t);      \
-  template void LabelCrossEntropyGradient<TX, Half>(int64_t, int64_t, const TX*,              \
-                                                    const int32_t*, const Half*, TX*,         \
-                                                    unsigned long long*, cudaStream_t);       \
-  template void AveragedLoss<TX>(int64_t, const TX*, double*, float*, cudaStream_t);          \
-  template void AveragedLossGradient<TX, float>(int64_t, const float*, TX*, cudaStream_t);    \
-  template void AveragedLossGradient<TX, Half>(int64_t, const Half*, TX*, cudaStream_t);      \
-  template void Accuracy<TX>(int64_t, int64_t, const TX*, const int32_t*, int,                \
+#define HALFCAF_LOSS_INSTANTIATE(TX)                                                              \
+  template void LabelCrossEntropy<TX>(int64_t, int64_t, const TX*, const int32_t*, float*,        \
+                                      unsigned long long*, cudaStream_t);                         \
+  template void LabelCrossEntropyGradient<TX, float>(int64_t, int64_t, const TX*, const int32_t*, \
+                                                     const float*, TX*, unsigned long long*,      \
+                                                     cudaStream_t);                               \
+  template void LabelCrossEntropyGradient<TX, Half>(int64_t, int64_t, const TX*, const int32_t*,  \
+                                                    const Half*, TX*, unsigned long long*,        \
+                                                    cudaStream_t);                                \
+  template void AveragedLoss<TX>(int64_t, const TX*, double*, float*, cudaStream_t);              \
+  template void AveragedLossGradient<TX, float>(int64_t, const float*, TX*, cudaStream_t);        \
+  template void AveragedLossGradient<TX, Half>(int64_t, const Half*, TX*, cudaStream_t);          \
+  template void Accuracy<TX>(int64_t, int64_t, const TX*, const int32_t*, int,                    \
                              unsigned long long*, float*, unsigned long long*, cudaStream_t);
 HALFCAF_LOSS_INSTANTIATE(float)
 HALFCAF_LOSS_INSTANTIATE(Half)

@@ -182,14 +182,14 @@ void AveragePoolBackward(const PoolShape& s, const TD* dy, T* dx, cudaStream_t s
   HALFCAF_CUDA_CHECK(cudaGetLastError());
 }
 
-#define HALFCAF_POOL_INSTANTIATE(T)                                                         \
-  template void MaxPoolForward<T>(const PoolShape&, const T*, T*, cudaStream_t);            \
-  template void AveragePoolForward<T>(const PoolShape&, const T*, T*, cudaStream_t);        \
-  template void MaxPoolArgmax<T>(const PoolShape&, const T*, int32_t*, cudaStream_t);       \
-  template void MaxPoolBackward<T, float>(const PoolShape&, const int32_t*, const float*, T*, \
-                                          cudaStream_t);                                    \
-  template void MaxPoolBackward<T, Half>(const PoolShape&, const int32_t*, const Half*, T*,   \
-                                         cudaStream_t);                                     \
+#define HALFCAF_POOL_INSTANTIATE(T)                                                              \
+  template void MaxPoolForward<T>(const PoolShape&, const T*, T*, cudaStream_t);                 \
+  template void AveragePoolForward<T>(const PoolShape&, const T*, T*, cudaStream_t);             \
+  template void MaxPoolArgmax<T>(const PoolShape&, const T*, int32_t*, cudaStream_t);            \
+  template void MaxPoolBackward<T, float>(const PoolShape&, const int32_t*, const float*, T*,    \
+                                          cudaStream_t);                                         \
+  template void MaxPoolBackward<T, Half>(const PoolShape&, const int32_t*, const Half*, T*,      \
+                                         cudaStream_t);                                          \
   template void AveragePoolBackward<T, float>(const PoolShape&, const float*, T*, cudaStream_t); \
   template void AveragePoolBackward<T, Half>(const PoolShape&, const Half*, T*, cudaStream_t);
 HALFCAF_POOL_INSTANTIATE(float)

@@ -15,12 +15,12 @@ namespace halfcaf {
 namespace gpu {
 
 struct PoolShape {
-  int64_t N, C, H, W;    // input
-  int64_t OH, OW;        // output
-  int64_t kh, kw;        // window
-  int64_t sh, sw;        // strides
-  int64_t ph, pw;        // head pads (the tails only shape OH, OW)
-  bool nhwc;             // false: NCHW
+  int64_t N, C, H, W;  // input
+  int64_t OH, OW;      // output
+  int64_t kh, kw;      // window
+  int64_t sh, sw;      // strides
+  int64_t ph, pw;      // head pads (the tails only shape OH, OW)
+  bool nhwc;           // false: NCHW
   // constexpr: usable in kernels too (--expt-relaxed-constexpr).
   constexpr int64_t in_numel() const { return N * C * H * W; }
   constexpr int64_t out_numel() const { return N * C * OH * OW; }

@@ -33,8 +33,7 @@ __global__ void SoftmaxRowsKernel(int64_t N, int64_t D, const TX* x, TY* y, floa
 }
 
 template <typename TY, typename TD>
-__global__ void SoftmaxGradientRowsKernel(int64_t N, int64_t D, const TY* y, const TD* dy,
-                                          TY* dx) {
+__global__ void SoftmaxGradientRowsKernel(int64_t N, int64_t D, const TY* y, const TD* dy, TY* dx) {
   HALFCAF_ROW_LOOP(row, N) {
     const int64_t base = row * D;
     float dot = 0.f;
@@ -50,8 +49,8 @@ __global__ void SoftmaxGradientRowsKernel(int64_t N, int64_t D, const TY* y, con
 
 template <typename TX>
 __global__ void SoftmaxLossRowsKernel(int64_t N, int64_t D, const TX* x, const float* lse,
-                                      const int32_t* labels, const float* weights,
-                                      float* row_loss, float* row_w, unsigned long long* bad) {
+                                      const int32_t* labels, const float* weights, float* row_loss,
+                                      float* row_w, unsigned long long* bad) {
   HALFCAF_KERNEL_LOOP(i, N) {
     const int32_t l = labels[i];
     const float w = weights ? weights[i] : 1.f;
@@ -211,8 +210,8 @@ void SoftmaxLossGradCoef(int64_t N, const float* weights, const float* dloss, fl
 
 template <typename TX>
 void SoftmaxLossGradient(int64_t N, int64_t D, const float* p, const int32_t* labels,
-                         const float* weights, const double* coef, TX* dx,
-                         unsigned long long* bad, cudaStream_t stream) {
+                         const float* weights, const double* coef, TX* dx, unsigned long long* bad,
+                         cudaStream_t stream) {
   const int64_t n = N * D;
   if (n == 0) return;
   SoftmaxLossGradientKernel<<<Blocks(n), kThreads, 0, stream>>>(N, D, p, labels, weights, coef,
@@ -233,8 +232,7 @@ void SoftmaxLossGradientProb(int64_t N, int64_t D, const float* p, const float* 
 template void SoftmaxRows<float, float>(int64_t, int64_t, const float*, float*, float*,
                                         cudaStream_t);
 template void SoftmaxRows<Half, Half>(int64_t, int64_t, const Half*, Half*, float*, cudaStream_t);
-template void SoftmaxRows<Half, float>(int64_t, int64_t, const Half*, float*, float*,
-                                       cudaStream_t);
+template void SoftmaxRows<Half, float>(int64_t, int64_t, const Half*, float*, float*, cudaStream_t);
 template void SoftmaxGradientRows<float, float>(int64_t, int64_t, const float*, const float*,
                                                 float*, cudaStream_t);
 template void SoftmaxGradientRows<float, Half>(int64_t, int64_t, const float*, const Half*, float*,
@@ -244,17 +242,16 @@ template void SoftmaxGradientRows<Half, float>(int64_t, int64_t, const Half*, co
 template void SoftmaxGradientRows<Half, Half>(int64_t, int64_t, const Half*, const Half*, Half*,
                                               cudaStream_t);
 
-#define HALFCAF_SOFTMAX_LOSS_INSTANTIATE(TX)                                                    \
-  template void SoftmaxLossRows<TX>(int64_t, int64_t, const TX*, const float*, const int32_t*, \
-                                    const float*, float*, float*, unsigned long long*,         \
-                                    cudaStream_t);                                             \
-  template void SoftmaxLossRowsProb<TX>(int64_t, int64_t, const TX*, const float*,             \
-                                        const float*, const float*, float*, float*,            \
-                                        cudaStream_t);                                         \
-  template void SoftmaxLossGradient<TX>(int64_t, int64_t, const float*, const int32_t*,        \
-                                        const float*, const double*, TX*, unsigned long long*, \
-                                        cudaStream_t);                                         \
-  template void SoftmaxLossGradientProb<TX>(int64_t, int64_t, const float*, const float*,      \
+#define HALFCAF_SOFTMAX_LOSS_INSTANTIATE(TX)                                                     \
+  template void SoftmaxLossRows<TX>(int64_t, int64_t, const TX*, const float*, const int32_t*,   \
+                                    const float*, float*, float*, unsigned long long*,           \
+                                    cudaStream_t);                                               \
+  template void SoftmaxLossRowsProb<TX>(int64_t, int64_t, const TX*, const float*, const float*, \
+                                        const float*, float*, float*, cudaStream_t);             \
+  template void SoftmaxLossGradient<TX>(int64_t, int64_t, const float*, const int32_t*,          \
+                                        const float*, const double*, TX*, unsigned long long*,   \
+                                        cudaStream_t);                                           \
+  template void SoftmaxLossGradientProb<TX>(int64_t, int64_t, const float*, const float*,        \
                                             const float*, const double*, TX*, cudaStream_t);
 HALFCAF_SOFTMAX_LOSS_INSTANTIATE(float)
 HALFCAF_SOFTMAX_LOSS_INSTANTIATE(Half)

@@ -52,13 +52,12 @@ void SoftmaxLossGradCoef(int64_t N, const float* weights, const float* dloss, fl
 // coef[1] == 0 (the labels are then not checked, as on CPU).
 template <typename TX>
 void SoftmaxLossGradient(int64_t N, int64_t D, const float* p, const int32_t* labels,
-                         const float* weights, const double* coef, TX* dx,
-                         unsigned long long* bad, cudaStream_t stream);
+                         const float* weights, const double* coef, TX* dx, unsigned long long* bad,
+                         cudaStream_t stream);
 // dx[i, j] = c_i * (p[i, j] * sum_k label[i, k] - label[i, j]).
 template <typename TX>
 void SoftmaxLossGradientProb(int64_t N, int64_t D, const float* p, const float* label_prob,
-                             const float* weights, const double* coef, TX* dx,
-                             cudaStream_t stream);
+                             const float* weights, const double* coef, TX* dx, cudaStream_t stream);
 
 }  // namespace gpu
 }  // namespace halfcaf

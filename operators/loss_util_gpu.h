@@ -42,8 +42,8 @@ class DeviceLabelCheck {
     ctx->FinishDevice();
     if (bad == ~0ull) return;
     int32_t label = 0;
-    HALFCAF_CUDA_CHECK(cudaMemcpyAsync(&label, labels + bad, sizeof(label),
-                                       cudaMemcpyDeviceToHost, ctx->stream()));
+    HALFCAF_CUDA_CHECK(cudaMemcpyAsync(&label, labels + bad, sizeof(label), cudaMemcpyDeviceToHost,
+                                       ctx->stream()));
     ctx->FinishDevice();
     CheckLabelValue(label, static_cast<int64_t>(bad), num_classes, op);
     HALFCAF_THROW(op, ": label ", label, " of sample ", bad, " is out of range");  // not reached

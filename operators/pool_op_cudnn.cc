@@ -119,9 +119,9 @@ class PoolCUDAOp final : public PoolCUDAOpBase<kType, kCudnn> {
     if (Base::CudnnFits(g)) {
       this->SetDescriptors(g, X.dims(), X.dtype());
       const float one = 1.f, zero = 0.f;
-      HALFCAF_CUDNN_CHECK(cudnnPoolingForward(this->context_.cudnn_handle(),
-                                              this->pool_desc_.get(), &one, this->x_desc_.get(),
-                                              X.raw_data(), &zero, this->y_desc_.get(), y));
+      HALFCAF_CUDNN_CHECK(cudnnPoolingForward(this->context_.cudnn_handle(), this->pool_desc_.get(),
+                                              &one, this->x_desc_.get(), X.raw_data(), &zero,
+                                              this->y_desc_.get(), y));
       return;
     }
     const gpu::PoolShape s = ShapeOf(g, this->cp_.order);

@@ -24,8 +24,7 @@ class SoftmaxCUDAOp final : public Operator<CUDAContext> {
     SoftmaxMatrixShape(X.dims(), axis_, DebugName(), &N, &D);
     Tensor* Y = Output(0, X.dims());
     if (X.dtype() == DataType::FLOAT) {
-      gpu::SoftmaxRows(N, D, X.data<float>(), Y->mutable_data<float>(), nullptr,
-                       context_.stream());
+      gpu::SoftmaxRows(N, D, X.data<float>(), Y->mutable_data<float>(), nullptr, context_.stream());
     } else {
       gpu::SoftmaxRows(N, D, X.data<Half>(), Y->mutable_data<Half>(), nullptr, context_.stream());
     }
@@ -45,9 +44,8 @@ class SoftmaxGradientCUDAOp final : public Operator<CUDAContext> {
     const Tensor& dY = Input(1);
     EnforceFloatType(Y, "Y");
     EnforceFloatType(dY, "dY");
-    HALFCAF_ENFORCE(Y.dims() == dY.dims(), DebugName(),
-                    ": Y and dY must have the same shape, got ", DimsString(Y.dims()), " and ",
-                    DimsString(dY.dims()));
+    HALFCAF_ENFORCE(Y.dims() == dY.dims(), DebugName(), ": Y and dY must have the same shape, got ",
+                    DimsString(Y.dims()), " and ", DimsString(dY.dims()));
     int64_t N, D;
     SoftmaxMatrixShape(Y.dims(), axis_, DebugName(), &N, &D);
     Tensor* dX = Output(0, Y.dims());

@@ -40,8 +40,8 @@ class BNDescriptors {
     key_.clear();  // stays empty if a descriptor call throws
     x_.Set4d(order == BNOrder::NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC,
              CudnnDataType(dtype, "SpatialBN input X"), s.N, s.C, s.S, 1);
-    HALFCAF_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(param_.get(), x_.get(),
-                                                      CUDNN_BATCHNORM_SPATIAL));
+    HALFCAF_CUDNN_CHECK(
+        cudnnDeriveBNTensorDescriptor(param_.get(), x_.get(), CUDNN_BATCHNORM_SPATIAL));
     key_ = key;
   }
   cudnnTensorDescriptor_t x() const { return x_.get(); }
@@ -155,8 +155,7 @@ class SpatialBNCudnnOp final : public Operator<CUDAContext> {
         b.IsTensor() && b.GetTensor().dtype() != DataType::UNDEFINED && b.GetTensor().numel() > 0;
     if (has_data) {
       const Tensor& t = Input(in);  // checks the device
-      HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what, " must be float, got ",
-                      t.DebugString());
+      HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what, " must be float, got ", t.DebugString());
       HALFCAF_ENFORCE(t.numel() == C, what, " ('", input_name(in), "') must have ", C,
                       " elements (one per channel), got ", DimsString(t.dims()));
       return Output(out)->mutable_data<float>();
@@ -210,15 +209,20 @@ class SpatialBNGradientCudnnOp final : public Operator<CUDAContext> {
     cudaStream_t stream = context_.stream();
 
     if (is_test_) {
-      const bool x16 = X.dtype() == DataType::FLOAT16, dy16 = dY.dtype() == DataType::FLOAT16;
-      if (!x16 && !dy16) TestGradient(X.data<float>(), dY.data<float>(), s, mean_t, var_t,
-                                      scale_t, static_cast<float*>(dx), dscale, dbias);
-      if (!x16 && dy16) TestGradient(X.data<float>(), dY.data<Half>(), s, mean_t, var_t, scale_t,
-                                     static_cast<float*>(dx), dscale, dbias);
-      if (x16 && !dy16) TestGradient(X.data<Half>(), dY.data<float>(), s, mean_t, var_t, scale_t,
-                                     static_cast<Half*>(dx), dscale, dbias);
-      if (x16 && dy16) TestGradient(X.data<Half>(), dY.data<Half>(), s, mean_t, var_t, scale_t,
-                                    static_cast<Half*>(dx), dscale, dbias);
+      const bool dy16 = dY.dtype() == DataType::FLOAT16;
+      if (X.dtype() == DataType::FLOAT) {
+        float* dxf = static_cast<float*>(dx);
+        dy16 ? TestGradient(X.data<float>(), dY.data<Half>(), s, mean_t, var_t, scale_t, dxf,
+                            dscale, dbias)
+             : TestGradient(X.data<float>(), dY.data<float>(), s, mean_t, var_t, scale_t, dxf,
+                            dscale, dbias);
+      } else {
+        Half* dxh = static_cast<Half*>(dx);
+        dy16 ? TestGradient(X.data<Half>(), dY.data<Half>(), s, mean_t, var_t, scale_t, dxh, dscale,
+                            dbias)
+             : TestGradient(X.data<Half>(), dY.data<float>(), s, mean_t, var_t, scale_t, dxh,
+                            dscale, dbias);
+      }
       return;
     }
 

@@ -115,9 +115,9 @@ TEST(DropoutGpuTest, RatioZeroKeepsEverything) {
   Workspace ws;
   const Tensor x = RandomTensor({3, 5, 7}, 4);
   ws.CreateTensor("X", kGpu)->CopyFrom(x);
-  CreateOperator(CudaDef(MakeOperatorDef("Dropout", "", {"X"}, {"Y", "mask"},
-                                         {MakeArgument("ratio", 0.f)})),
-                 &ws)
+  CreateOperator(
+      CudaDef(MakeOperatorDef("Dropout", "", {"X"}, {"Y", "mask"}, {MakeArgument("ratio", 0.f)})),
+      &ws)
       ->Run(0);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_EQ(CheckDropoutOutput(x, HostCopy(ws.GetTensor("Y")), HostCopy(ws.GetTensor("mask")), 0.f),
@@ -164,8 +164,7 @@ TEST(DropoutGpuTest, TestModeMatchesCpu) {
     DeviceChecker(opts).Check(MakeOperatorDef("Dropout", "", {"X"}, {"Y", "mask"}, {t}), in);
     Workspace ws;
     ws.CreateTensor("X", kGpu)->CopyFrom(in.at("X"));
-    CreateOperator(CudaDef(MakeOperatorDef("Dropout", "", {"X"}, {"Y", "mask"}, {t})), &ws)
-        ->Run(0);
+    CreateOperator(CudaDef(MakeOperatorDef("Dropout", "", {"X"}, {"Y", "mask"}, {t})), &ws)->Run(0);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const Tensor mask = HostCopy(ws.GetTensor("mask"));
     ASSERT_EQ(mask.dtype(), DataType::BOOL);

@@ -60,8 +60,7 @@ TEST(LabelCrossEntropyGpuTest, MatchesCpu) {
     const int64_t mid = x.numel() / 2;
     labels.mutable_data<int32_t>()[0] = 0;
     if (mid / D != 0) labels.mutable_data<int32_t>()[mid / D] = static_cast<int32_t>(mid % D);
-    const std::map<std::string, Tensor> in{
-        {"X", x}, {"L", labels}, {"dY", RandomTensor({N}, 3)}};
+    const std::map<std::string, Tensor> in{{"X", x}, {"L", labels}, {"dY", RandomTensor({N}, 3)}};
     for (DataType dt : kDtypes) {
       SCOPED_TRACE(MakeString(DimsString(dims), " ", DataTypeName(dt)));
       const auto data = AsDtype(in, dt);
@@ -99,8 +98,7 @@ TEST(AveragedLossGpuTest, MatchesCpu) {
       SCOPED_TRACE(MakeString(DimsString(dims), " ", DataTypeName(dt)));
       const auto data = AsDtype(in, dt);
       DeviceChecker().Check(MakeOperatorDef("AveragedLoss", "", {"X"}, {"loss"}), data);
-      DeviceChecker().Check(MakeOperatorDef("AveragedLossGradient", "", {"X", "dY"}, {"dX"}),
-                            data);
+      DeviceChecker().Check(MakeOperatorDef("AveragedLossGradient", "", {"X", "dY"}, {"dX"}), data);
     }
   }
 }
@@ -115,14 +113,13 @@ TEST(AccuracyGpuTest, MatchesCpu) {
     for (int64_t i = 0; i < x.numel(); ++i) {
       x.mutable_data<float>()[i] = static_cast<float>(rng() % 5) * 0.25f;
     }
-    const std::map<std::string, Tensor> in{{"X", x},
-                                           {"L", RandomLabels(N, D, 8, {N, 1})}};
+    const std::map<std::string, Tensor> in{{"X", x}, {"L", RandomLabels(N, D, 8, {N, 1})}};
     for (int top_k : {1, 3, 20}) {
       for (DataType dt : kDtypes) {
         SCOPED_TRACE(MakeString("D ", D, " top_k ", top_k, " ", DataTypeName(dt)));
-        DeviceChecker().Check(MakeOperatorDef("Accuracy", "", {"X", "L"}, {"acc"},
-                                              {MakeArgument("top_k", top_k)}),
-                              AsDtype(in, dt));
+        DeviceChecker().Check(
+            MakeOperatorDef("Accuracy", "", {"X", "L"}, {"acc"}, {MakeArgument("top_k", top_k)}),
+            AsDtype(in, dt));
       }
     }
   }

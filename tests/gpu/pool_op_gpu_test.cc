@@ -49,8 +49,7 @@ std::vector<PoolCase> Cases() {
        3,
        7,
        9,
-       {MakeArgument("kernel", 3), MakeArgument("stride", 2),
-        MakeArgument("pads", V{0, 1, 1, 0})},
+       {MakeArgument("kernel", 3), MakeArgument("stride", 2), MakeArgument("pads", V{0, 1, 1, 0})},
        true},
       {"caffe legacy pooling",
        2,
@@ -162,9 +161,9 @@ void CheckAll(bool own) {
 
 // Host-only: both implementations are registered for every type.
 TEST(PoolGpuTest, Registered) {
-  for (const char* type : {"MaxPool", "MaxPool2D", "AveragePool", "AveragePool2D",
-                           "MaxPoolGradient", "MaxPool2DGradient", "AveragePoolGradient",
-                           "AveragePool2DGradient"}) {
+  for (const char* type :
+       {"MaxPool", "MaxPool2D", "AveragePool", "AveragePool2D", "MaxPoolGradient",
+        "MaxPool2DGradient", "AveragePoolGradient", "AveragePool2DGradient"}) {
     EXPECT_NE(OperatorRegistry::Find(DeviceType::CUDA, type, "CUDNN"), nullptr) << type;
     EXPECT_NE(OperatorRegistry::Find(DeviceType::CUDA, type, ""), nullptr) << type;
   }

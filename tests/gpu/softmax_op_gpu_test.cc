@@ -30,8 +30,7 @@ std::vector<SoftmaxCase> Cases() {
 }
 
 OperatorDef AxisDef(const std::string& type, std::vector<std::string> in,
-                    std::vector<std::string> out, int axis,
-                    std::vector<Argument> extra = {}) {
+                    std::vector<std::string> out, int axis, std::vector<Argument> extra = {}) {
   extra.push_back(MakeArgument("axis", axis));
   return MakeOperatorDef(type, "", in, out, extra);
 }
@@ -120,10 +119,9 @@ void CheckLoss(const LossCase& c, bool weighted, bool label_prob, float scale,
                const Tensor* weights_override = nullptr) {
   std::vector<Argument> args{MakeArgument("scale", scale),
                              MakeArgument("label_prob", label_prob ? 1 : 0)};
-  std::map<std::string, Tensor> in{
-      {"X", RandomTensor(c.x_dims, 1, -4.f, 4.f)},
-      {"L", label_prob ? Distributions(c, 2) : Labels(c, 2)},
-      {"dloss", FloatTensor({}, {1.3f})}};
+  std::map<std::string, Tensor> in{{"X", RandomTensor(c.x_dims, 1, -4.f, 4.f)},
+                                   {"L", label_prob ? Distributions(c, 2) : Labels(c, 2)},
+                                   {"dloss", FloatTensor({}, {1.3f})}};
   std::vector<std::string> fwd_in{"X", "L"};
   if (weighted) {
     in["W"] = weights_override ? *weights_override : RandomTensor({c.N}, 3, 0.f, 2.f);

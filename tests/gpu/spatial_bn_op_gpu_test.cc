@@ -199,9 +199,8 @@ TEST(SpatialBNGpuTest, Errors) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
-  expect_error(
-      BNDef(c, false, {"X", "scale16", "bias", "rm", "rv"}, {"Y", "rm", "rv", "sm", "sv"}),
-      "must be float");
+  expect_error(BNDef(c, false, {"X", "scale16", "bias", "rm", "rv"}, {"Y", "rm", "rv", "sm", "sv"}),
+               "must be float");
   expect_error(BNDef(c, false, {"X", "scale", "bias4", "rm", "rv"}, {"Y", "rm", "rv", "sm", "sv"}),
                "must have dims [3]");
   expect_error(BNDef(c, false, {"X", "scale", "bias", "rm", "rv"}, {"Y"}), "5 outputs");
