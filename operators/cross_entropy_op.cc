@@ -13,22 +13,21 @@ namespace {
 
 constexpr float kLogThreshold = 1e-20f;
 
-// (N, D) for X of dims (N, D) or (D).
-void CrossEntropyShape(const Tensor& X, const std::string& op, int64_t* N, int64_t* D) {
+}  // namespace
+
+void LabelCrossEntropyShape(const Tensor& X, const std::string& op, int64_t* N, int64_t* D) {
   HALFCAF_ENFORCE(X.ndim() == 1 || X.ndim() == 2, op, ": X must be (N, D) or (D), got dims ",
                   DimsString(X.dims()));
   *N = X.ndim() == 2 ? X.dim(0) : 1;
   *D = X.dim(-1);
 }
 
-}  // namespace
-
 void LabelCrossEntropyOp::RunOnDevice() {
   const Tensor& X = Input(0);
   const Tensor& L = Input(1);
   EnforceFloatType(X, "X");
   int64_t N, D;
-  CrossEntropyShape(X, DebugName(), &N, &D);
+  LabelCrossEntropyShape(X, DebugName(), &N, &D);
   CheckLabelTensor(L, N, {N}, DebugName());
   const float* x = ReadAsFloat(X, &x_);
   const int32_t* l = L.data<int32_t>();
@@ -47,7 +46,7 @@ void LabelCrossEntropyGradientOp::RunOnDevice() {
   EnforceFloatType(X, "X");
   EnforceFloatType(dY, "dY");
   int64_t N, D;
-  CrossEntropyShape(X, DebugName(), &N, &D);
+  LabelCrossEntropyShape(X, DebugName(), &N, &D);
   CheckLabelTensor(L, N, {N}, DebugName());
   HALFCAF_ENFORCE(dY.numel() == N, DebugName(), ": dY must hold one value per sample (", N,
                   "), got dims ", DimsString(dY.dims()));

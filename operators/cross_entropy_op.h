@@ -5,11 +5,15 @@
 // X float or float16 (computed in float).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/operator.h"
 
 namespace halfcaf {
+
+// (N, D) for X of dims (N, D) or (D, one sample); throws naming `op` otherwise.
+void LabelCrossEntropyShape(const Tensor& X, const std::string& op, int64_t* N, int64_t* D);
 
 class LabelCrossEntropyOp final : public Operator<CPUContext> {
  public:

@@ -8,20 +8,16 @@
 
 namespace halfcaf {
 
-namespace {
-
-float ReadRatio(const OperatorBase& op) {
+float ReadDropoutRatio(const OperatorBase& op) {
   const float ratio = op.GetSingleArgument<float>("ratio", 0.5f);
   HALFCAF_ENFORCE(ratio >= 0.f && ratio < 1.f, op.type(),
                   ": argument 'ratio' must be in [0, 1), got ", ratio);
   return ratio;
 }
 
-}  // namespace
-
 DropoutOp::DropoutOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
-      ratio_(ReadRatio(*this)),
+      ratio_(ReadDropoutRatio(*this)),
       is_test_(GetSingleArgument<int>("is_test", 0) != 0) {
   HALFCAF_ENFORCE(is_test_ || OutputSize() == 2,
                   "Dropout in training mode (is_test=0) needs 2 outputs (Y, mask), got ",
@@ -58,7 +54,7 @@ void DropoutOp::RunOnDevice() {
 
 DropoutGradOp::DropoutGradOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
-      ratio_(ReadRatio(*this)),
+      ratio_(ReadDropoutRatio(*this)),
       is_test_(GetSingleArgument<int>("is_test", 0) != 0) {
   HALFCAF_ENFORCE(is_test_ || InputSize() == 2,
                   "DropoutGrad in training mode (is_test=0) needs 2 inputs (dY, mask), got ",

@@ -12,6 +12,9 @@
 
 namespace halfcaf {
 
+// The `ratio` argument (default 0.5), checked to be in [0, 1).
+float ReadDropoutRatio(const OperatorBase& op);
+
 class DropoutOp final : public Operator<CPUContext> {
  public:
   DropoutOp(const OperatorDef& def, Workspace* ws);

@@ -10,19 +10,15 @@
 
 namespace halfcaf {
 
-namespace {
-
-void CheckOrder(const OperatorBase& op) {
+void CheckSoftmaxLossOrder(const OperatorBase& op) {
   std::string order = op.GetSingleArgument<std::string>("order", "NCHW");
   HALFCAF_ENFORCE(order == "NCHW" || order == "nchw", op.DebugName(),
                   ": argument order must be \"NCHW\" (classes along `axis`), got \"", order, "\"");
 }
 
-// The checks both ops make on labels (and optional weights) for logits of dims x_dims viewed as
-// (N, D) split at axis `a`.
-void CheckLabelsAndWeights(const Tensor& labels, const Tensor* weights,
-                           const std::vector<int64_t>& x_dims, int a, int64_t N, int64_t D,
-                           bool label_prob, const std::string& op) {
+void CheckSoftmaxLossLabels(const Tensor& labels, const Tensor* weights,
+                            const std::vector<int64_t>& x_dims, int a, int64_t N, int64_t D,
+                            bool label_prob, const std::string& op) {
   if (label_prob) {
     EnforceFloatType(labels, "labels (label_prob=1)");
     const std::vector<int64_t> nd{N, D};
@@ -39,14 +35,12 @@ void CheckLabelsAndWeights(const Tensor& labels, const Tensor* weights,
   }
 }
 
-}  // namespace
-
 SoftmaxWithLossOp::SoftmaxWithLossOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
       scale_(GetSingleArgument<float>("scale", 1.f)),
       label_prob_(GetSingleArgument<int>("label_prob", 0) != 0),
       axis_(GetSingleArgument<int>("axis", 1)) {
-  CheckOrder(*this);
+  CheckSoftmaxLossOrder(*this);
 }
 
 void SoftmaxWithLossOp::RunOnDevice() {
@@ -56,7 +50,7 @@ void SoftmaxWithLossOp::RunOnDevice() {
   EnforceFloatType(X, "X (logits)");
   int64_t N, D;
   const int a = SoftmaxMatrixShape(X.dims(), axis_, DebugName(), &N, &D);
-  CheckLabelsAndWeights(L, W, X.dims(), a, N, D, label_prob_, DebugName());
+  CheckSoftmaxLossLabels(L, W, X.dims(), a, N, D, label_prob_, DebugName());
 
   const float* x = ReadAsFloat(X, &x_);
   const float* w = W ? ReadAsFloat(*W, &w_) : nullptr;
@@ -94,7 +88,7 @@ SoftmaxWithLossGradientOp::SoftmaxWithLossGradientOp(const OperatorDef& def, Wor
       scale_(GetSingleArgument<float>("scale", 1.f)),
       label_prob_(GetSingleArgument<int>("label_prob", 0) != 0),
       axis_(GetSingleArgument<int>("axis", 1)) {
-  CheckOrder(*this);
+  CheckSoftmaxLossOrder(*this);
 }
 
 void SoftmaxWithLossGradientOp::RunOnDevice() {
@@ -109,7 +103,7 @@ void SoftmaxWithLossGradientOp::RunOnDevice() {
   EnforceFloatType(dLoss, "dloss");
   int64_t N, D;
   const int a = SoftmaxMatrixShape(X.dims(), axis_, DebugName(), &N, &D);
-  CheckLabelsAndWeights(L, W, X.dims(), a, N, D, label_prob_, DebugName());
+  CheckSoftmaxLossLabels(L, W, X.dims(), a, N, D, label_prob_, DebugName());
   HALFCAF_ENFORCE(P.dims() == X.dims(), DebugName(), ": P must have X's shape ",
                   DimsString(X.dims()), ", got ", DimsString(P.dims()));
   HALFCAF_ENFORCE(dLoss.numel() == 1, DebugName(), ": dloss must hold one value, got dims ",

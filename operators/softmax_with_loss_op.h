@@ -16,6 +16,14 @@
 
 namespace halfcaf {
 
+// Checks the `order` argument (only "NCHW").
+void CheckSoftmaxLossOrder(const OperatorBase& op);
+// The checks both ops make on labels (and optional weights) for logits of dims x_dims viewed as
+// (N, D) split at axis `a` (dims and dtypes only, so they work on any device).
+void CheckSoftmaxLossLabels(const Tensor& labels, const Tensor* weights,
+                            const std::vector<int64_t>& x_dims, int a, int64_t N, int64_t D,
+                            bool label_prob, const std::string& op);
+
 class SoftmaxWithLossOp final : public Operator<CPUContext> {
  public:
   SoftmaxWithLossOp(const OperatorDef& def, Workspace* ws);

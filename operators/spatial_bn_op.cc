@@ -26,9 +26,35 @@ BNShape ComputeBNShape(const std::vector<int64_t>& x_dims, BNOrder order) {
   return s;
 }
 
-namespace {
+const char* BNOrderName(BNOrder order) { return order == BNOrder::NCHW ? "NCHW" : "NHWC"; }
 
-const char* OrderName(BNOrder order) { return order == BNOrder::NCHW ? "NCHW" : "NHWC"; }
+void EnforceBNChannelParam(const Tensor& t, const char* what, const BNShape& s,
+                           const std::vector<int64_t>& x_dims, BNOrder order) {
+  HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what,
+                  " must be float (BN parameters and statistics stay FP32 for float16 X), got ",
+                  t.DebugString());
+  HALFCAF_ENFORCE(t.dims() == std::vector<int64_t>{s.C}, what, " must have dims [", s.C,
+                  "] (the channels of X ", DimsString(x_dims), " in order ", BNOrderName(order),
+                  "), got ", DimsString(t.dims()));
+}
+
+float ReadBNEpsilon(const OperatorBase& op) {
+  const float eps = op.GetSingleArgument<float>("epsilon", 1e-5f);
+  HALFCAF_ENFORCE(eps > 0.f, op.type(), ": argument 'epsilon' must be > 0, got ", eps);
+  return eps;
+}
+
+void EnforceBNSingleBatch(const OperatorBase& op) {
+  const int nb = op.GetSingleArgument<int>("num_batches", 1);
+  HALFCAF_ENFORCE(nb == 1, op.type(), ": num_batches = ", nb,
+                  " is not supported (statistics are computed from X alone; num_batches must "
+                  "be 1)");
+  HALFCAF_ENFORCE(op.InputSize() == 5, op.type(),
+                  " takes 5 inputs (the 7-input form is only for num_batches > 1), got ",
+                  op.InputSize());
+}
+
+namespace {
 
 // Calls f(c, i) for every element of X: i its flat index, c its channel.
 template <typename F>
@@ -47,33 +73,6 @@ inline void ForEachElement(const BNShape& s, BNOrder order, F&& f) {
   }
 }
 
-// scale/bias/mean/var: float with dims [C].
-void EnforceChannelParam(const Tensor& t, const char* what, const BNShape& s,
-                         const std::vector<int64_t>& x_dims, BNOrder order) {
-  HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what,
-                  " must be float (BN parameters and statistics stay FP32 for float16 X), got ",
-                  t.DebugString());
-  HALFCAF_ENFORCE(t.dims() == std::vector<int64_t>{s.C}, what, " must have dims [", s.C,
-                  "] (the channels of X ", DimsString(x_dims), " in order ", OrderName(order),
-                  "), got ", DimsString(t.dims()));
-}
-
-float ReadEpsilon(const OperatorBase& op) {
-  const float eps = op.GetSingleArgument<float>("epsilon", 1e-5f);
-  HALFCAF_ENFORCE(eps > 0.f, op.type(), ": argument 'epsilon' must be > 0, got ", eps);
-  return eps;
-}
-
-void EnforceSingleBatch(const OperatorBase& op) {
-  const int nb = op.GetSingleArgument<int>("num_batches", 1);
-  HALFCAF_ENFORCE(nb == 1, op.type(), ": num_batches = ", nb,
-                  " is not supported (statistics are computed from X alone; num_batches must "
-                  "be 1)");
-  HALFCAF_ENFORCE(op.InputSize() == 5, op.type(),
-                  " takes 5 inputs (the 7-input form is only for num_batches > 1), got ",
-                  op.InputSize());
-}
-
 }  // namespace
 
 // ---- forward -----------------------------------------------------------------------------------
@@ -81,10 +80,10 @@ void EnforceSingleBatch(const OperatorBase& op) {
 SpatialBNOp::SpatialBNOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
       is_test_(GetSingleArgument<int>("is_test", 0) != 0),
-      epsilon_(ReadEpsilon(*this)),
+      epsilon_(ReadBNEpsilon(*this)),
       momentum_(GetSingleArgument<float>("momentum", 0.9f)),
       order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
-  EnforceSingleBatch(*this);
+  EnforceBNSingleBatch(*this);
   HALFCAF_ENFORCE(momentum_ >= 0.f && momentum_ <= 1.f,
                   "SpatialBN: argument 'momentum' must be in [0, 1], got ", momentum_);
   if (is_test_) {
@@ -125,8 +124,8 @@ void SpatialBNOp::RunOnDevice() {
   const int64_t C = s.C;
   const Tensor& scale_t = Input(1);
   const Tensor& bias_t = Input(2);
-  EnforceChannelParam(scale_t, "scale", s, dims, order_);
-  EnforceChannelParam(bias_t, "bias", s, dims, order_);
+  EnforceBNChannelParam(scale_t, "scale", s, dims, order_);
+  EnforceBNChannelParam(bias_t, "bias", s, dims, order_);
   const float* scale = scale_t.data<float>();
   const float* bias = bias_t.data<float>();
   const float* x = ReadAsFloat(X, &x_);
@@ -136,8 +135,8 @@ void SpatialBNOp::RunOnDevice() {
   if (is_test_) {
     const Tensor& mean_t = Input(3);
     const Tensor& var_t = Input(4);
-    EnforceChannelParam(mean_t, "mean", s, dims, order_);
-    EnforceChannelParam(var_t, "var", s, dims, order_);
+    EnforceBNChannelParam(mean_t, "mean", s, dims, order_);
+    EnforceBNChannelParam(var_t, "var", s, dims, order_);
     const float* mean = mean_t.data<float>();
     const float* var = var_t.data<float>();
     for (int64_t c = 0; c < C; ++c) {
@@ -187,9 +186,9 @@ void SpatialBNOp::RunOnDevice() {
 SpatialBNGradientOp::SpatialBNGradientOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
       is_test_(GetSingleArgument<int>("is_test", 0) != 0),
-      epsilon_(ReadEpsilon(*this)),
+      epsilon_(ReadBNEpsilon(*this)),
       order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
-  EnforceSingleBatch(*this);
+  EnforceBNSingleBatch(*this);
 }
 
 void SpatialBNGradientOp::RunOnDevice() {
@@ -205,9 +204,9 @@ void SpatialBNGradientOp::RunOnDevice() {
   const int64_t C = s.C, M = s.N * s.S;
   HALFCAF_ENFORCE(dY.dims() == dims, "dY must have the shape of X ", DimsString(dims), ", got ",
                   DimsString(dY.dims()));
-  EnforceChannelParam(scale_t, "scale", s, dims, order_);
-  EnforceChannelParam(mean_t, is_test_ ? "mean" : "saved_mean", s, dims, order_);
-  EnforceChannelParam(var_t, is_test_ ? "var" : "saved_var (inverse std)", s, dims, order_);
+  EnforceBNChannelParam(scale_t, "scale", s, dims, order_);
+  EnforceBNChannelParam(mean_t, is_test_ ? "mean" : "saved_mean", s, dims, order_);
+  EnforceBNChannelParam(var_t, is_test_ ? "var" : "saved_var (inverse std)", s, dims, order_);
   HALFCAF_ENFORCE(is_test_ || M > 0,
                   "SpatialBNGradient in training mode needs at least one value per channel, "
                   "X has dims ", DimsString(dims));
@@ -331,7 +330,10 @@ OPERATOR_SCHEMA(SpatialBN)
         "+ bias. Training (is_test=0, 5 outputs) uses the batch mean and biased batch "
         "variance, updates the running statistics in place (running = running * momentum + "
         "batch * (1 - momentum); empty running blobs start at zero) and saves the batch mean "
-        "and the inverse std 1 / sqrt(var + epsilon) for the gradient. Test (is_test=1, 1 "
+        "and the inverse std 1 / sqrt(var + epsilon) for the gradient. The running variance "
+        "is updated with the biased batch variance (the one Y is normalised with) on CPU and "
+        "CUDA alike; Caffe2's cuDNN operator uses the unbiased one (times M / (M - 1), M = "
+        "values per channel) there. Test (is_test=1, 1 "
         "output) uses the given mean and var. X is 3-D to 5-D, float or float16; scale, "
         "bias, mean and var are float. num_batches > 1 (statistics from sums/sumsq inputs) "
         "is not supported.")

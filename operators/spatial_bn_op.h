@@ -30,6 +30,14 @@ struct BNShape {
 BNOrder ParseBNOrder(const std::string& order);
 // Checks X has 3 to 5 dims and splits them per the order.
 BNShape ComputeBNShape(const std::vector<int64_t>& x_dims, BNOrder order);
+const char* BNOrderName(BNOrder order);
+// Checks a BN parameter or statistic (`what`): float with dims [C].
+void EnforceBNChannelParam(const Tensor& t, const char* what, const BNShape& s,
+                           const std::vector<int64_t>& x_dims, BNOrder order);
+// The `epsilon` argument (default 1e-5), checked > 0.
+float ReadBNEpsilon(const OperatorBase& op);
+// Checks num_batches == 1 and 5 inputs (the multi-batch form is not supported).
+void EnforceBNSingleBatch(const OperatorBase& op);
 
 class SpatialBNOp final : public Operator<CPUContext> {
  public:

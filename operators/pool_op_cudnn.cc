@@ -1,0 +1,237 @@
+// MaxPool / AveragePool (+ the 2D aliases) and their gradients on CUDA. Same inputs, outputs,
+// arguments, shapes and errors as the CPU operators in pool_op.cc (which hold the schemas and the
+// gradient maker); float and float16, NCHW and NHWC, global_pooling, every legacy_pad.
+//
+// Two registrations:
+// - the plain CUDA implementation (engine ""): own kernels (gpu/pool_kernels.cu) that reproduce
+//   the CPU semantics exactly, for every case (asymmetric pads, Caffe legacy pooling, mixed
+//   dtypes of X and dY);
+// - engine CUDNN (tried first on CUDA): cudnnPoolingForward / cudnnPoolingBackward (max:
+//   CUDNN_POOLING_MAX_DETERMINISTIC; average: CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING, i.e.
+//   padding excluded from the divisor as on CPU). It declines explicit asymmetric pads (the
+//   plain CUDA implementation is then created), and at run time uses the own kernels for the
+//   shapes cuDNN cannot express (asymmetric pads from legacy_pad, an output size other than
+//   cuDNN's, X / Y / dY of different dtypes, empty tensors).
+// Max-pool gradient with ties: the CPU op and the own kernels send the gradient to the first
+// maximum in scan order; cuDNN's deterministic mode picks one maximum too, which on exact ties may
+// be another element.
+#include <vector>
+
+#include "core/float_io.h"
+#include "gpu/cuda_context.h"
+#include "gpu/cudnn_wrappers.h"
+#include "gpu/math_gpu.h"
+#include "gpu/pool_kernels.h"
+#include "operators/conv_pool_op_base.h"
+#include "operators/pool_op.h"
+
+namespace halfcaf {
+
+namespace {
+
+gpu::PoolShape ShapeOf(const ConvPoolGeometry& g, StorageOrder order) {
+  gpu::PoolShape s;
+  s.N = g.N;
+  s.C = g.C;
+  s.H = g.in[0];
+  s.W = g.in[1];
+  s.OH = g.out[0];
+  s.OW = g.out[1];
+  s.kh = g.kernel[0];
+  s.kw = g.kernel[1];
+  s.sh = g.stride[0];
+  s.sw = g.stride[1];
+  s.ph = g.pad_head(0);
+  s.pw = g.pad_head(1);
+  s.nhwc = order == StorageOrder::NHWC;
+  return s;
+}
+
+// Arguments, checks and the cuDNN descriptors shared by the forward and gradient ops.
+template <PoolType kType, bool kCudnn>
+class PoolCUDAOpBase : public ConvPoolOpBase<CUDAContext> {
+ public:
+  PoolCUDAOpBase(const OperatorDef& def, Workspace* ws)
+      : ConvPoolOpBase(def, ws, ConvPoolKind::kPool) {
+    HALFCAF_ENFORCE(cp_.num_spatial_dims() == 2, cp_.op_label,
+                    ": only 2-D pooling is implemented, got kernels ", DimsString(cp_.kernel));
+    if (kCudnn && cp_.legacy_pad == LegacyPadding::NOTSET) {
+      for (int d = 0; d < 2; ++d) {
+        if (cp_.pads[d] != cp_.pads[2 + d]) {
+          HALFCAF_UNSUPPORTED(cp_.op_label, ": cuDNN pooling takes symmetric pads only, got pads ",
+                              DimsString(cp_.pads), " (t, l, b, r)");
+        }
+      }
+    }
+  }
+
+ protected:
+  // Whether cuDNN computes exactly this geometry: symmetric pads and cuDNN's output size, on
+  // non-empty tensors.
+  static bool CudnnFits(const ConvPoolGeometry& g) {
+    if (!kCudnn || g.N == 0 || g.C == 0) return false;
+    for (int d = 0; d < 2; ++d) {
+      if (g.pad_head(d) != g.pad_tail(d)) return false;
+      if (g.in[d] + 2 * g.pad_head(d) < g.kernel[d]) return false;
+      if (g.out[d] != (g.in[d] + 2 * g.pad_head(d) - g.kernel[d]) / g.stride[d] + 1) return false;
+      if (g.out[d] <= 0) return false;
+    }
+    return true;
+  }
+
+  // Sets the descriptors for X of `x_dims` and `dtype` unless they already describe it.
+  void SetDescriptors(const ConvPoolGeometry& g, const std::vector<int64_t>& x_dims,
+                      DataType dtype) {
+    std::vector<int64_t> key = x_dims;
+    key.push_back(static_cast<int64_t>(dtype));
+    if (key == desc_key_) return;
+    desc_key_.clear();  // stays empty if a descriptor call throws
+    const cudnnDataType_t type = CudnnDataType(dtype, "pooling input X");
+    const cudnnTensorFormat_t format =
+        cp_.order == StorageOrder::NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    x_desc_.Set4d(format, type, g.N, g.C, g.in[0], g.in[1]);
+    y_desc_.Set4d(format, type, g.N, g.C, g.out[0], g.out[1]);
+    pool_desc_.Set2d(kType == PoolType::kMax ? CUDNN_POOLING_MAX_DETERMINISTIC
+                                             : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
+                     g.kernel[0], g.kernel[1], g.pad_head(0), g.pad_head(1), g.stride[0],
+                     g.stride[1], CUDNN_NOT_PROPAGATE_NAN);
+    desc_key_ = key;
+  }
+
+  TensorDescriptor x_desc_, y_desc_;
+  PoolingDescriptor pool_desc_;
+  std::vector<int64_t> desc_key_;
+};
+
+template <PoolType kType, bool kCudnn>
+class PoolCUDAOp final : public PoolCUDAOpBase<kType, kCudnn> {
+ public:
+  using Base = PoolCUDAOpBase<kType, kCudnn>;
+  using Base::Base;
+
+  void RunOnDevice() override {
+    const Tensor& X = this->Input(0);
+    EnforceFloatType(X, "pooling input X");
+    const ConvPoolGeometry g = this->Geometry(X.dims());
+    Tensor* Y = this->Output(0, g.OutputDims(g.C, this->cp_.order));
+    void* y = Y->raw_mutable_data(X.dtype());
+    if (Y->numel() == 0) return;
+    if (Base::CudnnFits(g)) {
+      this->SetDescriptors(g, X.dims(), X.dtype());
+      const float one = 1.f, zero = 0.f;
+      HALFCAF_CUDNN_CHECK(cudnnPoolingForward(this->context_.cudnn_handle(), this->pool_desc_.get(),
+                                              &one, this->x_desc_.get(), X.raw_data(), &zero,
+                                              this->y_desc_.get(), y));
+      return;
+    }
+    const gpu::PoolShape s = ShapeOf(g, this->cp_.order);
+    cudaStream_t stream = this->context_.stream();
+    if (X.dtype() == DataType::FLOAT) {
+      Run(s, X.data<float>(), Y->mutable_data<float>(), stream);
+    } else {
+      Run(s, X.data<Half>(), Y->mutable_data<Half>(), stream);
+    }
+  }
+
+ private:
+  template <typename T>
+  static void Run(const gpu::PoolShape& s, const T* x, T* y, cudaStream_t stream) {
+    if (kType == PoolType::kMax) {
+      gpu::MaxPoolForward(s, x, y, stream);
+    } else {
+      gpu::AveragePoolForward(s, x, y, stream);
+    }
+  }
+};
+
+template <PoolType kType, bool kCudnn>
+class PoolGradientCUDAOp final : public PoolCUDAOpBase<kType, kCudnn> {
+ public:
+  using Base = PoolCUDAOpBase<kType, kCudnn>;
+
+  PoolGradientCUDAOp(const OperatorDef& def, Workspace* ws) : Base(def, ws) {
+    argmax_.SetDevice(this->context_.device());
+  }
+
+  void RunOnDevice() override {
+    const Tensor& X = this->Input(0);
+    const Tensor& Yt = this->Input(1);
+    const Tensor& dY = this->Input(2);
+    EnforceFloatType(X, "pooling gradient input X");
+    EnforceFloatType(Yt, "pooling gradient input Y");
+    EnforceFloatType(dY, "pooling gradient input dY");
+    const ConvPoolGeometry g = this->Geometry(X.dims());
+    const std::vector<int64_t> y_dims = g.OutputDims(g.C, this->cp_.order);
+    HALFCAF_ENFORCE(Yt.dims() == y_dims && dY.dims() == y_dims, this->cp_.op_label,
+                    ": Y and dY must have the pooled shape ", DimsString(y_dims), " of X ",
+                    DimsString(X.dims()), ", got Y ", DimsString(Yt.dims()), " and dY ",
+                    DimsString(dY.dims()));
+    Tensor* dX = this->Output(0, X.dims());
+    void* dx = dX->raw_mutable_data(X.dtype());
+    if (dX->numel() == 0) return;
+    if (Base::CudnnFits(g) && Yt.dtype() == X.dtype() && dY.dtype() == X.dtype()) {
+      this->SetDescriptors(g, X.dims(), X.dtype());
+      const float one = 1.f, zero = 0.f;
+      HALFCAF_CUDNN_CHECK(cudnnPoolingBackward(
+          this->context_.cudnn_handle(), this->pool_desc_.get(), &one, this->y_desc_.get(),
+          Yt.raw_data(), this->y_desc_.get(), dY.raw_data(), this->x_desc_.get(), X.raw_data(),
+          &zero, this->x_desc_.get(), dx));
+      return;
+    }
+    const gpu::PoolShape s = ShapeOf(g, this->cp_.order);
+    const bool dy16 = dY.dtype() == DataType::FLOAT16;
+    if (X.dtype() == DataType::FLOAT) {
+      dy16 ? Run(s, X.data<float>(), dY.data<Half>(), dX->mutable_data<float>())
+           : Run(s, X.data<float>(), dY.data<float>(), dX->mutable_data<float>());
+    } else {
+      dy16 ? Run(s, X.data<Half>(), dY.data<Half>(), dX->mutable_data<Half>())
+           : Run(s, X.data<Half>(), dY.data<float>(), dX->mutable_data<Half>());
+    }
+  }
+
+ private:
+  template <typename T, typename TD>
+  void Run(const gpu::PoolShape& s, const T* x, const TD* dy, T* dx) {
+    cudaStream_t stream = this->context_.stream();
+    if (kType == PoolType::kMax) {
+      argmax_.Resize({s.out_numel()});
+      int32_t* argmax = argmax_.mutable_data<int32_t>();
+      gpu::MaxPoolArgmax(s, x, argmax, stream);
+      gpu::MaxPoolBackward(s, argmax, dy, dx, stream);
+    } else {
+      gpu::AveragePoolBackward(s, dy, dx, stream);
+    }
+  }
+
+  Tensor argmax_;  // max pooling: first-maximum index of each window (scratch, kept)
+};
+
+using MaxPoolCUDAOp = PoolCUDAOp<PoolType::kMax, false>;
+using AveragePoolCUDAOp = PoolCUDAOp<PoolType::kAverage, false>;
+using MaxPoolGradientCUDAOp = PoolGradientCUDAOp<PoolType::kMax, false>;
+using AveragePoolGradientCUDAOp = PoolGradientCUDAOp<PoolType::kAverage, false>;
+using MaxPoolCudnnOp = PoolCUDAOp<PoolType::kMax, true>;
+using AveragePoolCudnnOp = PoolCUDAOp<PoolType::kAverage, true>;
+using MaxPoolGradientCudnnOp = PoolGradientCUDAOp<PoolType::kMax, true>;
+using AveragePoolGradientCudnnOp = PoolGradientCUDAOp<PoolType::kAverage, true>;
+
+}  // namespace
+
+REGISTER_CUDA_OPERATOR(MaxPool, MaxPoolCUDAOp);
+REGISTER_CUDA_OPERATOR(MaxPool2D, MaxPoolCUDAOp);
+REGISTER_CUDA_OPERATOR(AveragePool, AveragePoolCUDAOp);
+REGISTER_CUDA_OPERATOR(AveragePool2D, AveragePoolCUDAOp);
+REGISTER_CUDA_OPERATOR(MaxPoolGradient, MaxPoolGradientCUDAOp);
+REGISTER_CUDA_OPERATOR(MaxPool2DGradient, MaxPoolGradientCUDAOp);
+REGISTER_CUDA_OPERATOR(AveragePoolGradient, AveragePoolGradientCUDAOp);
+REGISTER_CUDA_OPERATOR(AveragePool2DGradient, AveragePoolGradientCUDAOp);
+REGISTER_CUDNN_OPERATOR(MaxPool, MaxPoolCudnnOp);
+REGISTER_CUDNN_OPERATOR(MaxPool2D, MaxPoolCudnnOp);
+REGISTER_CUDNN_OPERATOR(AveragePool, AveragePoolCudnnOp);
+REGISTER_CUDNN_OPERATOR(AveragePool2D, AveragePoolCudnnOp);
+REGISTER_CUDNN_OPERATOR(MaxPoolGradient, MaxPoolGradientCudnnOp);
+REGISTER_CUDNN_OPERATOR(MaxPool2DGradient, MaxPoolGradientCudnnOp);
+REGISTER_CUDNN_OPERATOR(AveragePoolGradient, AveragePoolGradientCudnnOp);
+REGISTER_CUDNN_OPERATOR(AveragePool2DGradient, AveragePoolGradientCudnnOp);
+
+}  // namespace halfcaf

@@ -1,0 +1,250 @@
+// MaxPool / AveragePool (+ 2D aliases) and their gradients on CUDA against the CPU operators:
+// float and float16, NCHW and NHWC, symmetric and asymmetric pads, legacy padding, global
+// pooling; engine CUDNN (cuDNN or its run-time fallback) and the own kernels (the default CUDA
+// implementation, created directly so that they run even where cuDNN would be chosen).
+// Device tests skip without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "tests/util/device_checker.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+const DataType kDtypes[] = {DataType::FLOAT, DataType::FLOAT16};
+const char* const kOrders[] = {"NCHW", "NHWC"};
+
+struct PoolCase {
+  const char* name;
+  int64_t N, C, H, W;
+  std::vector<Argument> args;  // besides order
+  bool cudnn_declines;         // explicit asymmetric pads
+};
+
+std::vector<PoolCase> Cases() {
+  using V = std::vector<int64_t>;
+  return {
+      {"3x3 stride 2 pad 1",
+       2,
+       3,
+       9,
+       8,
+       {MakeArgument("kernel", 3), MakeArgument("stride", 2), MakeArgument("pad", 1)},
+       false},
+      {"2x2 stride 2", 2, 3, 7, 9, {MakeArgument("kernel", 2), MakeArgument("stride", 2)}, false},
+      {"3x2 strides (1,2) pads (1,0,1,0)",
+       1,
+       5,
+       7,
+       9,
+       {MakeArgument("kernels", V{3, 2}), MakeArgument("strides", V{1, 2}),
+        MakeArgument("pads", V{1, 0, 1, 0})},
+       false},
+      {"asymmetric pads (0,1,1,0)",
+       2,
+       3,
+       7,
+       9,
+       {MakeArgument("kernel", 3), MakeArgument("stride", 2), MakeArgument("pads", V{0, 1, 1, 0})},
+       true},
+      {"caffe legacy pooling",
+       2,
+       3,
+       8,
+       7,
+       {MakeArgument("kernel", 3), MakeArgument("stride", 2), MakeArgument("pad", 1),
+        MakeArgument("legacy_pad", 3)},
+       false},
+      {"SAME, even kernel",
+       2,
+       3,
+       7,
+       9,
+       {MakeArgument("kernel", 2), MakeArgument("legacy_pad", 2)},
+       false},
+      {"global", 2, 4, 5, 7, {MakeArgument("global_pooling", 1)}, false},
+  };
+}
+
+std::vector<int64_t> XDims(const PoolCase& c, bool nchw) {
+  return nchw ? std::vector<int64_t>{c.N, c.C, c.H, c.W} : std::vector<int64_t>{c.N, c.H, c.W, c.C};
+}
+
+// Distinct values, exact in float16 (multiples of 1/64 below 32): no ties for max pooling, whose
+// tie-breaking cuDNN does not document.
+Tensor DistinctTensor(const std::vector<int64_t>& dims, uint32_t seed) {
+  Tensor t(dims, DataType::FLOAT);
+  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+  std::iota(v.begin(), v.end(), -t.numel() / 2);
+  std::shuffle(v.begin(), v.end(), std::mt19937(seed));
+  for (int64_t i = 0; i < t.numel(); ++i) t.mutable_data<float>()[i] = v[i] / 64.f;
+  return t;
+}
+
+OperatorDef PoolDef(const std::string& type, const PoolCase& c, const char* order,
+                    std::vector<std::string> in, std::vector<std::string> out) {
+  std::vector<Argument> args = c.args;
+  args.push_back(MakeArgument("order", std::string(order)));
+  return MakeOperatorDef(type, "", in, out, args);
+}
+
+// CPU reference vs the default CUDA implementation (engine ""), created from the registry.
+void CheckOwnKernels(const OperatorDef& def, const std::map<std::string, Tensor>& inputs) {
+  SCOPED_TRACE(def.type() + " own CUDA kernels vs CPU");
+  Workspace ws_cpu;
+  RunOp(def, inputs, &ws_cpu);
+  Workspace ws;
+  const Device gpu{DeviceType::CUDA, 0};
+  for (const auto& kv : inputs) ws.CreateTensor(kv.first, gpu)->CopyFrom(kv.second);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  OperatorDef gpu_def = def;
+  gpu_def.mutable_device_option()->set_device_type(1);
+  const OperatorCreator* create = OperatorRegistry::Find(DeviceType::CUDA, def.type(), "");
+  ASSERT_NE(create, nullptr);
+  auto op = (*create)(gpu_def, &ws);
+  op->Run(0);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const Tensor& want = ws_cpu.GetTensor(def.output(0));
+  Tensor got;
+  got.CopyFrom(ws.GetTensor(def.output(0)));
+  ASSERT_EQ(got.dims(), want.dims());
+  ASSERT_EQ(got.dtype(), want.dtype());
+  const bool half = want.dtype() == DataType::FLOAT16;
+  ExpectNear(ToFloatVector(got), ToFloatVector(want), half ? 1e-2f : 1e-5f, half ? 1e-2f : 1e-5f,
+             def.type());
+}
+
+// Every pool op of both kinds on every case, order and dtype; `own` selects the own kernels.
+void CheckAll(bool own) {
+  for (const PoolCase& c : Cases()) {
+    for (const char* order : kOrders) {
+      const bool nchw = std::string(order) == "NCHW";
+      const Tensor x = DistinctTensor(XDims(c, nchw), 1);
+      for (const char* kind : {"MaxPool", "AveragePool"}) {
+        const std::string type = kind;
+        Workspace ws;  // the CPU forward gives Y (and its shape) for the gradient
+        RunOp(PoolDef(type, c, order, {"X"}, {"Y"}), {{"X", x}}, &ws);
+        Tensor y;
+        y.CopyFrom(ws.GetTensor("Y"));
+        const std::map<std::string, Tensor> in{
+            {"X", x}, {"Y", y}, {"dY", RandomTensor(y.dims(), 2)}};
+        for (DataType dt : kDtypes) {
+          SCOPED_TRACE(MakeString(c.name, " ", order, " ", type, " ", DataTypeName(dt)));
+          const auto data = AsDtype(in, dt);
+          const OperatorDef fwd = PoolDef(type, c, order, {"X"}, {"Y"});
+          const OperatorDef grad = PoolDef(type + "Gradient", c, order, {"X", "Y", "dY"}, {"dX"});
+          if (own) {
+            CheckOwnKernels(fwd, data);
+            CheckOwnKernels(grad, data);
+          } else {
+            DeviceCheckOptions opts;
+            opts.engine = "CUDNN";
+            DeviceChecker(opts).Check(fwd, data);
+            DeviceChecker(opts).Check(grad, data);
+          }
+        }
+        if (own) {
+          // Mixed dtypes (X float16, dY float and the reverse): own kernels on every engine.
+          SCOPED_TRACE(MakeString(c.name, " ", order, " ", type, " mixed dtypes"));
+          const OperatorDef grad = PoolDef(type + "Gradient", c, order, {"X", "Y", "dY"}, {"dX"});
+          DeviceChecker().Check(grad, {{"X", ToHalf(x)}, {"Y", ToHalf(y)}, {"dY", in.at("dY")}});
+          DeviceChecker().Check(grad, {{"X", x}, {"Y", y}, {"dY", ToHalf(in.at("dY"))}});
+        }
+      }
+    }
+  }
+}
+
+// Host-only: both implementations are registered for every type.
+TEST(PoolGpuTest, Registered) {
+  for (const char* type :
+       {"MaxPool", "MaxPool2D", "AveragePool", "AveragePool2D", "MaxPoolGradient",
+        "MaxPool2DGradient", "AveragePoolGradient", "AveragePool2DGradient"}) {
+    EXPECT_NE(OperatorRegistry::Find(DeviceType::CUDA, type, "CUDNN"), nullptr) << type;
+    EXPECT_NE(OperatorRegistry::Find(DeviceType::CUDA, type, ""), nullptr) << type;
+  }
+}
+
+TEST(PoolGpuTest, CudnnEngineMatchesCpu) {
+  REQUIRE_GPU();
+  CheckAll(false);
+}
+
+TEST(PoolGpuTest, OwnKernelsMatchCpu) {
+  REQUIRE_GPU();
+  CheckAll(true);
+}
+
+TEST(PoolGpuTest, Aliases) {
+  REQUIRE_GPU();
+  const PoolCase c = Cases()[0];
+  const Tensor x = DistinctTensor(XDims(c, true), 3);
+  for (const std::string type : {"MaxPool2D", "AveragePool2D"}) {
+    Workspace ws;
+    RunOp(PoolDef(type, c, "NCHW", {"X"}, {"Y"}), {{"X", x}}, &ws);
+    Tensor y;
+    y.CopyFrom(ws.GetTensor("Y"));
+    const std::map<std::string, Tensor> in{{"X", x}, {"Y", y}, {"dY", RandomTensor(y.dims(), 4)}};
+    DeviceChecker().Check(PoolDef(type, c, "NCHW", {"X"}, {"Y"}), in);
+    DeviceChecker().Check(PoolDef(type + "Gradient", c, "NCHW", {"X", "Y", "dY"}, {"dX"}), in);
+  }
+}
+
+// Max pooling with ties (all-equal windows): the own kernels send the gradient to the first
+// maximum in scan order, as the CPU op does.
+TEST(PoolGpuTest, MaxGradientTiesGoToFirstMaximum) {
+  REQUIRE_GPU();
+  const PoolCase c = Cases()[1];
+  for (const char* order : kOrders) {
+    SCOPED_TRACE(order);
+    Tensor x(XDims(c, std::string(order) == "NCHW"), DataType::FLOAT);
+    for (int64_t i = 0; i < x.numel(); ++i) x.mutable_data<float>()[i] = (i % 3 == 0) ? 0.5f : 0.f;
+    Workspace ws;
+    RunOp(PoolDef("MaxPool", c, order, {"X"}, {"Y"}), {{"X", x}}, &ws);
+    Tensor y;
+    y.CopyFrom(ws.GetTensor("Y"));
+    CheckOwnKernels(PoolDef("MaxPoolGradient", c, order, {"X", "Y", "dY"}, {"dX"}),
+                    {{"X", x}, {"Y", y}, {"dY", RandomTensor(y.dims(), 5)}});
+  }
+}
+
+TEST(PoolGpuTest, EmptyBatch) {
+  REQUIRE_GPU();
+  const PoolCase c = Cases()[0];
+  DeviceChecker().Check(PoolDef("MaxPool", c, "NCHW", {"X"}, {"Y"}),
+                        {{"X", RandomTensor({0, 3, 9, 8}, 6)}});
+}
+
+TEST(PoolGpuTest, Errors) {
+  REQUIRE_GPU();
+  Workspace ws;
+  const Device gpu{DeviceType::CUDA, 0};
+  ws.CreateTensor("X", gpu)->CopyFrom(RandomTensor({1, 2, 6, 6}, 7));
+  ws.CreateTensor("I", gpu)->CopyFrom(IntTensor({1, 1, 2, 2}, {1, 2, 3, 4}));
+  ws.CreateTensor("Y", gpu)->CopyFrom(RandomTensor({1, 2, 2, 2}, 8));
+  auto expect_error = [&](OperatorDef def, const std::string& needle) {
+    def.mutable_device_option()->set_device_type(1);
+    try {
+      CreateOperator(def, &ws)->Run(0);
+      FAIL() << "accepted: " << def.ShortDebugString();
+    } catch (const EnforceNotMet& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  const Argument k2 = MakeArgument("kernel", 2);
+  expect_error(MakeOperatorDef("MaxPool", "", {"I"}, {"O"}, {k2}), "int32");
+  // Y of the wrong shape for a 2x2 stride-1 pool of 6x6 (5x5).
+  expect_error(MakeOperatorDef("MaxPoolGradient", "", {"X", "Y", "Y"}, {"dX"}, {k2}),
+               "pooled shape");
+  expect_error(MakeOperatorDef("AveragePool", "", {"X"}, {"O"},
+                               {MakeArgument("kernels", std::vector<int64_t>{2, 2, 2})}),
+               "2-D pooling");
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
