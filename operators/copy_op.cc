@@ -20,7 +20,8 @@ void AliasOp::RunOnDevice() {
 const Tensor& TensorInputAnyDevice(const OperatorBase& op, int i) {
   const Blob& b = op.InputBlob(i);
   HALFCAF_ENFORCE(b.IsTensor(), "input ", i, " '", op.input_name(i), "' ",
-                  b.empty() ? "is empty (nothing has written it yet)" : "holds a non-tensor object");
+                  b.empty() ? "is empty (nothing has written it yet)"
+                            : "holds a non-tensor object");
   const Tensor& t = b.GetTensor();
   HALFCAF_ENFORCE(t.dtype() != DataType::UNDEFINED, "input ", i, " '", op.input_name(i),
                   "' has no data yet (nothing has written it)");

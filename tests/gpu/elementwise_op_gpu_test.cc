@@ -193,7 +193,9 @@ TEST(ElementwiseGpuTest, ActivationGradientsMatchCpu) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.first);
     const auto def = MakeOperatorDef(c.first, "", {"Y", "dY"}, {"dX"});
-    for (DataType dt : kDtypes) DeviceChecker().Check(def, AsDtype({{"Y", c.second}, {"dY", dy}}, dt));
+    for (DataType dt : kDtypes) {
+      DeviceChecker().Check(def, AsDtype({{"Y", c.second}, {"dY", dy}}, dt));
+    }
     DeviceChecker().Check(def, {{"Y", ToHalf(c.second)}, {"dY", dy}});
     DeviceChecker().Check(MakeOperatorDef(c.first, "", {"Y", "dY"}, {"dY"}),
                           {{"Y", c.second}, {"dY", ToHalf(dy)}});

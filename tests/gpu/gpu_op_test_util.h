@@ -89,7 +89,8 @@ inline void ExpectCudaIdentical(const OperatorDef& def,
   SCOPED_TRACE(def.type() + " on CPU vs CUDA (exact)");
   const CpuCudaOutputs r = RunCpuAndCuda(def, inputs, host_inputs, cuda_runs);
   for (size_t o = 0; o < r.cpu.size(); ++o) {
-    ExpectIdentical(r.cuda[o], r.cpu[o], "output " + std::to_string(o) + " '" + def.output(o) + "'");
+    ExpectIdentical(r.cuda[o], r.cpu[o],
+                    "output " + std::to_string(o) + " '" + def.output(o) + "'");
   }
 }
 

@@ -164,8 +164,9 @@ TEST(ShapeGpuTest, CopiesAndAliases) {
     // `like` on the GPU: a GPU copy; `like` on the CPU: the result is a host tensor.
     ExpectCudaIdentical(MakeOperatorDef("CopyOnDeviceLike", "", {"X", "L"}, {"Y"}),
                         {{"X", t}, {"L", RandomTensor({1}, 1)}});
-    const CpuCudaOutputs r = RunCpuAndCuda(MakeOperatorDef("CopyOnDeviceLike", "", {"X", "L"}, {"Y"}),
-                                           {{"X", t}, {"L", RandomTensor({1}, 1)}}, {"L"});
+    const CpuCudaOutputs r =
+        RunCpuAndCuda(MakeOperatorDef("CopyOnDeviceLike", "", {"X", "L"}, {"Y"}),
+                      {{"X", t}, {"L", RandomTensor({1}, 1)}}, {"L"});
     ExpectIdentical(r.cuda[0], r.cpu[0], "Y");
     EXPECT_EQ(r.cuda_devices[0], Device());
   }

@@ -124,8 +124,9 @@ TEST(TrainingGpuTest, UpdateLossScaleFollowsTheCpuRule) {
   const float flags[] = {0, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0};
   for (size_t step = 0; step < sizeof(flags) / sizeof(flags[0]); ++step) {
     SCOPED_TRACE("step " + std::to_string(step));
-    ws_cpu.GetBlob("found_inf")->GetMutableTensor(Device())->CopyFrom(FloatTensor({}, {flags[step]}));
-    ws_gpu.GetBlob("found_inf")->GetMutableTensor(kGpu)->CopyFrom(FloatTensor({}, {flags[step]}));
+    const Tensor flag = FloatTensor({}, {flags[step]});
+    ws_cpu.GetBlob("found_inf")->GetMutableTensor(Device())->CopyFrom(flag);
+    ws_gpu.GetBlob("found_inf")->GetMutableTensor(kGpu)->CopyFrom(flag);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     cpu_op->Run(0);
     gpu_op->Run(0);
