@@ -2,6 +2,8 @@
 //   Cast         X -> Y of type `to` (enum value or name; default FLOAT), any numeric types
 //                including float16 (rounded to nearest even). Gradient: Cast back to `from_type`.
 //   FloatToHalf  float -> float16;  HalfToFloat  float16 -> float (each other's gradient).
+#include "operators/cast_op.h"
+
 #include <type_traits>
 
 #include "core/float_io.h"
@@ -10,8 +12,6 @@
 
 namespace halfcaf {
 
-namespace {
-
 DataType ReadTypeArg(const ArgumentHelper& args, const std::string& name, DataType dflt) {
   if (!args.HasArgument(name)) return dflt;
   if (args.HasSingleArgumentOfType<std::string>(name)) {
@@ -19,6 +19,8 @@ DataType ReadTypeArg(const ArgumentHelper& args, const std::string& name, DataTy
   }
   return DataTypeFromInt(args.GetSingleArgument<int64_t>(name, 1));
 }
+
+namespace {
 
 template <typename Dst, typename Src>
 void ConvertArray(const Src* src, Dst* dst, int64_t n) {

@@ -1,12 +1,48 @@
-// CUDA versions of FloatToHalf / HalfToFloat, and the CPU<->GPU copy operators.
+// CUDA versions of Cast, FloatToHalf / HalfToFloat, and the CPU<->GPU copy operators.
 #include "core/gradient.h"
 #include "core/operator.h"
 #include "gpu/cuda_context.h"
+#include "gpu/elementwise_kernels.h"
 #include "gpu/math_gpu.h"
+#include "gpu/tensor_copy.h"
+#include "operators/cast_op.h"
 
 namespace halfcaf {
 
 namespace {
+
+// Cast between any numeric types (gpu::Convert: the CPU's conversion rules). In place with another
+// element size the input is first copied to a device scratch tensor.
+class CastCUDAOp final : public Operator<CUDAContext> {
+ public:
+  CastCUDAOp(const OperatorDef& def, Workspace* ws)
+      : Operator(def, ws), to_(ReadTypeArg(args_, "to", DataType::FLOAT)) {
+    HALFCAF_ENFORCE(DataTypeSize(to_) > 0, "Cast cannot produce type ", DataTypeName(to_));
+    tmp_.SetDevice(context_.device());
+  }
+
+  void RunOnDevice() override {
+    const Tensor& X = Input(0);
+    Tensor* Y = Output(0);
+    cudaStream_t stream = context_.stream();
+    if (X.dtype() == to_) {
+      gpu::CopyTensorAsync(X, Y, stream);
+      return;
+    }
+    const Tensor* src = &X;
+    if (Y == &X) {
+      gpu::CopyTensorAsync(X, &tmp_, stream);
+      src = &tmp_;
+    }
+    Y->Resize(src->dims());
+    gpu::Convert(src->numel(), src->dtype(), src->raw_data(), to_, Y->raw_mutable_data(to_),
+                 stream);
+  }
+
+ private:
+  DataType to_;
+  Tensor tmp_;
+};
 
 class FloatToHalfCUDAOp final : public Operator<CUDAContext> {
  public:
@@ -63,6 +99,7 @@ class GetCopyGPUToCPUGradient : public GradientMakerBase {
 
 }  // namespace
 
+REGISTER_CUDA_OPERATOR(Cast, CastCUDAOp);
 REGISTER_CUDA_OPERATOR(FloatToHalf, FloatToHalfCUDAOp);
 REGISTER_CUDA_OPERATOR(HalfToFloat, HalfToFloatCUDAOp);
 REGISTER_CUDA_OPERATOR(CopyCPUToGPU, CopyHostDeviceOp<true>);

@@ -7,16 +7,11 @@
 
 namespace halfcaf {
 
-namespace {
-
-// Reads min/max (absent = unbounded) and checks that they make sense.
 void ParseClipBounds(const OperatorBase& op, float* lo, float* hi) {
   *lo = op.GetSingleArgument<float>("min", std::numeric_limits<float>::lowest());
   *hi = op.GetSingleArgument<float>("max", std::numeric_limits<float>::max());
   HALFCAF_ENFORCE(!(*lo > *hi), "Clip needs min <= max, got min = ", *lo, ", max = ", *hi);
 }
-
-}  // namespace
 
 ClipOp::ClipOp(const OperatorDef& def, Workspace* ws) : Operator(def, ws) {
   ParseClipBounds(*this, &min_, &max_);

@@ -9,6 +9,9 @@
 
 namespace halfcaf {
 
+// Reads `min` / `max` (absent = unbounded) and checks min <= max.
+void ParseClipBounds(const OperatorBase& op, float* lo, float* hi);
+
 class ClipOp final : public Operator<CPUContext> {
  public:
   ClipOp(const OperatorDef& def, Workspace* ws);

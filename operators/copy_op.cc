@@ -17,6 +17,23 @@ void AliasOp::RunOnDevice() {
   if (Y != &X) Y->ShareData(X);
 }
 
+const Tensor& TensorInputAnyDevice(const OperatorBase& op, int i) {
+  const Blob& b = op.InputBlob(i);
+  HALFCAF_ENFORCE(b.IsTensor(), "input ", i, " '", op.input_name(i), "' ",
+                  b.empty() ? "is empty (nothing has written it yet)"
+                            : "holds a non-tensor object");
+  const Tensor& t = b.GetTensor();
+  HALFCAF_ENFORCE(t.dtype() != DataType::UNDEFINED, "input ", i, " '", op.input_name(i),
+                  "' has no data yet (nothing has written it)");
+  return t;
+}
+
+void EnsureCPUOutputOp::RunOnDevice() {
+  // Any device: in a CUDA build a GPU input is copied back to the host here too.
+  const Tensor& X = TensorInputAnyDevice(*this, 0);
+  OutputBlob(0)->GetMutableTensor(Device())->CopyFrom(X);
+}
+
 void StopGradientOp::RunOnDevice() {
   const Tensor& X = Input(0);
   Tensor* Y = Output(0);
@@ -55,9 +72,11 @@ REGISTER_CPU_OPERATOR(Copy, CopyOp);
 REGISTER_CPU_OPERATOR(CopyOnDeviceLike, CopyOnDeviceLikeOp);
 REGISTER_CPU_OPERATOR(Alias, AliasOp);
 REGISTER_CPU_OPERATOR(StopGradient, StopGradientOp);
+REGISTER_CPU_OPERATOR(EnsureCPUOutput, EnsureCPUOutputOp);
 REGISTER_GRADIENT(Copy, GetCopyGradient);
 REGISTER_GRADIENT(Alias, GetAliasGradient);
 NO_GRADIENT(StopGradient);
+NO_GRADIENT(EnsureCPUOutput);
 
 OPERATOR_SCHEMA(Copy)
     .NumInputs(1)
@@ -89,6 +108,17 @@ OPERATOR_SCHEMA(Alias)
             "gradient of Y (no op).")
     .Input(0, "X", "tensor to alias")
     .Output(0, "Y", "view of X's storage");
+
+OPERATOR_SCHEMA(EnsureCPUOutput)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .IdenticalTypeAndShape()
+    .CostInferenceFunction(CopyCost)
+    .SetDoc("Copies X into Y, which is always a CPU tensor: X may be on the CPU or on the op's "
+            "device (a CUDA op copies a GPU X back to the host, waiting for it). Any data type. "
+            "No gradient.")
+    .Input(0, "X", "tensor on the CPU or on the op's device")
+    .Output(0, "Y", "a CPU copy of X");
 
 OPERATOR_SCHEMA(StopGradient)
     .NumInputs(1)

@@ -5,6 +5,8 @@
 // Alias: X -> Y where Y shares X's storage (no copy; writing one writes the other). Gradient:
 //   pass-through (dX is dY, no op).
 // StopGradient: X -> Y, identity (a copy, or nothing in place); blocks gradients.
+// EnsureCPUOutput: X -> Y, a copy of X that is always a CPU tensor; X may be on the CPU or on the
+//   op's device (Caffe2's InputsCanCrossDevices). No gradient.
 #pragma once
 
 #include "core/operator.h"
@@ -28,6 +30,15 @@ class AliasOp final : public Operator<CPUContext> {
   using Operator::Operator;
   void RunOnDevice() override;
 };
+
+class EnsureCPUOutputOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+  void RunOnDevice() override;
+};
+
+// Input `i` of `op` as a tensor on any device, checked like Input(i) except for the device.
+const Tensor& TensorInputAnyDevice(const OperatorBase& op, int i);
 
 class StopGradientOp final : public Operator<CPUContext> {
  public:

@@ -1,5 +1,6 @@
 #include "operators/filler_op.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -8,29 +9,32 @@
 
 namespace halfcaf {
 
-FillerOp::FillerOp(const OperatorDef& def, Workspace* ws)
-    : Operator(def, ws),
-      shape_(GetRepeatedArgument<int64_t>("shape")),
-      extra_shape_(GetRepeatedArgument<int64_t>("extra_shape")),
-      input_as_shape_(GetSingleArgument<bool>("input_as_shape", false)) {
-  const Argument* shape_arg = args_.Find("shape");
+FillShapeArgs ParseFillShapeArgs(const OperatorBase& op) {
+  FillShapeArgs a;
+  a.shape = op.GetRepeatedArgument<int64_t>("shape");
+  a.extra_shape = op.GetRepeatedArgument<int64_t>("extra_shape");
+  a.input_as_shape = op.GetSingleArgument<bool>("input_as_shape", false);
+  const Argument* shape_arg = ArgumentHelper(op.def()).Find("shape");
   HALFCAF_ENFORCE(!shape_arg || !shape_arg->has_i(),
                   "`shape` must be a list of ints (ints), not a single int");
-  if (InputSize() == 0) {
-    HALFCAF_ENFORCE(extra_shape_.empty(), "`extra_shape` is only allowed with an input");
-    HALFCAF_ENFORCE(!input_as_shape_, "input_as_shape=1 needs an input holding the shape");
+  if (op.InputSize() == 0) {
+    HALFCAF_ENFORCE(a.extra_shape.empty(), "`extra_shape` is only allowed with an input");
+    HALFCAF_ENFORCE(!a.input_as_shape, "input_as_shape=1 needs an input holding the shape");
   } else {
-    HALFCAF_ENFORCE(shape_.empty(), "give either `shape` or an input, not both");
+    HALFCAF_ENFORCE(a.shape.empty(), "give either `shape` or an input, not both");
   }
-  for (int64_t d : shape_) HALFCAF_ENFORCE(d >= 0, "negative dimension in shape ", DimsString(shape_));
+  for (int64_t d : a.shape) {
+    HALFCAF_ENFORCE(d >= 0, "negative dimension in shape ", DimsString(a.shape));
+  }
+  return a;
 }
 
-void FillerOp::RunOnDevice() {
+std::vector<int64_t> FillRunDims(const OperatorBase& op, const FillShapeArgs& args) {
   std::vector<int64_t> dims;
-  if (InputSize() == 0) {
-    dims = shape_;
-  } else if (input_as_shape_) {
-    const Tensor& s = CPUInput(0);
+  if (op.InputSize() == 0) {
+    dims = args.shape;
+  } else if (args.input_as_shape) {
+    const Tensor& s = op.CPUInput(0);
     HALFCAF_ENFORCE(s.ndim() == 1 && (s.dtype() == DataType::INT64 || s.dtype() == DataType::INT32),
                     "with input_as_shape=1 the input must be a 1-D int64 tensor, got ",
                     s.DebugString());
@@ -38,11 +42,20 @@ void FillerOp::RunOnDevice() {
       dims.push_back(s.dtype() == DataType::INT64 ? s.data<int64_t>()[i] : s.data<int32_t>()[i]);
     }
   } else {
-    dims = InputBlob(0).GetTensor().dims();
+    dims = op.InputBlob(0).GetTensor().dims();
   }
-  dims.insert(dims.end(), extra_shape_.begin(), extra_shape_.end());
-  Tensor* out = Output(0, dims);
-  Fill(out);
+  dims.insert(dims.end(), args.extra_shape.begin(), args.extra_shape.end());
+  return dims;
+}
+
+FillerOp::FillerOp(const OperatorDef& def, Workspace* ws)
+    : Operator(def, ws),
+      shape_args_(ParseFillShapeArgs(*this)),
+      spec_(MakeFillSpec(def.type(), args_)) {}
+
+void FillerOp::RunOnDevice() {
+  Tensor* out = Output(0, FillRunDims(*this, shape_args_));
+  spec_->Fill(out, &context_.RandGenerator());
 }
 
 std::vector<int64_t> FillOutputDims(const OperatorDef& def, const std::vector<TensorShape>& in) {
@@ -79,13 +92,13 @@ DataType FillDType(const ArgumentHelper& args, DataType dflt) {
   return DataTypeFromInt(args.GetSingleArgument<int64_t>("dtype", 1));
 }
 
-class ConstantFillOp final : public FillerOp {
+class ConstantFillSpec final : public FillSpec {
  public:
-  ConstantFillOp(const OperatorDef& def, Workspace* ws) : FillerOp(def, ws) {
+  explicit ConstantFillSpec(const ArgumentHelper& args) {
     DataType inferred = DataType::FLOAT;
-    if (HasSingleArgumentOfType<int64_t>("value")) inferred = DataType::INT64;
-    dtype_ = FillDType(args_, inferred);
-    const Argument* v = args_.Find("value");
+    if (args.HasSingleArgumentOfType<int64_t>("value")) inferred = DataType::INT64;
+    dtype_ = FillDType(args, inferred);
+    const Argument* v = args.Find("value");
     if (v && v->has_f()) {
       value_ = v->f();
     } else if (v && v->has_i()) {
@@ -97,8 +110,7 @@ class ConstantFillOp final : public FillerOp {
                     "ConstantFill cannot fill type ", DataTypeName(dtype_));
   }
 
- protected:
-  void Fill(Tensor* out) override {
+  void Fill(Tensor* out, std::mt19937*) const override {
     if (IsFloatType(dtype_)) {
       FillFloat(out, dtype_, [this](int64_t) { return static_cast<float>(value_); });
       return;
@@ -110,74 +122,70 @@ class ConstantFillOp final : public FillerOp {
     });
   }
 
+  bool Constant(double* value) const override {
+    *value = value_;
+    return true;
+  }
+
  private:
   double value_ = 0.0;
 };
 
-class FloatFillerOp : public FillerOp {
- public:
-  FloatFillerOp(const OperatorDef& def, Workspace* ws) : FillerOp(def, ws) {
-    dtype_ = FillDType(args_, DataType::FLOAT);
-    HALFCAF_ENFORCE(IsFloatType(dtype_), type(), " fills float or float16, not ",
-                    DataTypeName(dtype_));
-  }
-};
+DataType FloatFillDType(const std::string& type, const ArgumentHelper& args) {
+  const DataType dtype = FillDType(args, DataType::FLOAT);
+  HALFCAF_ENFORCE(IsFloatType(dtype), type, " fills float or float16, not ",
+                  DataTypeName(dtype));
+  return dtype;
+}
 
-class UniformFillOp final : public FloatFillerOp {
+class UniformFillSpec final : public FillSpec {
  public:
-  UniformFillOp(const OperatorDef& def, Workspace* ws)
-      : FloatFillerOp(def, ws),
-        min_(GetSingleArgument<float>("min", 0.f)),
-        max_(GetSingleArgument<float>("max", 1.f)) {
+  UniformFillSpec(const std::string& type, const ArgumentHelper& args)
+      : min_(args.GetSingleArgument<float>("min", 0.f)),
+        max_(args.GetSingleArgument<float>("max", 1.f)) {
+    dtype_ = FloatFillDType(type, args);
     HALFCAF_ENFORCE(min_ < max_, "UniformFill needs min < max, got min ", min_, " max ", max_);
   }
 
- protected:
-  void Fill(Tensor* out) override {
+  void Fill(Tensor* out, std::mt19937* rng) const override {
     std::uniform_real_distribution<float> u(min_, max_);
-    FillFloat(out, dtype_, [&](int64_t) { return u(context_.RandGenerator()); });
+    FillFloat(out, dtype_, [&](int64_t) { return u(*rng); });
   }
 
  private:
   float min_, max_;
 };
 
-class UniformIntFillOp final : public FillerOp {
+class UniformIntFillSpec final : public FillSpec {
  public:
-  UniformIntFillOp(const OperatorDef& def, Workspace* ws)
-      : FillerOp(def, ws),
-        min_(GetSingleArgument<int>("min", 0)),
-        max_(GetSingleArgument<int>("max", 1)) {
+  explicit UniformIntFillSpec(const ArgumentHelper& args)
+      : min_(args.GetSingleArgument<int>("min", 0)), max_(args.GetSingleArgument<int>("max", 1)) {
     HALFCAF_ENFORCE(min_ <= max_, "UniformIntFill needs min <= max, got ", min_, " > ", max_);
     dtype_ = DataType::INT32;
   }
 
- protected:
-  void Fill(Tensor* out) override {
+  void Fill(Tensor* out, std::mt19937* rng) const override {
     std::uniform_int_distribution<int32_t> u(min_, max_);
     int32_t* d = out->mutable_data<int32_t>();
-    for (int64_t i = 0; i < out->numel(); ++i) d[i] = u(context_.RandGenerator());
+    for (int64_t i = 0; i < out->numel(); ++i) d[i] = u(*rng);
   }
 
  private:
   int min_, max_;
 };
 
-class GaussianFillOp final : public FloatFillerOp {
+class GaussianFillSpec final : public FillSpec {
  public:
-  GaussianFillOp(const OperatorDef& def, Workspace* ws)
-      : FloatFillerOp(def, ws),
-        mean_(GetSingleArgument<float>("mean", 0.f)),
-        std_(GetSingleArgument<float>("std", 1.f)) {
+  GaussianFillSpec(const std::string& type, const ArgumentHelper& args)
+      : mean_(args.GetSingleArgument<float>("mean", 0.f)),
+        std_(args.GetSingleArgument<float>("std", 1.f)) {
+    dtype_ = FloatFillDType(type, args);
     HALFCAF_ENFORCE(std_ >= 0.f, "GaussianFill needs std >= 0, got ", std_);
   }
 
- protected:
-  void Fill(Tensor* out) override {
+  void Fill(Tensor* out, std::mt19937* rng) const override {
     std::normal_distribution<float> n(mean_, std_ > 0 ? std_ : 1.f);
-    FillFloat(out, dtype_, [&](int64_t) {
-      return std_ > 0 ? n(context_.RandGenerator()) : mean_;
-    });
+    FillFloat(out, dtype_, [&](int64_t) { return std_ > 0 ? n(*rng) : mean_; });
   }
 
  private:
@@ -185,35 +193,52 @@ class GaussianFillOp final : public FloatFillerOp {
 };
 
 // XavierFill: uniform in +-sqrt(3 / fan_in), fan_in = numel / dims[0].
-class XavierFillOp final : public FloatFillerOp {
+class XavierFillSpec final : public FillSpec {
  public:
-  using FloatFillerOp::FloatFillerOp;
+  XavierFillSpec(const std::string& type, const ArgumentHelper& args) {
+    dtype_ = FloatFillDType(type, args);
+  }
 
- protected:
-  void Fill(Tensor* out) override {
+  void Fill(Tensor* out, std::mt19937* rng) const override {
     HALFCAF_ENFORCE(out->ndim() >= 1 && out->dim(0) > 0, "XavierFill needs a non-empty shape, got ",
                     DimsString(out->dims()));
     const float fan_in = static_cast<float>(out->numel() / out->dim(0));
     const float scale = std::sqrt(3.f / std::max(fan_in, 1.f));
     std::uniform_real_distribution<float> u(-scale, scale);
-    FillFloat(out, dtype_, [&](int64_t) { return u(context_.RandGenerator()); });
+    FillFloat(out, dtype_, [&](int64_t) { return u(*rng); });
   }
 };
 
 // MSRAFill: normal(0, sqrt(2 / fan_out)), fan_out = numel / dims[1].
-class MSRAFillOp final : public FloatFillerOp {
+class MSRAFillSpec final : public FillSpec {
  public:
-  using FloatFillerOp::FloatFillerOp;
+  MSRAFillSpec(const std::string& type, const ArgumentHelper& args) {
+    dtype_ = FloatFillDType(type, args);
+  }
 
- protected:
-  void Fill(Tensor* out) override {
+  void Fill(Tensor* out, std::mt19937* rng) const override {
     HALFCAF_ENFORCE(out->ndim() >= 2 && out->dim(1) > 0,
                     "MSRAFill needs at least 2 dims with dims[1] > 0, got ", DimsString(out->dims()));
     const float fan_out = static_cast<float>(out->numel() / out->dim(1));
     std::normal_distribution<float> n(0.f, std::sqrt(2.f / std::max(fan_out, 1.f)));
-    FillFloat(out, dtype_, [&](int64_t) { return n(context_.RandGenerator()); });
+    FillFloat(out, dtype_, [&](int64_t) { return n(*rng); });
   }
 };
+
+}  // namespace
+
+std::unique_ptr<FillSpec> MakeFillSpec(const std::string& type, const ArgumentHelper& args) {
+  if (type == "ConstantFill") return std::make_unique<ConstantFillSpec>(args);
+  if (type == "UniformFill") return std::make_unique<UniformFillSpec>(type, args);
+  if (type == "UniformIntFill") return std::make_unique<UniformIntFillSpec>(args);
+  if (type == "GaussianFill") return std::make_unique<GaussianFillSpec>(type, args);
+  if (type == "XavierFill") return std::make_unique<XavierFillSpec>(type, args);
+  if (type == "MSRAFill") return std::make_unique<MSRAFillSpec>(type, args);
+  if (type.rfind("GivenTensor", 0) == 0) return MakeGivenTensorFillSpec(type, args);
+  HALFCAF_THROW("no fill spec for operator type '", type, "'");
+}
+
+namespace {
 
 std::vector<TensorShape> FillShapes(const OperatorDef& def, const std::vector<TensorShape>& in,
                                     DataType dtype) {
@@ -222,12 +247,12 @@ std::vector<TensorShape> FillShapes(const OperatorDef& def, const std::vector<Te
 
 }  // namespace
 
-REGISTER_CPU_OPERATOR(ConstantFill, ConstantFillOp);
-REGISTER_CPU_OPERATOR(UniformFill, UniformFillOp);
-REGISTER_CPU_OPERATOR(UniformIntFill, UniformIntFillOp);
-REGISTER_CPU_OPERATOR(GaussianFill, GaussianFillOp);
-REGISTER_CPU_OPERATOR(XavierFill, XavierFillOp);
-REGISTER_CPU_OPERATOR(MSRAFill, MSRAFillOp);
+REGISTER_CPU_OPERATOR(ConstantFill, FillerOp);
+REGISTER_CPU_OPERATOR(UniformFill, FillerOp);
+REGISTER_CPU_OPERATOR(UniformIntFill, FillerOp);
+REGISTER_CPU_OPERATOR(GaussianFill, FillerOp);
+REGISTER_CPU_OPERATOR(XavierFill, FillerOp);
+REGISTER_CPU_OPERATOR(MSRAFill, FillerOp);
 NO_GRADIENT(ConstantFill);
 NO_GRADIENT(UniformFill);
 NO_GRADIENT(UniformIntFill);

@@ -12,34 +12,33 @@ namespace halfcaf {
 
 namespace {
 
-// kFixed is the element type, or UNDEFINED for plain GivenTensorFill (dtype argument).
-template <DataType kFixed>
-class GivenTensorFillOp final : public FillerOp {
+// The values of a GivenTensor*Fill; `fixed` is the element type, or UNDEFINED for plain
+// GivenTensorFill (dtype argument).
+class GivenTensorFillSpec final : public FillSpec {
  public:
-  GivenTensorFillOp(const OperatorDef& def, Workspace* ws) : FillerOp(def, ws) {
-    dtype_ = kFixed;
-    if (kFixed == DataType::UNDEFINED) {  // plain GivenTensorFill: dtype argument or FLOAT
+  GivenTensorFillSpec(DataType fixed, const ArgumentHelper& args) {
+    dtype_ = fixed;
+    if (fixed == DataType::UNDEFINED) {  // plain GivenTensorFill: dtype argument or FLOAT
       dtype_ = DataType::FLOAT;
-      if (HasSingleArgumentOfType<std::string>("dtype")) {
-        dtype_ = DataTypeFromName(GetSingleArgument<std::string>("dtype", ""));
-      } else if (HasArgument("dtype")) {
-        dtype_ = DataTypeFromInt(GetSingleArgument<int64_t>("dtype", 1));
+      if (args.HasSingleArgumentOfType<std::string>("dtype")) {
+        dtype_ = DataTypeFromName(args.GetSingleArgument<std::string>("dtype", ""));
+      } else if (args.HasArgument("dtype")) {
+        dtype_ = DataTypeFromInt(args.GetSingleArgument<int64_t>("dtype", 1));
       }
     }
     const bool from_ints = !(IsFloatType(dtype_) || dtype_ == DataType::DOUBLE);
     if (from_ints) {
-      ints_ = GetRepeatedArgument<int64_t>("values");
+      ints_ = args.GetRepeatedArgument<int64_t>("values");
       count_ = ints_.size();
     } else {
-      floats_ = GetRepeatedArgument<float>("values");
+      floats_ = args.GetRepeatedArgument<float>("values");
       count_ = floats_.size();
     }
     HALFCAF_ENFORCE(dtype_ != DataType::STRING, "string tensors are not supported");
-    HALFCAF_ENFORCE(HasArgument("values"), "`values` is required");
+    HALFCAF_ENFORCE(args.HasArgument("values"), "`values` is required");
   }
 
- protected:
-  void Fill(Tensor* out) override {
+  void Fill(Tensor* out, std::mt19937*) const override {
     HALFCAF_ENFORCE(static_cast<int64_t>(count_) == out->numel(), "shape ",
                     DimsString(out->dims()), " holds ", out->numel(), " elements but ", count_,
                     " values were given");
@@ -69,11 +68,30 @@ class GivenTensorFillOp final : public FillerOp {
 
 }  // namespace
 
-REGISTER_CPU_OPERATOR(GivenTensorFill, GivenTensorFillOp<DataType::UNDEFINED>);
-REGISTER_CPU_OPERATOR(GivenTensorIntFill, GivenTensorFillOp<DataType::INT32>);
-REGISTER_CPU_OPERATOR(GivenTensorInt64Fill, GivenTensorFillOp<DataType::INT64>);
-REGISTER_CPU_OPERATOR(GivenTensorDoubleFill, GivenTensorFillOp<DataType::DOUBLE>);
-REGISTER_CPU_OPERATOR(GivenTensorBoolFill, GivenTensorFillOp<DataType::BOOL>);
+std::unique_ptr<FillSpec> MakeGivenTensorFillSpec(const std::string& type,
+                                                  const ArgumentHelper& args) {
+  DataType fixed;
+  if (type == "GivenTensorFill") {
+    fixed = DataType::UNDEFINED;
+  } else if (type == "GivenTensorIntFill") {
+    fixed = DataType::INT32;
+  } else if (type == "GivenTensorInt64Fill") {
+    fixed = DataType::INT64;
+  } else if (type == "GivenTensorDoubleFill") {
+    fixed = DataType::DOUBLE;
+  } else if (type == "GivenTensorBoolFill") {
+    fixed = DataType::BOOL;
+  } else {
+    HALFCAF_THROW("no fill spec for operator type '", type, "'");
+  }
+  return std::make_unique<GivenTensorFillSpec>(fixed, args);
+}
+
+REGISTER_CPU_OPERATOR(GivenTensorFill, FillerOp);
+REGISTER_CPU_OPERATOR(GivenTensorIntFill, FillerOp);
+REGISTER_CPU_OPERATOR(GivenTensorInt64Fill, FillerOp);
+REGISTER_CPU_OPERATOR(GivenTensorDoubleFill, FillerOp);
+REGISTER_CPU_OPERATOR(GivenTensorBoolFill, FillerOp);
 NO_GRADIENT(GivenTensorFill);
 NO_GRADIENT(GivenTensorIntFill);
 NO_GRADIENT(GivenTensorInt64Fill);

@@ -164,26 +164,25 @@ double LearningRatePolicy::Base(int64_t iter) const {
   return 1.0;
 }
 
-namespace {
-
 float RequiredBaseLr(const OperatorBase& op) {
   HALFCAF_ENFORCE(op.HasArgument("base_lr"), "LearningRate needs the argument `base_lr` (float)");
   return op.GetSingleArgument<float>("base_lr", 0.f);
 }
 
-}  // namespace
+float ComputeLearningRate(const Tensor& iter_t, float base_lr, const LearningRatePolicy& policy) {
+  HALFCAF_ENFORCE(iter_t.dtype() == DataType::INT64 && iter_t.numel() == 1,
+                  "iter must be an int64 tensor with one element, got ", iter_t.DebugString());
+  const int64_t iter = iter_t.data<int64_t>()[0];
+  HALFCAF_ENFORCE(iter >= 0, "iter must be >= 0, got ", iter);
+  return static_cast<float>(base_lr * policy(iter));
+}
 
 LearningRateOp::LearningRateOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws), base_lr_(RequiredBaseLr(*this)), policy_(args_) {}
 
 void LearningRateOp::RunOnDevice() {
-  const Tensor& iter_t = CPUInput(0);
-  HALFCAF_ENFORCE(iter_t.dtype() == DataType::INT64 && iter_t.numel() == 1,
-                  "iter must be an int64 tensor with one element, got ", iter_t.DebugString());
-  const int64_t iter = iter_t.data<int64_t>()[0];
-  HALFCAF_ENFORCE(iter >= 0, "iter must be >= 0, got ", iter);
-  Tensor* lr = Output(0, {});
-  lr->mutable_data<float>()[0] = static_cast<float>(base_lr_ * policy_(iter));
+  const float lr = ComputeLearningRate(CPUInput(0), base_lr_, policy_);
+  Output(0, {})->mutable_data<float>()[0] = lr;
 }
 
 REGISTER_CPU_OPERATOR(LearningRate, LearningRateOp);

@@ -58,6 +58,11 @@ class LearningRatePolicy {
   double warmup_start_ = 0;
 };
 
+// base_lr of a LearningRate op (required; throws naming it when absent).
+float RequiredBaseLr(const OperatorBase& op);
+// base_lr * policy(iter) for the int64 one-element CPU tensor `iter` (checked: int64, >= 0).
+float ComputeLearningRate(const Tensor& iter, float base_lr, const LearningRatePolicy& policy);
+
 class LearningRateOp final : public Operator<CPUContext> {
  public:
   LearningRateOp(const OperatorDef& def, Workspace* ws);

@@ -22,6 +22,29 @@ float LossScaleRule::Step(float scale, bool found_inf, int64_t* good_steps,
   return scale;
 }
 
+LossScaleRule ParseLossScaleRule(const OperatorBase& op) {
+  LossScaleRule rule;
+  rule.growth = op.GetSingleArgument<float>("growth", 2.f);
+  rule.backoff = op.GetSingleArgument<float>("backoff", 0.5f);
+  rule.growth_interval = op.GetSingleArgument<int64_t>("growth_interval", 1000);
+  rule.min_scale = op.GetSingleArgument<float>("min_scale", 1.f);
+  rule.max_scale = op.GetSingleArgument<float>("max_scale", 16777216.f);
+  HALFCAF_ENFORCE(rule.growth >= 1.f, "growth must be >= 1, got ", rule.growth);
+  HALFCAF_ENFORCE(rule.backoff > 0.f && rule.backoff <= 1.f, "backoff must be in (0, 1], got ",
+                  rule.backoff);
+  HALFCAF_ENFORCE(rule.growth_interval >= 1, "growth_interval must be >= 1, got ",
+                  rule.growth_interval);
+  HALFCAF_ENFORCE(rule.min_scale > 0.f && rule.min_scale <= rule.max_scale,
+                  "need 0 < min_scale <= max_scale, got ", rule.min_scale, " and ",
+                  rule.max_scale);
+  return rule;
+}
+
+void EnforceFloatScalar(const Tensor& t, const char* what) {
+  HALFCAF_ENFORCE(t.numel() == 1 && t.dtype() == DataType::FLOAT, what,
+                  " must be a 1-element float tensor, got ", t.DebugString());
+}
+
 namespace {
 
 bool AllFinite(const Tensor& t) {
@@ -54,8 +77,7 @@ class CheckFiniteOp final : public Operator<CPUContext> {
 };
 
 float ScalarValue(const Tensor& t, const char* what) {
-  HALFCAF_ENFORCE(t.numel() == 1 && t.dtype() == DataType::FLOAT, what,
-                  " must be a 1-element float tensor, got ", t.DebugString());
+  EnforceFloatScalar(t, what);
   return t.data<float>()[0];
 }
 
@@ -69,21 +91,8 @@ int64_t* CounterOf(Tensor* t) {
 
 class UpdateLossScaleOp final : public Operator<CPUContext> {
  public:
-  UpdateLossScaleOp(const OperatorDef& def, Workspace* ws) : Operator(def, ws) {
-    rule_.growth = GetSingleArgument<float>("growth", 2.f);
-    rule_.backoff = GetSingleArgument<float>("backoff", 0.5f);
-    rule_.growth_interval = GetSingleArgument<int64_t>("growth_interval", 1000);
-    rule_.min_scale = GetSingleArgument<float>("min_scale", 1.f);
-    rule_.max_scale = GetSingleArgument<float>("max_scale", 16777216.f);
-    HALFCAF_ENFORCE(rule_.growth >= 1.f, "growth must be >= 1, got ", rule_.growth);
-    HALFCAF_ENFORCE(rule_.backoff > 0.f && rule_.backoff <= 1.f, "backoff must be in (0, 1], got ",
-                    rule_.backoff);
-    HALFCAF_ENFORCE(rule_.growth_interval >= 1, "growth_interval must be >= 1, got ",
-                    rule_.growth_interval);
-    HALFCAF_ENFORCE(rule_.min_scale > 0.f && rule_.min_scale <= rule_.max_scale,
-                    "need 0 < min_scale <= max_scale, got ", rule_.min_scale, " and ",
-                    rule_.max_scale);
-  }
+  UpdateLossScaleOp(const OperatorDef& def, Workspace* ws)
+      : Operator(def, ws), rule_(ParseLossScaleRule(*this)) {}
 
   void RunOnDevice() override {
     const float scale = ScalarValue(Input(0), "loss_scale");

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "core/operator.h"
+
 namespace halfcaf {
 
 struct LossScaleRule {
@@ -24,5 +26,12 @@ struct LossScaleRule {
   // Applies one step: returns the new scale and updates good_steps / skipped_steps.
   float Step(float scale, bool found_inf, int64_t* good_steps, int64_t* skipped_steps) const;
 };
+
+// The rule from UpdateLossScale's arguments (growth, backoff, growth_interval, min_scale,
+// max_scale), checked.
+LossScaleRule ParseLossScaleRule(const OperatorBase& op);
+
+// Throws naming `what` unless t is a float tensor with one element (loss_scale, found_inf, lr).
+void EnforceFloatScalar(const Tensor& t, const char* what);
 
 }  // namespace halfcaf

@@ -21,23 +21,26 @@ MomentumSGDOp::MomentumSGDOp(const OperatorDef& def, Workspace* ws)
       nesterov_(GetSingleArgument<bool>("nesterov", false)),
       has_param_(def.type() == "MomentumSGDUpdate") {}
 
-void MomentumSGDOp::RunOnDevice() {
-  const Tensor& G = Input(0);
-  const Tensor& M = Input(1);
-  const Tensor& LR = Input(2);
+void CheckMomentumSGDInputs(const Tensor& G, const Tensor& M, const Tensor& LR, const Tensor* P) {
   EnforceFloatOnly(G, "grad");
   EnforceFloatOnly(M, "moment");
   EnforceFloatOnly(LR, "lr");
   HALFCAF_ENFORCE(LR.numel() == 1, "lr must have exactly one element, got ", LR.DebugString());
   HALFCAF_ENFORCE(G.dims() == M.dims(), "grad and moment must have the same shape, got ",
                   DimsString(G.dims()), " and ", DimsString(M.dims()));
-  const Tensor* P = nullptr;
-  if (has_param_) {
-    P = &Input(3);
+  if (P) {
     EnforceFloatOnly(*P, "param");
     HALFCAF_ENFORCE(P->dims() == G.dims(), "param and grad must have the same shape, got ",
                     DimsString(P->dims()), " and ", DimsString(G.dims()));
   }
+}
+
+void MomentumSGDOp::RunOnDevice() {
+  const Tensor& G = Input(0);
+  const Tensor& M = Input(1);
+  const Tensor& LR = Input(2);
+  const Tensor* P = has_param_ ? &Input(3) : nullptr;
+  CheckMomentumSGDInputs(G, M, LR, P);
   const int64_t n = G.numel();
   const float lr = LR.data<float>()[0];
   const float mu = momentum_;

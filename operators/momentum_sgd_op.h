@@ -12,6 +12,11 @@
 
 namespace halfcaf {
 
+// Checks the inputs of MomentumSGD (param null) or MomentumSGDUpdate: float tensors, lr with one
+// element, grad / moment / param of one shape.
+void CheckMomentumSGDInputs(const Tensor& grad, const Tensor& moment, const Tensor& lr,
+                            const Tensor* param);
+
 class MomentumSGDOp final : public Operator<CPUContext> {
  public:
   MomentumSGDOp(const OperatorDef& def, Workspace* ws);

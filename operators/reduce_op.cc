@@ -37,6 +37,8 @@ void WalkReduce(const std::vector<int64_t>& x_dims, const std::vector<int64_t>& 
   }
 }
 
+}  // namespace
+
 void CheckNoDuplicateAxes(const std::vector<int>& axes) {
   std::vector<int> sorted = axes;
   std::sort(sorted.begin(), sorted.end());
@@ -44,7 +46,11 @@ void CheckNoDuplicateAxes(const std::vector<int>& axes) {
                   DimsString(axes), " lists a dim more than once");
 }
 
-}  // namespace
+std::vector<bool> ReducedDims(int ndim, const std::vector<int>& axes) {
+  std::vector<bool> reduced(ndim, axes.empty());
+  for (int a : axes) reduced[a < 0 ? a + ndim : a] = true;
+  return reduced;
+}
 
 ReducePlan MakeReducePlan(const std::vector<int64_t>& x_dims, const std::vector<int>& axes,
                           bool keepdims) {

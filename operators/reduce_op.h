@@ -21,6 +21,11 @@ struct ReducePlan {
 ReducePlan MakeReducePlan(const std::vector<int64_t>& x_dims, const std::vector<int>& axes,
                           bool keepdims);
 
+// Throws if `axes` names a dim twice (checked when the op is created).
+void CheckNoDuplicateAxes(const std::vector<int>& axes);
+// Per dim of an ndim-dim X: whether `axes` (valid, as MakeReducePlan checks) reduces it.
+std::vector<bool> ReducedDims(int ndim, const std::vector<int>& axes);
+
 template <bool kMean>
 class ReduceOp final : public Operator<CPUContext> {
  public:

@@ -5,11 +5,8 @@
 
 namespace halfcaf {
 
-namespace {
-
-// Checks X and Y and returns (N, D).
-void DistanceShape(const Tensor& X, const Tensor& Y, const std::string& op, int64_t* N,
-                   int64_t* D) {
+void SquaredL2DistanceShape(const Tensor& X, const Tensor& Y, const std::string& op,
+                            int64_t* N, int64_t* D) {
   EnforceFloatType(X, "X");
   EnforceFloatType(Y, "Y");
   HALFCAF_ENFORCE(X.dims() == Y.dims(), op, ": X and Y must have the same shape, got ",
@@ -21,13 +18,11 @@ void DistanceShape(const Tensor& X, const Tensor& Y, const std::string& op, int6
   *D = *N > 0 ? X.numel() / *N : 0;
 }
 
-}  // namespace
-
 void SquaredL2DistanceOp::RunOnDevice() {
   const Tensor& X = Input(0);
   const Tensor& Y = Input(1);
   int64_t N, D;
-  DistanceShape(X, Y, DebugName(), &N, &D);
+  SquaredL2DistanceShape(X, Y, DebugName(), &N, &D);
   const float* x = ReadAsFloat(X, &x_);
   const float* y = ReadAsFloat(Y, &y_);
   Tensor* Dist = Output(0, {N});
@@ -47,7 +42,7 @@ void SquaredL2DistanceGradientOp::RunOnDevice() {
   const Tensor& Y = Input(1);
   const Tensor& dDist = Input(2);
   int64_t N, D;
-  DistanceShape(X, Y, DebugName(), &N, &D);
+  SquaredL2DistanceShape(X, Y, DebugName(), &N, &D);
   EnforceFloatType(dDist, "dDist");
   HALFCAF_ENFORCE(dDist.numel() == N, DebugName(), ": dDist must hold one value per row (", N,
                   "), got dims ", DimsString(dDist.dims()));

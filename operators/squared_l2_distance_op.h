@@ -10,6 +10,10 @@
 
 namespace halfcaf {
 
+// Checks X and Y (float / float16, same shape, at least 1-d) and returns (N, D).
+void SquaredL2DistanceShape(const Tensor& X, const Tensor& Y, const std::string& op,
+                            int64_t* N, int64_t* D);
+
 class SquaredL2DistanceOp final : public Operator<CPUContext> {
  public:
   using Operator::Operator;

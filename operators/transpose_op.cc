@@ -47,6 +47,8 @@ void TransposeTyped(const std::vector<int64_t>& x_dims, const std::vector<int>& 
   }
 }
 
+}  // namespace
+
 std::vector<int> ReverseAxes(int nd) {
   std::vector<int> axes(nd);
   for (int i = 0; i < nd; ++i) axes[i] = nd - 1 - i;
@@ -66,8 +68,6 @@ std::vector<int> OrderSwitchAxes(int nd, bool to_channels_last) {
   }
   return axes;
 }
-
-}  // namespace
 
 void CheckPermutation(const std::vector<int>& axes) {
   std::vector<bool> seen(axes.size(), false);

@@ -16,6 +16,10 @@ namespace halfcaf {
 
 // Throws unless axes is a permutation of 0..axes.size()-1.
 void CheckPermutation(const std::vector<int>& axes);
+// The default axes of Transpose: nd-1, ..., 0.
+std::vector<int> ReverseAxes(int nd);
+// The permutation of NCHW2NHWC (to_channels_last) or NHWC2NCHW for an nd-dim input (nd >= 3).
+std::vector<int> OrderSwitchAxes(int nd, bool to_channels_last);
 // Output dims of a transpose.
 std::vector<int64_t> TransposeDims(const std::vector<int64_t>& dims, const std::vector<int>& axes);
 // y = transpose(x) for elements of `item_size` bytes (1, 2, 4 or 8).

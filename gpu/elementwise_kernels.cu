@@ -1,0 +1,481 @@
+#include "gpu/elementwise_kernels.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "gpu/kernel_util.cuh"
+
+namespace halfcaf {
+namespace gpu {
+
+using detail::Blocks;
+using detail::FloatIn;
+using detail::FloatOut;
+using detail::kThreads;
+
+namespace {
+
+// ---- binary ------------------------------------------------------------------------------------
+
+template <typename T>
+__device__ __forceinline__ T ApplyBinary(BinaryOp op, T a, T b) {
+  switch (op) {
+    case BinaryOp::kAdd: return static_cast<T>(a + b);
+    case BinaryOp::kSub: return static_cast<T>(a - b);
+    case BinaryOp::kMul: return static_cast<T>(a * b);
+    default: return static_cast<T>(a / b);
+  }
+}
+
+template <BinaryOp kOp>
+__global__ void BinaryFloatKernel(int64_t total, int64_t n, int64_t post, FloatIn a, FloatIn b,
+                                  FloatOut c) {
+  HALFCAF_KERNEL_LOOP(i, total) {
+    const int64_t j = (i / post) % n;
+    c.Set(i, ApplyBinary<float>(kOp, a[i], b[j]));
+  }
+}
+
+template <BinaryOp kOp, typename T>
+__global__ void BinaryTypedKernel(int64_t total, int64_t n, int64_t post, const T* a, const T* b,
+                                  T* c) {
+  HALFCAF_KERNEL_LOOP(i, total) {
+    const int64_t j = (i / post) % n;
+    c[i] = ApplyBinary<T>(kOp, a[i], b[j]);
+  }
+}
+
+template <BinaryOp kOp>
+void BinaryLaunch(int64_t pre, int64_t n, int64_t post, DataType a_type, const void* a,
+                  DataType b_type, const void* b, DataType c_type, void* c, cudaStream_t stream) {
+  const int64_t total = pre * n * post;
+  if (total == 0) return;
+  const bool float_path = (a_type == DataType::FLOAT || a_type == DataType::FLOAT16) &&
+                          (b_type == DataType::FLOAT || b_type == DataType::FLOAT16);
+  if (float_path) {
+    BinaryFloatKernel<kOp><<<Blocks(total), kThreads, 0, stream>>>(
+        total, n, post, detail::In(a_type, a, "A"), detail::In(b_type, b, "B"),
+        detail::Out(c_type, c, "C"));
+    HALFCAF_LAUNCH_CHECK();
+    return;
+  }
+  HALFCAF_ENFORCE(a_type == b_type && b_type == c_type, "A, B and C must share one type, got ",
+                  DataTypeName(a_type), ", ", DataTypeName(b_type), " and ",
+                  DataTypeName(c_type));
+  auto launch = [&](auto tag) {
+    using T = decltype(tag);
+    BinaryTypedKernel<kOp, T><<<Blocks(total), kThreads, 0, stream>>>(
+        total, n, post, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c));
+    HALFCAF_LAUNCH_CHECK();
+  };
+  switch (a_type) {
+    case DataType::DOUBLE: return launch(double{});
+    case DataType::INT32: return launch(int32_t{});
+    case DataType::INT64: return launch(int64_t{});
+    default: break;
+  }
+  HALFCAF_THROW("binary element-wise ops on CUDA take float, float16, double, int32 or int64, got ",
+                DataTypeName(a_type));
+}
+
+// ---- DivGradient -------------------------------------------------------------------------------
+
+__global__ void DivGradientKernel(int64_t n, FloatIn b, FloatIn c, FloatIn dc, FloatOut da,
+                                  FloatOut db) {
+  HALFCAF_KERNEL_LOOP(i, n) {
+    const float g = dc[i] / b[i];
+    da.Set(i, g);
+    db.Set(i, -g * c[i]);
+  }
+}
+
+__global__ void DivGradientDoubleKernel(int64_t n, const double* b, const double* c,
+                                        const double* dc, double* da, double* db) {
+  HALFCAF_KERNEL_LOOP(i, n) {
+    const double g = dc[i] / b[i];
+    const double ci = c[i];
+    da[i] = g;
+    db[i] = -g * ci;
+  }
+}
+
+// ---- unary -------------------------------------------------------------------------------------
+
+template <typename T>
+__global__ void NegativeKernel(int64_t n, const T* x, T* y) {
+  HALFCAF_KERNEL_LOOP(i, n) { y[i] = static_cast<T>(-x[i]); }
+}
+
+__global__ void NegativeHalfKernel(int64_t n, const uint16_t* x, uint16_t* y) {
+  HALFCAF_KERNEL_LOOP(i, n) { y[i] = static_cast<uint16_t>(x[i] ^ 0x8000u); }
+}
+
+template <UnaryOp kOp>
+__global__ void UnaryKernel(int64_t n, FloatIn x, FloatOut y, float p0, float p1) {
+  HALFCAF_KERNEL_LOOP(i, n) {
+    const float v = x[i];
+    float r;
+    switch (kOp) {
+      case UnaryOp::kSigmoid: r = 1.f / (1.f + expf(-v)); break;
+      case UnaryOp::kTanh: r = tanhf(v); break;
+      case UnaryOp::kSqr: r = v * v; break;
+      case UnaryOp::kScale: r = p0 * v; break;
+      default: {  // std::min(std::max(v, lo), hi), NaN kept as on the CPU
+        const float lo = v < p0 ? p0 : v;
+        r = p1 < lo ? p1 : lo;
+        break;
+      }
+    }
+    y.Set(i, r);
+  }
+}
+
+template <UnaryGradientOp kOp>
+__global__ void UnaryGradientKernel(int64_t n, FloatIn y, FloatIn dy, FloatOut dx, float p0,
+                                    float p1) {
+  HALFCAF_KERNEL_LOOP(i, n) {
+    const float yv = y[i];
+    const float g = dy[i];
+    float r;
+    switch (kOp) {
+      case UnaryGradientOp::kSigmoid: r = g * yv * (1.f - yv); break;
+      case UnaryGradientOp::kTanh: r = g * (1.f - yv * yv); break;
+      default: r = (yv > p0 && yv < p1) ? g : 0.f; break;
+    }
+    dx.Set(i, r);
+  }
+}
+
+// ---- accumulation ------------------------------------------------------------------------------
+
+template <typename T>
+__global__ void AddToKernel(int64_t n, const T* x, T* y) {
+  HALFCAF_KERNEL_LOOP(i, n) { y[i] = static_cast<T>(y[i] + x[i]); }
+}
+
+__global__ void AddHalfToFloatKernel(int64_t n, const __half* x, float* y) {
+  HALFCAF_KERNEL_LOOP(i, n) { y[i] += __half2float(x[i]); }
+}
+
+__global__ void ScaleByDeviceScalarKernel(int64_t n, FloatIn w, FloatIn x, FloatOut y,
+                                          bool accumulate) {
+  const float wv = w[0];
+  HALFCAF_KERNEL_LOOP(i, n) {
+    const float v = wv * x[i];
+    if (accumulate) {
+      const FloatIn yin{y.p, y.half};
+      y.Set(i, yin[i] + v);
+    } else {
+      y.Set(i, v);
+    }
+  }
+}
+
+__global__ void RowScaledDifferenceKernel(int64_t n, int64_t cols, FloatIn x, FloatIn y,
+                                          FloatIn dd, FloatOut dx, FloatOut dy) {
+  HALFCAF_KERNEL_LOOP(k, n) {
+    const float g = dd[k / cols] * (x[k] - y[k]);
+    dx.Set(k, g);
+    dy.Set(k, -g);
+  }
+}
+
+// ---- conversion and fill -----------------------------------------------------------------------
+
+template <typename D, typename S>
+__global__ void ConvertKernel(int64_t n, const S* x, D* y) {
+  HALFCAF_KERNEL_LOOP(i, n) { y[i] = detail::Converter<D, S>::Apply(x[i]); }
+}
+
+template <typename U>
+__global__ void FillKernel(int64_t n, U value, U* y) {
+  HALFCAF_KERNEL_LOOP(i, n) { y[i] = value; }
+}
+
+// ---- transpose ---------------------------------------------------------------------------------
+
+constexpr int kMaxTransposeDims = 8;
+
+struct TransposePlan {
+  int nd;
+  int64_t y_dims[kMaxTransposeDims];
+  int64_t x_stride[kMaxTransposeDims];  // stride in X of each Y dim
+};
+
+template <typename U>
+__global__ void TransposeKernel(int64_t n, TransposePlan plan, const U* x, U* y) {
+  HALFCAF_KERNEL_LOOP(i, n) {
+    int64_t rest = i, src = 0;
+    for (int d = plan.nd - 1; d >= 0; --d) {
+      const int64_t idx = rest % plan.y_dims[d];
+      rest /= plan.y_dims[d];
+      src += idx * plan.x_stride[d];
+    }
+    y[i] = x[src];
+  }
+}
+
+}  // namespace
+
+void BinaryBroadcast(BinaryOp op, int64_t pre, int64_t n, int64_t post, DataType a_type,
+                     const void* a, DataType b_type, const void* b, DataType c_type, void* c,
+                     cudaStream_t stream) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return BinaryLaunch<BinaryOp::kAdd>(pre, n, post, a_type, a, b_type, b, c_type, c, stream);
+    case BinaryOp::kSub:
+      return BinaryLaunch<BinaryOp::kSub>(pre, n, post, a_type, a, b_type, b, c_type, c, stream);
+    case BinaryOp::kMul:
+      return BinaryLaunch<BinaryOp::kMul>(pre, n, post, a_type, a, b_type, b, c_type, c, stream);
+    case BinaryOp::kDiv:
+      return BinaryLaunch<BinaryOp::kDiv>(pre, n, post, a_type, a, b_type, b, c_type, c, stream);
+  }
+}
+
+void DivGradient(int64_t n, DataType b_type, const void* b, DataType c_type, const void* c,
+                 DataType dc_type, const void* dc, DataType da_type, void* da, DataType db_type,
+                 void* db, cudaStream_t stream) {
+  if (n == 0) return;
+  if (b_type == DataType::DOUBLE && c_type == DataType::DOUBLE && dc_type == DataType::DOUBLE) {
+    HALFCAF_ENFORCE(da_type == DataType::DOUBLE && db_type == DataType::DOUBLE,
+                    "DivGradient outputs must be double for double inputs");
+    DivGradientDoubleKernel<<<Blocks(n), kThreads, 0, stream>>>(
+        n, static_cast<const double*>(b), static_cast<const double*>(c),
+        static_cast<const double*>(dc), static_cast<double*>(da), static_cast<double*>(db));
+  } else {
+    DivGradientKernel<<<Blocks(n), kThreads, 0, stream>>>(
+        n, detail::In(b_type, b, "B"), detail::In(c_type, c, "C"), detail::In(dc_type, dc, "dC"),
+        detail::Out(da_type, da, "dA"), detail::Out(db_type, db, "dB"));
+  }
+  HALFCAF_LAUNCH_CHECK();
+}
+
+void Negative(int64_t n, DataType type, const void* x, void* y, cudaStream_t stream) {
+  if (n == 0) return;
+  auto launch = [&](auto tag) {
+    using T = decltype(tag);
+    NegativeKernel<T><<<Blocks(n), kThreads, 0, stream>>>(n, static_cast<const T*>(x),
+                                                          static_cast<T*>(y));
+    HALFCAF_LAUNCH_CHECK();
+  };
+  switch (type) {
+    case DataType::FLOAT: return launch(float{});
+    case DataType::DOUBLE: return launch(double{});
+    case DataType::INT32: return launch(int32_t{});
+    case DataType::INT64: return launch(int64_t{});
+    case DataType::FLOAT16:
+      NegativeHalfKernel<<<Blocks(n), kThreads, 0, stream>>>(
+          n, static_cast<const uint16_t*>(x), static_cast<uint16_t*>(y));
+      HALFCAF_LAUNCH_CHECK();
+      return;
+    default: break;
+  }
+  HALFCAF_THROW("Negative supports float, float16, double, int32 and int64 tensors, got ",
+                DataTypeName(type));
+}
+
+void Unary(UnaryOp op, int64_t n, DataType x_type, const void* x, DataType y_type, void* y,
+           float p0, float p1, cudaStream_t stream) {
+  if (n == 0) return;
+  const FloatIn in = detail::In(x_type, x, "X");
+  const FloatOut out = detail::Out(y_type, y, "Y");
+  const int blocks = Blocks(n);
+  switch (op) {
+    case UnaryOp::kSigmoid:
+      UnaryKernel<UnaryOp::kSigmoid><<<blocks, kThreads, 0, stream>>>(n, in, out, p0, p1);
+      break;
+    case UnaryOp::kTanh:
+      UnaryKernel<UnaryOp::kTanh><<<blocks, kThreads, 0, stream>>>(n, in, out, p0, p1);
+      break;
+    case UnaryOp::kSqr:
+      UnaryKernel<UnaryOp::kSqr><<<blocks, kThreads, 0, stream>>>(n, in, out, p0, p1);
+      break;
+    case UnaryOp::kScale:
+      UnaryKernel<UnaryOp::kScale><<<blocks, kThreads, 0, stream>>>(n, in, out, p0, p1);
+      break;
+    case UnaryOp::kClip:
+      UnaryKernel<UnaryOp::kClip><<<blocks, kThreads, 0, stream>>>(n, in, out, p0, p1);
+      break;
+  }
+  HALFCAF_LAUNCH_CHECK();
+}
+
+void UnaryGradient(UnaryGradientOp op, int64_t n, DataType y_type, const void* y,
+                   DataType dy_type, const void* dy, DataType dx_type, void* dx, float p0,
+                   float p1, cudaStream_t stream) {
+  if (n == 0) return;
+  const FloatIn yin = detail::In(y_type, y, "Y");
+  const FloatIn dyin = detail::In(dy_type, dy, "dY");
+  const FloatOut out = detail::Out(dx_type, dx, "dX");
+  const int blocks = Blocks(n);
+  switch (op) {
+    case UnaryGradientOp::kSigmoid:
+      UnaryGradientKernel<UnaryGradientOp::kSigmoid>
+          <<<blocks, kThreads, 0, stream>>>(n, yin, dyin, out, p0, p1);
+      break;
+    case UnaryGradientOp::kTanh:
+      UnaryGradientKernel<UnaryGradientOp::kTanh>
+          <<<blocks, kThreads, 0, stream>>>(n, yin, dyin, out, p0, p1);
+      break;
+    case UnaryGradientOp::kClip:
+      UnaryGradientKernel<UnaryGradientOp::kClip>
+          <<<blocks, kThreads, 0, stream>>>(n, yin, dyin, out, p0, p1);
+      break;
+  }
+  HALFCAF_LAUNCH_CHECK();
+}
+
+void AddTo(int64_t n, DataType x_type, const void* x, DataType y_type, void* y,
+           cudaStream_t stream) {
+  if (n == 0) return;
+  if (x_type == DataType::FLOAT16 && y_type == DataType::FLOAT) {
+    AddHalfToFloatKernel<<<Blocks(n), kThreads, 0, stream>>>(n, static_cast<const __half*>(x),
+                                                             static_cast<float*>(y));
+    HALFCAF_LAUNCH_CHECK();
+    return;
+  }
+  HALFCAF_ENFORCE(x_type == y_type, "AddTo: x is ", DataTypeName(x_type), " but y is ",
+                  DataTypeName(y_type));
+  auto launch = [&](auto tag) {
+    using T = decltype(tag);
+    AddToKernel<T><<<Blocks(n), kThreads, 0, stream>>>(n, static_cast<const T*>(x),
+                                                       static_cast<T*>(y));
+    HALFCAF_LAUNCH_CHECK();
+  };
+  switch (x_type) {
+    case DataType::FLOAT: return launch(float{});
+    case DataType::DOUBLE: return launch(double{});
+    case DataType::INT32: return launch(int32_t{});
+    case DataType::INT64: return launch(int64_t{});
+    default: break;
+  }
+  HALFCAF_THROW("AddTo supports float, double, int32 and int64 (and float16 into float), got ",
+                DataTypeName(x_type));
+}
+
+void ScaleByDeviceScalar(int64_t n, DataType w_type, const void* w, DataType x_type, const void* x,
+                         DataType y_type, void* y, bool accumulate, cudaStream_t stream) {
+  if (n == 0) return;
+  ScaleByDeviceScalarKernel<<<Blocks(n), kThreads, 0, stream>>>(
+      n, detail::In(w_type, w, "weight"), detail::In(x_type, x, "X"), detail::Out(y_type, y, "Y"),
+      accumulate);
+  HALFCAF_LAUNCH_CHECK();
+}
+
+void RowScaledDifference(int64_t rows, int64_t cols, DataType x_type, const void* x,
+                         DataType y_type, const void* y, DataType dd_type, const void* dd,
+                         DataType dx_type, void* dx, DataType dy_type, void* dy,
+                         cudaStream_t stream) {
+  const int64_t n = rows * cols;
+  if (n == 0) return;
+  RowScaledDifferenceKernel<<<Blocks(n), kThreads, 0, stream>>>(
+      n, cols, detail::In(x_type, x, "X"), detail::In(y_type, y, "Y"),
+      detail::In(dd_type, dd, "dDist"), detail::Out(dx_type, dx, "dX"),
+      detail::Out(dy_type, dy, "dY"));
+  HALFCAF_LAUNCH_CHECK();
+}
+
+void Convert(int64_t n, DataType src_type, const void* src, DataType dst_type, void* dst,
+             cudaStream_t stream) {
+  if (n == 0) return;
+  detail::DispatchDevice(src_type, [&](auto stag) {
+    using S = decltype(stag);
+    detail::DispatchDevice(dst_type, [&](auto dtag) {
+      using D = decltype(dtag);
+      ConvertKernel<D, S><<<Blocks(n), kThreads, 0, stream>>>(n, static_cast<const S*>(src),
+                                                              static_cast<D*>(dst));
+      HALFCAF_LAUNCH_CHECK();
+    });
+  });
+}
+
+void Fill(int64_t n, DataType type, double value, void* y, cudaStream_t stream) {
+  if (n == 0) return;
+  // The value is converted on the host with the CPU's rules, then stored as raw bits.
+  DispatchAllTypes(type, [&](auto tag) {
+    using T = decltype(tag);
+    T v;
+    if constexpr (std::is_same_v<T, Half>) {
+      v = Half(static_cast<float>(value));
+    } else {
+      v = static_cast<T>(value);
+    }
+    auto launch = [&](auto utag) {
+      using U = decltype(utag);
+      static_assert(sizeof(U) == sizeof(T), "bit pattern size");
+      U bits;
+      std::memcpy(&bits, &v, sizeof(U));
+      FillKernel<U><<<Blocks(n), kThreads, 0, stream>>>(n, bits, static_cast<U*>(y));
+      HALFCAF_LAUNCH_CHECK();
+    };
+    if constexpr (sizeof(T) == 1) {
+      launch(uint8_t{});
+    } else if constexpr (sizeof(T) == 2) {
+      launch(uint16_t{});
+    } else if constexpr (sizeof(T) == 4) {
+      launch(uint32_t{});
+    } else {
+      launch(uint64_t{});
+    }
+  });
+}
+
+void Transpose(const std::vector<int64_t>& x_dims, const std::vector<int>& axes, size_t item_size,
+               const void* x, void* y, cudaStream_t stream) {
+  const int nd = static_cast<int>(x_dims.size());
+  int64_t n = 1;
+  for (int64_t d : x_dims) n *= d;
+  if (n == 0) return;
+  // Drop size-1 dims, then merge output dims whose source dims are consecutive in X.
+  std::vector<int64_t> x_stride(nd, 1);
+  for (int i = nd - 2; i >= 0; --i) x_stride[i] = x_stride[i + 1] * x_dims[i + 1];
+  std::vector<int64_t> dims, strides;
+  int prev_axis = -2;
+  for (int i = 0; i < nd; ++i) {
+    const int a = axes[i];
+    if (x_dims[a] == 1) {
+      if (a == prev_axis + 1) prev_axis = a;  // a size-1 dim does not break a run
+      continue;
+    }
+    if (!dims.empty() && a == prev_axis + 1) {
+      // Same run in X: the merged dim walks X with the inner dim's stride.
+      dims.back() *= x_dims[a];
+      strides.back() = x_stride[a];
+    } else {
+      dims.push_back(x_dims[a]);
+      strides.push_back(x_stride[a]);
+    }
+    prev_axis = a;
+  }
+  if (dims.empty()) {
+    dims.push_back(1);
+    strides.push_back(1);
+  }
+  HALFCAF_ENFORCE(dims.size() <= static_cast<size_t>(kMaxTransposeDims),
+                  "transpose on CUDA supports at most ", kMaxTransposeDims,
+                  " non-mergeable dims, got ", dims.size(), " for X dims ", DimsString(x_dims),
+                  " and axes ", DimsString(axes));
+  TransposePlan plan;
+  plan.nd = static_cast<int>(dims.size());
+  for (int i = 0; i < plan.nd; ++i) {
+    plan.y_dims[i] = dims[i];
+    plan.x_stride[i] = strides[i];
+  }
+  auto launch = [&](auto tag) {
+    using U = decltype(tag);
+    TransposeKernel<U><<<Blocks(n), kThreads, 0, stream>>>(n, plan, static_cast<const U*>(x),
+                                                           static_cast<U*>(y));
+    HALFCAF_LAUNCH_CHECK();
+  };
+  switch (item_size) {
+    case 1: return launch(uint8_t{});
+    case 2: return launch(uint16_t{});
+    case 4: return launch(uint32_t{});
+    case 8: return launch(uint64_t{});
+    default: break;
+  }
+  HALFCAF_THROW("transpose of ", item_size, "-byte elements is not supported");
+}
+
+}  // namespace gpu
+}  // namespace halfcaf

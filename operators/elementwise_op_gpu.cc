@@ -1,0 +1,130 @@
+// Add, Sub, Mul, Div (legacy broadcast), DivGradient and SumReduceLike on CUDA, with the kernels
+// of gpu/elementwise_kernels.cu and gpu/reduce_kernels.cu. Same shapes, arguments, dtypes and
+// errors as the CPU operators (elementwise_op.cc, sum_reduce_like_op.cc hold the schemas and
+// gradient makers). Integer Div checks B for zeros on the host (one device-to-host copy of B and a
+// sync), as the CPU reports the first zero instead of trapping.
+#include <vector>
+
+#include "core/float_io.h"
+#include "core/operator.h"
+#include "gpu/cuda_check.h"
+#include "gpu/cuda_context.h"
+#include "gpu/elementwise_kernels.h"
+#include "gpu/reduce_kernels.h"
+#include "operators/elementwise_broadcast.h"
+
+namespace halfcaf {
+
+namespace {
+
+template <gpu::BinaryOp kOp>
+class BinaryElementwiseCUDAOp final : public Operator<CUDAContext> {
+ public:
+  BinaryElementwiseCUDAOp(const OperatorDef& def, Workspace* ws)
+      : Operator(def, ws), bargs_(ParseLegacyBroadcastArgs(args_)) {
+    HALFCAF_ENFORCE(!(bargs_.broadcast && IsInputOutputAlias(1, 0)), "with broadcast=1 only A ",
+                    "may share its blob with the output C; B ('", input_name(1),
+                    "') cannot be computed in place");
+  }
+
+  void RunOnDevice() override {
+    const Tensor& A = Input(0);
+    const Tensor& B = Input(1);
+    const BroadcastSizes s = ComputeBinaryOpSizes(A.dims(), B.dims(), bargs_);
+    const DataType dtype = A.dtype();
+    if (!(IsFloatType(dtype) && IsFloatType(B.dtype()))) {
+      HALFCAF_ENFORCE(dtype == B.dtype(), type(), ": A and B must have the same type, got ",
+                      A.DebugString(), " and ", B.DebugString());
+      HALFCAF_ENFORCE(dtype == DataType::DOUBLE || dtype == DataType::INT32 ||
+                          dtype == DataType::INT64,
+                      type(), " supports float, float16, double, int32 and int64 tensors, got ",
+                      A.DebugString());
+      if (kOp == gpu::BinaryOp::kDiv && dtype == DataType::INT32) CheckNoZero<int32_t>(B, s.n);
+      if (kOp == gpu::BinaryOp::kDiv && dtype == DataType::INT64) CheckNoZero<int64_t>(B, s.n);
+    }
+    const void* a = A.raw_data();
+    const void* b = B.raw_data();
+    const DataType b_type = B.dtype();
+    Tensor* C = Output(0, A.dims());
+    gpu::BinaryBroadcast(kOp, s.pre, s.n, s.post, dtype, a, b_type, b, dtype,
+                         C->raw_mutable_data(dtype), context_.stream());
+  }
+
+ private:
+  template <typename T>
+  void CheckNoZero(const Tensor& B, int64_t n) {
+    host_.resize(static_cast<size_t>(n) * sizeof(T));
+    if (n == 0) return;
+    HALFCAF_CUDA_CHECK(cudaMemcpyAsync(host_.data(), B.raw_data(), n * sizeof(T),
+                                       cudaMemcpyDeviceToHost, context_.stream()));
+    context_.FinishDevice();
+    const T* b = reinterpret_cast<const T*>(host_.data());
+    for (int64_t j = 0; j < n; ++j) {
+      HALFCAF_ENFORCE(b[j] != 0, "integer division by zero: B ('", input_name(1),
+                      "') has a zero at element ", j);
+    }
+  }
+
+  LegacyBroadcastArgs bargs_;
+  std::vector<char> host_;
+};
+
+class DivGradientCUDAOp final : public Operator<CUDAContext> {
+ public:
+  using Operator::Operator;
+
+  void RunOnDevice() override {
+    const Tensor& B = Input(0);
+    const Tensor& C = Input(1);
+    const Tensor& dC = Input(2);
+    HALFCAF_ENFORCE(B.dims() == C.dims() && C.dims() == dC.dims(),
+                    "B, C and dC must have the same shape, got ", DimsString(B.dims()), ", ",
+                    DimsString(C.dims()), " and ", DimsString(dC.dims()));
+    const bool all_double = B.dtype() == DataType::DOUBLE && C.dtype() == DataType::DOUBLE &&
+                            dC.dtype() == DataType::DOUBLE;
+    if (!all_double) {
+      EnforceFloatType(B, "B");
+      EnforceFloatType(C, "C");
+      EnforceFloatType(dC, "dC");
+    }
+    const DataType da_type = dC.dtype(), db_type = B.dtype();
+    Tensor* dA = Output(0, B.dims());
+    Tensor* dB = Output(1, B.dims());
+    gpu::DivGradient(B.numel(), B.dtype(), B.raw_data(), C.dtype(), C.raw_data(), dC.dtype(),
+                     dC.raw_data(), da_type, dA->raw_mutable_data(da_type), db_type,
+                     dB->raw_mutable_data(db_type), context_.stream());
+  }
+};
+
+class SumReduceLikeCUDAOp final : public Operator<CUDAContext> {
+ public:
+  SumReduceLikeCUDAOp(const OperatorDef& def, Workspace* ws)
+      : Operator(def, ws), axis_(ParseBroadcastAxis(args_)) {}
+
+  void RunOnDevice() override {
+    const Tensor& A = Input(0);
+    const Tensor& B = Input(1);
+    const BroadcastSizes s = ComputeBroadcastSizes(A.dims(), B.dims(), axis_);
+    const DataType dtype = A.dtype();
+    HALFCAF_ENFORCE(dtype == DataType::DOUBLE || IsFloatType(dtype),
+                    "SumReduceLike: A must be float, float16 or double, got ", A.DebugString());
+    Tensor* C = Output(0, B.dims());
+    // A as (pre, n, post), summed over pre and post.
+    gpu::ReduceSum({s.pre, s.n, s.post}, {true, false, true}, dtype, A.raw_data(), dtype,
+                   C->raw_mutable_data(dtype), 1.0, context_.stream());
+  }
+
+ private:
+  int axis_;
+};
+
+}  // namespace
+
+REGISTER_CUDA_OPERATOR(Add, BinaryElementwiseCUDAOp<gpu::BinaryOp::kAdd>);
+REGISTER_CUDA_OPERATOR(Sub, BinaryElementwiseCUDAOp<gpu::BinaryOp::kSub>);
+REGISTER_CUDA_OPERATOR(Mul, BinaryElementwiseCUDAOp<gpu::BinaryOp::kMul>);
+REGISTER_CUDA_OPERATOR(Div, BinaryElementwiseCUDAOp<gpu::BinaryOp::kDiv>);
+REGISTER_CUDA_OPERATOR(DivGradient, DivGradientCUDAOp);
+REGISTER_CUDA_OPERATOR(SumReduceLike, SumReduceLikeCUDAOp);
+
+}  // namespace halfcaf

@@ -1,0 +1,94 @@
+// One-input element-wise operators on CUDA: Negative, Sigmoid(+Gradient), Tanh(+Gradient),
+// Clip(+ClipGradient), Sqr and Scale, with the kernels of gpu/elementwise_kernels.cu. Same
+// semantics, dtypes, in-place pairs and errors as the CPU operators (negative_op.cc, sigmoid_op.cc,
+// tanh_op.cc, clip_op.cc, sqr_op.cc, scale_op.cc hold the schemas and gradient makers).
+#include "core/float_io.h"
+#include "core/operator.h"
+#include "gpu/cuda_context.h"
+#include "gpu/elementwise_kernels.h"
+#include "operators/clip_op.h"
+
+namespace halfcaf {
+
+namespace {
+
+class NegativeCUDAOp final : public Operator<CUDAContext> {
+ public:
+  using Operator::Operator;
+  void RunOnDevice() override {
+    const Tensor& X = Input(0);
+    const DataType dtype = X.dtype();
+    HALFCAF_ENFORCE(IsFloatType(dtype) || dtype == DataType::DOUBLE ||
+                        dtype == DataType::INT32 || dtype == DataType::INT64,
+                    "Negative supports float, float16, double, int32 and int64 tensors, got ",
+                    X.DebugString());
+    const void* x = X.raw_data();
+    Tensor* Y = Output(0, X.dims());
+    gpu::Negative(X.numel(), dtype, x, Y->raw_mutable_data(dtype), context_.stream());
+  }
+};
+
+// Y = f(X) for float / float16 X; Y has X's dtype. The parameters come from the arguments.
+template <gpu::UnaryOp kOp>
+class UnaryCUDAOp final : public Operator<CUDAContext> {
+ public:
+  UnaryCUDAOp(const OperatorDef& def, Workspace* ws) : Operator(def, ws) {
+    if (kOp == gpu::UnaryOp::kScale) p0_ = GetSingleArgument<float>("scale", 1.f);
+    if (kOp == gpu::UnaryOp::kClip) ParseClipBounds(*this, &p0_, &p1_);
+  }
+
+  void RunOnDevice() override {
+    const Tensor& X = Input(0);
+    EnforceFloatType(X, "X");
+    const DataType dtype = X.dtype();
+    const void* x = X.raw_data();
+    Tensor* Y = Output(0, X.dims());
+    gpu::Unary(kOp, X.numel(), dtype, x, dtype, Y->raw_mutable_data(dtype), p0_, p1_,
+               context_.stream());
+  }
+
+ private:
+  float p0_ = 0.f, p1_ = 0.f;
+};
+
+// dX = g(Y, dY); dX has dY's dtype.
+template <gpu::UnaryGradientOp kOp>
+class UnaryGradientCUDAOp final : public Operator<CUDAContext> {
+ public:
+  UnaryGradientCUDAOp(const OperatorDef& def, Workspace* ws) : Operator(def, ws) {
+    if (kOp == gpu::UnaryGradientOp::kClip) ParseClipBounds(*this, &p0_, &p1_);
+  }
+
+  void RunOnDevice() override {
+    const Tensor& Y = Input(0);
+    const Tensor& dY = Input(1);
+    EnforceFloatType(Y, "Y");
+    EnforceFloatType(dY, "dY");
+    HALFCAF_ENFORCE(Y.dims() == dY.dims(), "Y and dY must have the same shape, got ",
+                    DimsString(Y.dims()), " and ", DimsString(dY.dims()));
+    const DataType dtype = dY.dtype();
+    const void* y = Y.raw_data();
+    const void* dy = dY.raw_data();
+    const DataType y_type = Y.dtype();
+    Tensor* dX = Output(0, Y.dims());
+    gpu::UnaryGradient(kOp, Y.numel(), y_type, y, dtype, dy, dtype, dX->raw_mutable_data(dtype),
+                       p0_, p1_, context_.stream());
+  }
+
+ private:
+  float p0_ = 0.f, p1_ = 0.f;
+};
+
+}  // namespace
+
+REGISTER_CUDA_OPERATOR(Negative, NegativeCUDAOp);
+REGISTER_CUDA_OPERATOR(Sigmoid, UnaryCUDAOp<gpu::UnaryOp::kSigmoid>);
+REGISTER_CUDA_OPERATOR(SigmoidGradient, UnaryGradientCUDAOp<gpu::UnaryGradientOp::kSigmoid>);
+REGISTER_CUDA_OPERATOR(Tanh, UnaryCUDAOp<gpu::UnaryOp::kTanh>);
+REGISTER_CUDA_OPERATOR(TanhGradient, UnaryGradientCUDAOp<gpu::UnaryGradientOp::kTanh>);
+REGISTER_CUDA_OPERATOR(Clip, UnaryCUDAOp<gpu::UnaryOp::kClip>);
+REGISTER_CUDA_OPERATOR(ClipGradient, UnaryGradientCUDAOp<gpu::UnaryGradientOp::kClip>);
+REGISTER_CUDA_OPERATOR(Sqr, UnaryCUDAOp<gpu::UnaryOp::kSqr>);
+REGISTER_CUDA_OPERATOR(Scale, UnaryCUDAOp<gpu::UnaryOp::kScale>);
+
+}  // namespace halfcaf

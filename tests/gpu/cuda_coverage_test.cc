@@ -1,0 +1,69 @@
+// Every operator registered on CPU must also have a CUDA implementation (any engine), except the
+// CPU-only operators listed below. Reads only the registries, so it runs (in CI) without a GPU.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/operator.h"
+
+namespace halfcaf {
+namespace {
+
+// Operators that stay on the CPU by design: data loading, the iteration counter (Caffe2 keeps Iter
+// on the CPU; LearningRate reads it there), checkpoint I/O and host-side debugging output.
+const std::set<std::string> kCpuOnly = {
+    "DataInput", "Iter", "Save", "Load", "Print", "Summarize",
+};
+
+// Written in a parallel branch (CUDA pooling, SpatialBN, softmax, losses, accuracy and dropout).
+// Remove these entries when that branch is merged: the test then checks that they all arrived.
+const std::set<std::string> kWrittenInParallelBranch = {
+    "MaxPool", "MaxPool2D", "MaxPoolGradient", "MaxPool2DGradient",
+    "AveragePool", "AveragePool2D", "AveragePoolGradient", "AveragePool2DGradient",
+    "SpatialBN", "SpatialBNGradient",
+    "Softmax", "SoftmaxGradient",
+    "SoftmaxWithLoss", "SoftmaxWithLossGradient",
+    "LabelCrossEntropy", "LabelCrossEntropyGradient",
+    "AveragedLoss", "AveragedLossGradient",
+    "Accuracy",
+    "Dropout", "DropoutGrad",
+};
+
+std::set<std::string> TypesOn(DeviceType device) {
+  std::set<std::string> types;
+  for (const auto& k : OperatorRegistry::Keys()) {
+    if (k.device == device) types.insert(k.type);
+  }
+  return types;
+}
+
+TEST(CudaCoverageTest, EveryCpuOperatorHasACudaImplementation) {
+  const std::set<std::string> cuda = TypesOn(DeviceType::CUDA);
+  std::vector<std::string> missing;
+  for (const auto& type : TypesOn(DeviceType::CPU)) {
+    if (cuda.count(type) || kCpuOnly.count(type) || kWrittenInParallelBranch.count(type)) continue;
+    missing.push_back(type);
+  }
+  EXPECT_TRUE(missing.empty()) << missing.size()
+                               << " operator(s) registered on CPU have no CUDA implementation: "
+                               << DimsString(missing);
+}
+
+// The exemption lists name real CPU operators, and CPU-only ones really have no CUDA version
+// (so an entry cannot silently outlive the reason it was added).
+TEST(CudaCoverageTest, ExemptionsAreCurrent) {
+  const std::set<std::string> cpu = TypesOn(DeviceType::CPU);
+  const std::set<std::string> cuda = TypesOn(DeviceType::CUDA);
+  for (const auto& type : kCpuOnly) {
+    EXPECT_TRUE(cpu.count(type)) << type << " is listed as CPU-only but is not registered on CPU";
+    EXPECT_FALSE(cuda.count(type)) << type << " is listed as CPU-only but has a CUDA version";
+  }
+  for (const auto& type : kWrittenInParallelBranch) {
+    EXPECT_TRUE(cpu.count(type)) << type << " is listed but is not registered on CPU";
+  }
+}
+
+}  // namespace
+}  // namespace halfcaf
