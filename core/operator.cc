@@ -160,7 +160,10 @@ std::unique_ptr<OperatorBase> CreateOperator(const OperatorDef& def, Workspace* 
   if (const OpSchema* schema = OpSchemaRegistry::Schema(def.type())) schema->Verify(def);
 
   std::vector<std::string> engines = SplitEngines(def.engine());
-  if (device == DeviceType::CUDA) engines.push_back("CUDNN");  // global preference on GPU
+  // Global preferences after the listed engines: CUDNN on GPU, DNNL (oneDNN) on CPU. An engine
+  // that is not built (not registered) is skipped.
+  if (device == DeviceType::CUDA) engines.push_back("CUDNN");
+  if (device == DeviceType::CPU) engines.push_back("DNNL");
   for (const auto& engine : engines) {
     const OperatorCreator* creator = OperatorRegistry::Find(device, def.type(), engine);
     if (!creator) continue;

@@ -5,6 +5,7 @@
 
 #include "core/float_io.h"
 #include "core/gradient.h"
+#include "operators/cpu_parallel.h"
 
 namespace halfcaf {
 
@@ -58,7 +59,10 @@ void PoolOp<kType>::RunOnDevice() {
   const float lowest = -std::numeric_limits<float>::infinity();
 
   if (cp_.order == StorageOrder::NCHW) {
-    for (int64_t nc = 0; nc < g.N * C; ++nc) {
+    // Planes are independent: split them over the threads.
+    const double work = static_cast<double>(OH * OW) * g.kernel_size();
+    ParallelFor(g.N * C, work, [&](int64_t nc0, int64_t nc1) {
+    for (int64_t nc = nc0; nc < nc1; ++nc) {
       const float* xp = x + nc * H * W;
       float* yp = y + nc * OH * OW;
       for (int64_t oh = 0; oh < OH; ++oh) {
@@ -81,6 +85,7 @@ void PoolOp<kType>::RunOnDevice() {
         }
       }
     }
+    });
   } else {
     for (int64_t n = 0; n < g.N; ++n) {
       const float* ximg = x + n * H * W * C;
@@ -142,7 +147,9 @@ void PoolGradientOp<kType>::RunOnDevice() {
   const int64_t C = g.C, H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
 
   if (cp_.order == StorageOrder::NCHW) {
-    for (int64_t nc = 0; nc < g.N * C; ++nc) {
+    const double work = static_cast<double>(OH * OW) * g.kernel_size();
+    ParallelFor(g.N * C, work, [&](int64_t nc0, int64_t nc1) {
+    for (int64_t nc = nc0; nc < nc1; ++nc) {
       const float* xp = x + nc * H * W;
       const float* dyp = dy + nc * OH * OW;
       float* dxp = dx + nc * H * W;
@@ -169,6 +176,7 @@ void PoolGradientOp<kType>::RunOnDevice() {
         }
       }
     }
+    });
   } else {
     if (kType == PoolType::kMax) {
       best_.resize(static_cast<size_t>(C));
