@@ -51,11 +51,12 @@ void CheckConvGradientDY(const ConvPoolArgs& a, const std::vector<int64_t>& dy,
 
 void CheckConvGradientOutputs(const ConvPoolArgs& a, bool no_bias, int n) {
   if (no_bias) {
-    HALFCAF_ENFORCE(n <= 2, a.op_label, ": with no_bias=1 the outputs are (dfilter[, dX]), got ",
-                    n, " outputs");
+    HALFCAF_ENFORCE(n <= 2, a.op_label, ": with no_bias=1 the outputs are (dfilter[, dX]), got ", n,
+                    " outputs");
   } else {
-    HALFCAF_ENFORCE(n >= 2, a.op_label, ": without no_bias the outputs are (dfilter, dbias[, dX]), got ",
-                    n, " output(s); set no_bias=1 for a convolution without bias");
+    HALFCAF_ENFORCE(n >= 2, a.op_label,
+                    ": without no_bias the outputs are (dfilter, dbias[, dX]), got ", n,
+                    " output(s); set no_bias=1 for a convolution without bias");
   }
 }
 

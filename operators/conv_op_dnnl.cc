@@ -38,8 +38,8 @@ void DeclineNonFloatInputs(const OperatorBase& op, const ConvPoolArgs& a) {
     if (!b.IsTensor()) continue;
     const DataType t = b.GetTensor().dtype();
     if (t != DataType::UNDEFINED && t != DataType::FLOAT) {
-      HALFCAF_UNSUPPORTED(a.op_label, ": the DNNL engine computes in float only, input ", i,
-                          " is ", DataTypeName(t));
+      HALFCAF_UNSUPPORTED(a.op_label, ": the DNNL engine computes in float only, input ", i, " is ",
+                          DataTypeName(t));
     }
   }
 }
@@ -88,9 +88,9 @@ ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_
   const int64_t N = g.N, C = g.C, G = a.group, Cg = C / G, Mg = M / G;
   const int64_t kh = g.kernel[0], kw = g.kernel[1];
   auto image = [&](int64_t ch, int64_t h, int64_t w) {
-    return memory::desc({N, ch, h, w}, f32,
-                        nchw ? memory::dims{ch * h * w, h * w, w, 1}
-                             : memory::dims{h * w * ch, 1, w * ch, ch});
+    return memory::desc(
+        {N, ch, h, w}, f32,
+        nchw ? memory::dims{ch * h * w, h * w, w, 1} : memory::dims{h * w * ch, 1, w * ch, ch});
   };
   ConvDescs d;
   d.src = image(C, g.in[0], g.in[1]);
@@ -262,9 +262,9 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
       const ConvDescs d = MakeConvDescs(cp_, g, M, !no_bias_);
       const auto fwd = ForwardPd(d);
       const auto algo = dnnl::algorithm::convolution_direct;
-      const dnnl::convolution_backward_weights::desc wdesc(
-          algo, Any(d.src), Any(d.weights), d.bias, Any(d.dst), d.strides, d.dilates, d.pad_l,
-          d.pad_r);
+      const dnnl::convolution_backward_weights::desc wdesc(algo, Any(d.src), Any(d.weights), d.bias,
+                                                           Any(d.dst), d.strides, d.dilates,
+                                                           d.pad_l, d.pad_r);
       const dnnl::convolution_backward_weights::primitive_desc wpd(wdesc, DnnlEngine(), fwd);
       src_ = DnnlArg(d.src, wpd.src_desc(), DnnlArg::kInput);
       dst_w_ = DnnlArg(d.dst, wpd.diff_dst_desc(), DnnlArg::kInput);
@@ -278,9 +278,8 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
       }
       prim_w_ = dnnl::convolution_backward_weights(wpd);
       if (compute_dx) {
-        const dnnl::convolution_backward_data::desc ddesc(algo, Any(d.src), Any(d.weights),
-                                                          Any(d.dst), d.strides, d.dilates,
-                                                          d.pad_l, d.pad_r);
+        const dnnl::convolution_backward_data::desc ddesc(
+            algo, Any(d.src), Any(d.weights), Any(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r);
         const dnnl::convolution_backward_data::primitive_desc dpd(ddesc, DnnlEngine(), fwd);
         // dY is reordered once when both primitives want the same layout.
         share_dst_ = dpd.diff_dst_desc() == wpd.diff_dst_desc();

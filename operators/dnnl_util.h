@@ -5,10 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <dnnl.hpp>
 #include <optional>
 #include <vector>
-
-#include <dnnl.hpp>
 
 namespace halfcaf {
 

@@ -124,8 +124,8 @@ void ChannelMeanVar(const BNShape& s, BNOrder order, const float* x, double* mea
 }
 
 // y = x * a[c] + b[c]; y may alias x.
-void ChannelAffine(const BNShape& s, BNOrder order, const float* x, const float* a,
-                   const float* b, float* y) {
+void ChannelAffine(const BNShape& s, BNOrder order, const float* x, const float* a, const float* b,
+                   float* y) {
   const int64_t C = s.C, S = s.S, N = s.N;
   if (order == BNOrder::NCHW) {
     ParallelFor(N * C, 2.0 * S, [&](int64_t p0, int64_t p1) {
@@ -149,8 +149,7 @@ void ChannelAffine(const BNShape& s, BNOrder order, const float* x, const float*
 
 // dx = dy * a[c] + (x - mean[c]) * b[c] + k[c]; dx may alias dy.
 void ChannelBackward(const BNShape& s, BNOrder order, const float* dy, const float* x,
-                     const float* mean, const float* a, const float* b, const float* k,
-                     float* dx) {
+                     const float* mean, const float* a, const float* b, const float* k, float* dx) {
   const int64_t C = s.C, S = s.S, N = s.N;
   if (order == BNOrder::NCHW) {
     ParallelFor(N * C, 4.0 * S, [&](int64_t p0, int64_t p1) {

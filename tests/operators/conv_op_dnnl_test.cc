@@ -1,8 +1,8 @@
 // Conv / ConvGradient with engine DNNL (oneDNN) against the default CPU implementation. Every
 // test skips when the build has no oneDNN.
-#include <typeinfo>
-
 #include <gtest/gtest.h>
+
+#include <typeinfo>
 
 #include "tests/util/gradient_checker.h"
 #include "tests/util/op_test_util.h"
@@ -285,8 +285,8 @@ TEST(ConvDnnlTest, BadShapesGiveTheDefaultMessages) {
     Workspace ws;
     for (const auto& kv : in) SetInput(&ws, kv.first, kv.second);
     SetInput(&ws, "dY", RandomTensor({2, 4, 5, 6}, 5));
-    auto op = (*OperatorRegistry::Find(DeviceType::CPU, "ConvGradient", "DNNL"))(
-        c.Gradient(true), &ws);
+    auto op =
+        (*OperatorRegistry::Find(DeviceType::CPU, "ConvGradient", "DNNL"))(c.Gradient(true), &ws);
     try {
       op->Run(0);
       ADD_FAILURE() << "expected an error";
