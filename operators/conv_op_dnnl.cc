@@ -174,12 +174,16 @@ class ConvDnnlOp final : public ConvDnnlBase {
     if (X.dims() != x_dims_ || W.dims() != w_dims_) Prepare(g, M, has_bias, X.dims(), W.dims());
     if (!usable_) return RunFallback();
 
-    src_.Load(X.data<float>());
-    weights_.Load(W.data<float>());
-    if (has_bias) bias_.Load(Input(2).data<float>());
-    dst_.Bind(Y->mutable_data<float>());
-    prim_.execute(DnnlStream(), args_);
-    dst_.Store();
+    try {
+      src_.Load(X.data<float>());
+      weights_.Load(W.data<float>());
+      if (has_bias) bias_.Load(Input(2).data<float>());
+      dst_.Bind(Y->mutable_data<float>());
+      prim_.execute(DnnlStream(), args_);
+      dst_.Store();
+    } catch (const dnnl::error& e) {
+      HALFCAF_THROW(cp_.op_label, ": oneDNN convolution failed: ", e.what());
+    }
   }
 
  private:
@@ -235,20 +239,25 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
     if (!usable_) return RunFallback();
 
     Tensor* dW = Output(0, W.dims());
-    src_.Load(X.data<float>());
-    dst_w_.Load(dY.data<float>());
-    dweights_.Bind(dW->mutable_data<float>());
-    if (!no_bias_) dbias_.Bind(Output(1, {M})->mutable_data<float>());
-    prim_w_.execute(DnnlStream(), args_w_);
-    dweights_.Store();
-    if (!no_bias_) dbias_.Store();
-    if (compute_dx) {
-      Tensor* dX = Output(no_bias_ ? 1 : 2, X.dims());
-      if (!share_dst_) dst_d_.Load(dY.data<float>());
-      weights_.Load(W.data<float>());
-      dsrc_.Bind(dX->mutable_data<float>());
-      prim_d_.execute(DnnlStream(), args_d_);
-      dsrc_.Store();
+    float* db = no_bias_ ? nullptr : Output(1, {M})->mutable_data<float>();
+    float* dx = compute_dx ? Output(no_bias_ ? 1 : 2, X.dims())->mutable_data<float>() : nullptr;
+    try {
+      src_.Load(X.data<float>());
+      dst_w_.Load(dY.data<float>());
+      dweights_.Bind(dW->mutable_data<float>());
+      if (db) dbias_.Bind(db);
+      prim_w_.execute(DnnlStream(), args_w_);
+      dweights_.Store();
+      if (db) dbias_.Store();
+      if (dx) {
+        if (!share_dst_) dst_d_.Load(dY.data<float>());
+        weights_.Load(W.data<float>());
+        dsrc_.Bind(dx);
+        prim_d_.execute(DnnlStream(), args_d_);
+        dsrc_.Store();
+      }
+    } catch (const dnnl::error& e) {
+      HALFCAF_THROW(cp_.op_label, ": oneDNN convolution gradient failed: ", e.what());
     }
   }
 
