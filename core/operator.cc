@@ -153,7 +153,10 @@ std::unique_ptr<OperatorBase> CreateOperator(const OperatorDef& def, Workspace* 
   for (const auto& e : SplitList(def.engine())) {
     if (e != "DEFAULT") engines.push_back(e);
   }
-  if (device == DeviceType::CUDA) engines.push_back("CUDNN");  // global preference on GPU
+  // Global preferences after the listed engines: CUDNN on GPU, DNNL (oneDNN) on CPU. An engine
+  // that is not built (not registered) is skipped.
+  if (device == DeviceType::CUDA) engines.push_back("CUDNN");
+  if (device == DeviceType::CPU) engines.push_back("DNNL");
   for (const auto& engine : engines) {
     const OperatorCreator* creator = OperatorRegistry::Find(device, def.type(), engine);
     if (!creator) continue;

@@ -121,7 +121,7 @@ class OperatorRegistry {
 };
 
 // Creates an op for `def` on the device its device_option names: checks the schema, that every
-// input blob exists, tries the listed engines (then CUDNN on CUDA), then the default.
+// input blob exists, tries the listed engines (then CUDNN on CUDA, DNNL on CPU), then the default.
 std::unique_ptr<OperatorBase> CreateOperator(const OperatorDef& def, Workspace* ws);
 
 template <class OpClass>

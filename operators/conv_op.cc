@@ -35,6 +35,31 @@ int64_t CheckConvFilter(const ConvPoolArgs& a, const ConvPoolGeometry& g,
   return M;
 }
 
+void CheckConvBias(const ConvPoolArgs& a, const std::vector<int64_t>& b, int64_t M,
+                   const std::vector<int64_t>& w) {
+  HALFCAF_ENFORCE(b.size() == 1 && b[0] == M, a.op_label, ": bias must have dims [", M,
+                  "] (one per output channel of filter ", DimsString(w), "), got ", DimsString(b));
+}
+
+void CheckConvGradientDY(const ConvPoolArgs& a, const std::vector<int64_t>& dy,
+                         const std::vector<int64_t>& y, const std::vector<int64_t>& x,
+                         const std::vector<int64_t>& w) {
+  HALFCAF_ENFORCE(dy == y, a.op_label, ": dY has dims ", DimsString(dy),
+                  " but the convolution of X ", DimsString(x), " with filter ", DimsString(w),
+                  " gives ", DimsString(y));
+}
+
+void CheckConvGradientOutputs(const ConvPoolArgs& a, bool no_bias, int n) {
+  if (no_bias) {
+    HALFCAF_ENFORCE(n <= 2, a.op_label, ": with no_bias=1 the outputs are (dfilter[, dX]), got ", n,
+                    " outputs");
+  } else {
+    HALFCAF_ENFORCE(n >= 2, a.op_label,
+                    ": without no_bias the outputs are (dfilter, dbias[, dX]), got ", n,
+                    " output(s); set no_bias=1 for a convolution without bias");
+  }
+}
+
 namespace {
 
 Im2ColShape MakeIm2ColShape(const ConvPoolGeometry& g) {
@@ -77,9 +102,7 @@ void ConvOp::RunOnDevice() {
   if (has_bias) {
     const Tensor& B = Input(2);
     EnforceFloatType(B, "Conv bias");
-    HALFCAF_ENFORCE(B.ndim() == 1 && B.dim(0) == M, cp_.op_label, ": bias must have dims [", M,
-                    "] (one per output channel of filter ", DimsString(W.dims()), "), got ",
-                    DimsString(B.dims()));
+    CheckConvBias(cp_, B.dims(), M, W.dims());
     b = ReadAsFloat(B, &b_);
   }
   Tensor* Y = Output(0, g.OutputDims(M, cp_.order));
@@ -147,19 +170,7 @@ ConvGradientOp::ConvGradientOp(const OperatorDef& def, Workspace* ws)
     : ConvPoolOpBase(def, ws, ConvPoolKind::kConv),
       no_bias_(GetSingleArgument<int>("no_bias", 0) != 0) {
   Enforce2D(cp_);
-  if (no_bias_) {
-    HALFCAF_ENFORCE(OutputSize() <= 2, cp_.op_label,
-                    ": with no_bias=1 the outputs are "
-                    "(dfilter[, dX]), got ",
-                    OutputSize(), " outputs");
-  } else {
-    HALFCAF_ENFORCE(OutputSize() >= 2, cp_.op_label,
-                    ": without no_bias the outputs are "
-                    "(dfilter, dbias[, dX]), got ",
-                    OutputSize(),
-                    " output(s); set no_bias=1 "
-                    "for a convolution without bias");
-  }
+  CheckConvGradientOutputs(cp_, no_bias_, OutputSize());
 }
 
 void ConvGradientOp::RunOnDevice() {
@@ -172,9 +183,7 @@ void ConvGradientOp::RunOnDevice() {
   const ConvPoolGeometry g = Geometry(X.dims());
   const int64_t M = CheckConvFilter(cp_, g, W.dims());
   const std::vector<int64_t> y_dims = g.OutputDims(M, cp_.order);
-  HALFCAF_ENFORCE(dY.dims() == y_dims, cp_.op_label, ": dY has dims ", DimsString(dY.dims()),
-                  " but the convolution of X ", DimsString(X.dims()), " with filter ",
-                  DimsString(W.dims()), " gives ", DimsString(y_dims));
+  CheckConvGradientDY(cp_, dY.dims(), y_dims, X.dims(), W.dims());
   const bool compute_dx = OutputSize() == (no_bias_ ? 2 : 3);
   const float* x = ReadAsFloat(X, &x_);
   const float* w = ReadAsFloat(W, &w_);
@@ -339,7 +348,8 @@ const char* kConvDoc =
     "groups are supported in NHWC too. The bias input is optional. Output sizes follow "
     "legacy_pad (default: floor((in + pad_head + pad_tail - dk) / stride) + 1 with "
     "dk = dilation * (k - 1) + 1). Float and float16 (float accumulation; output dtype of X). "
-    "Computed as im2col + GEMM per image and group.";
+    "The default CPU implementation is im2col + GEMM per image and group; builds with oneDNN "
+    "prefer engine DNNL (oneDNN's convolution, float only; other cases use the default).";
 
 OpSchema& DescribeConv(OpSchema& s) {
   return s.NumInputs(2, 3)

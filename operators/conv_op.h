@@ -21,6 +21,15 @@ namespace halfcaf {
 // Checks the filter against X's geometry, the kernel and group; returns M (output channels).
 int64_t CheckConvFilter(const ConvPoolArgs& args, const ConvPoolGeometry& g,
                         const std::vector<int64_t>& filter_dims);
+// Checks the bias dims (M) against the filter's.
+void CheckConvBias(const ConvPoolArgs& args, const std::vector<int64_t>& bias_dims, int64_t M,
+                   const std::vector<int64_t>& filter_dims);
+// Checks dY of ConvGradient against the forward output dims.
+void CheckConvGradientDY(const ConvPoolArgs& args, const std::vector<int64_t>& dy_dims,
+                         const std::vector<int64_t>& y_dims, const std::vector<int64_t>& x_dims,
+                         const std::vector<int64_t>& filter_dims);
+// Checks ConvGradient's output count against no_bias: (dfilter[, dX]) or (dfilter, dbias[, dX]).
+void CheckConvGradientOutputs(const ConvPoolArgs& args, bool no_bias, int num_outputs);
 
 class ConvOp final : public ConvPoolOpBase<CPUContext> {
  public:

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/argument.h"
+#include "operators/cpu_parallel.h"
 
 namespace halfcaf {
 
@@ -45,21 +46,30 @@ BroadcastSizes ComputeBinaryOpSizes(const std::vector<int64_t>& a_dims,
 // c[(i * n + j) * post + k] = f(a[(i * n + j) * post + k], b[j]). Safe when c aliases a.
 template <typename T, typename U, class F>
 void ApplyBroadcast(const T* a, const T* b, U* c, const BroadcastSizes& s, F f) {
+  // Split over the threads: rows of a (post == 1, b repeats every n) or runs of post.
   if (s.post == 1) {
-    for (int64_t i = 0; i < s.pre; ++i) {
-      const T* ai = a + i * s.n;
-      U* ci = c + i * s.n;
-      for (int64_t j = 0; j < s.n; ++j) ci[j] = f(ai[j], b[j]);
+    if (s.pre == 1) {
+      ParallelFor(s.n, 1.0, [&](int64_t j0, int64_t j1) {
+        for (int64_t j = j0; j < j1; ++j) c[j] = f(a[j], b[j]);
+      });
+      return;
     }
+    ParallelFor(s.pre, static_cast<double>(s.n), [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const T* ai = a + i * s.n;
+        U* ci = c + i * s.n;
+        for (int64_t j = 0; j < s.n; ++j) ci[j] = f(ai[j], b[j]);
+      }
+    });
     return;
   }
-  for (int64_t i = 0; i < s.pre; ++i) {
-    for (int64_t j = 0; j < s.n; ++j) {
-      const T bj = b[j];
-      const int64_t off = (i * s.n + j) * s.post;
+  ParallelFor(s.pre * s.n, static_cast<double>(s.post), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T bj = b[r % s.n];
+      const int64_t off = r * s.post;
       for (int64_t k = 0; k < s.post; ++k) c[off + k] = f(a[off + k], bj);
     }
-  }
+  });
 }
 
 }  // namespace halfcaf

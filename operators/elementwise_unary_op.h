@@ -10,6 +10,7 @@
 #include "core/float_io.h"
 #include "core/gradient.h"
 #include "core/operator.h"
+#include "operators/cpu_parallel.h"
 
 namespace halfcaf {
 
@@ -27,7 +28,9 @@ class UnaryElementwiseOp final : public Operator<CPUContext> {
     FloatWriter y(Y, dtype, &y_scratch_);
     float* yd = y.data();
     const int64_t n = X.numel();
-    for (int64_t i = 0; i < n; ++i) yd[i] = Functor::Forward(x[i]);
+    ParallelFor(n, 1.0, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) yd[i] = Functor::Forward(x[i]);
+    });
     y.Commit();
   }
 
@@ -53,7 +56,9 @@ class UnaryElementwiseGradientOp final : public Operator<CPUContext> {
     FloatWriter dx(dX, dY.dtype(), &dx_scratch_);
     float* dxd = dx.data();
     const int64_t n = Y.numel();
-    for (int64_t i = 0; i < n; ++i) dxd[i] = Functor::Backward(y[i], dy[i]);
+    ParallelFor(n, 1.0, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) dxd[i] = Functor::Backward(y[i], dy[i]);
+    });
     dx.Commit();
   }
 

@@ -11,6 +11,7 @@
 #include "core/float_io.h"
 #include "core/gradient.h"
 #include "core/operator.h"
+#include "operators/cpu_parallel.h"
 
 namespace halfcaf {
 
@@ -50,19 +51,21 @@ class MixedPrecisionMomentumSGDUpdateOp final : public Operator<CPUContext> {
     float* p = Output(1, P.dims())->mutable_data<float>();
     const float inv = 1.f / scale;
     const int64_t n = P.numel();
-    for (int64_t i = 0; i < n; ++i) {
-      const float gi = g[i] * inv + weight_decay_ * p[i];
-      if (nesterov_) {
-        const float m_old = m[i];
-        const float m_new = momentum_ * m_old + lr * gi;
-        m[i] = m_new;
-        p[i] -= (1.f + momentum_) * m_new - momentum_ * m_old;
-      } else {
-        const float v = lr * gi + momentum_ * m[i];
-        m[i] = v;
-        p[i] -= v;
+    ParallelFor(n, 4.0, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const float gi = g[i] * inv + weight_decay_ * p[i];
+        if (nesterov_) {
+          const float m_old = m[i];
+          const float m_new = momentum_ * m_old + lr * gi;
+          m[i] = m_new;
+          p[i] -= (1.f + momentum_) * m_new - momentum_ * m_old;
+        } else {
+          const float v = lr * gi + momentum_ * m[i];
+          m[i] = v;
+          p[i] -= v;
+        }
       }
-    }
+    });
     if (OutputSize() > 2) {
       Tensor* copy = Output(2, P.dims());
       FloatToHalfArray(p, copy->mutable_data<Half>(), n);

@@ -5,6 +5,7 @@
 
 #include "core/float_io.h"
 #include "core/gradient.h"
+#include "operators/cpu_parallel.h"
 
 namespace halfcaf {
 
@@ -58,29 +59,33 @@ void PoolOp<kType>::RunOnDevice() {
   const float lowest = -std::numeric_limits<float>::infinity();
 
   if (cp_.order == StorageOrder::NCHW) {
-    for (int64_t nc = 0; nc < g.N * C; ++nc) {
-      const float* xp = x + nc * H * W;
-      float* yp = y + nc * OH * OW;
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          const Window win = WindowAt(g, oh, ow);
-          float acc = kType == PoolType::kMax ? lowest : 0.f;
-          for (int64_t h = win.h0; h < win.h1; ++h) {
-            for (int64_t w = win.w0; w < win.w1; ++w) {
-              const float v = xp[h * W + w];
-              acc = kType == PoolType::kMax ? std::max(acc, v) : acc + v;
+    // Planes are independent: split them over the threads.
+    const double work = static_cast<double>(OH * OW) * g.kernel_size();
+    ParallelFor(g.N * C, work, [&](int64_t nc0, int64_t nc1) {
+      for (int64_t nc = nc0; nc < nc1; ++nc) {
+        const float* xp = x + nc * H * W;
+        float* yp = y + nc * OH * OW;
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const Window win = WindowAt(g, oh, ow);
+            float acc = kType == PoolType::kMax ? lowest : 0.f;
+            for (int64_t h = win.h0; h < win.h1; ++h) {
+              for (int64_t w = win.w0; w < win.w1; ++w) {
+                const float v = xp[h * W + w];
+                acc = kType == PoolType::kMax ? std::max(acc, v) : acc + v;
+              }
             }
+            const int64_t count = win.count();
+            if (count == 0) {
+              acc = 0.f;
+            } else if (kType == PoolType::kAverage) {
+              acc /= static_cast<float>(count);
+            }
+            yp[oh * OW + ow] = acc;
           }
-          const int64_t count = win.count();
-          if (count == 0) {
-            acc = 0.f;
-          } else if (kType == PoolType::kAverage) {
-            acc /= static_cast<float>(count);
-          }
-          yp[oh * OW + ow] = acc;
         }
       }
-    }
+    });
   } else {
     for (int64_t n = 0; n < g.N; ++n) {
       const float* ximg = x + n * H * W * C;
@@ -142,33 +147,36 @@ void PoolGradientOp<kType>::RunOnDevice() {
   const int64_t C = g.C, H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
 
   if (cp_.order == StorageOrder::NCHW) {
-    for (int64_t nc = 0; nc < g.N * C; ++nc) {
-      const float* xp = x + nc * H * W;
-      const float* dyp = dy + nc * OH * OW;
-      float* dxp = dx + nc * H * W;
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          const Window win = WindowAt(g, oh, ow);
-          const int64_t count = win.count();
-          if (count == 0) continue;
-          const float d = dyp[oh * OW + ow];
-          if (kType == PoolType::kMax) {
-            int64_t best = win.h0 * W + win.w0;
-            for (int64_t h = win.h0; h < win.h1; ++h) {
-              for (int64_t w = win.w0; w < win.w1; ++w) {
-                if (xp[h * W + w] > xp[best]) best = h * W + w;
+    const double work = static_cast<double>(OH * OW) * g.kernel_size();
+    ParallelFor(g.N * C, work, [&](int64_t nc0, int64_t nc1) {
+      for (int64_t nc = nc0; nc < nc1; ++nc) {
+        const float* xp = x + nc * H * W;
+        const float* dyp = dy + nc * OH * OW;
+        float* dxp = dx + nc * H * W;
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const Window win = WindowAt(g, oh, ow);
+            const int64_t count = win.count();
+            if (count == 0) continue;
+            const float d = dyp[oh * OW + ow];
+            if (kType == PoolType::kMax) {
+              int64_t best = win.h0 * W + win.w0;
+              for (int64_t h = win.h0; h < win.h1; ++h) {
+                for (int64_t w = win.w0; w < win.w1; ++w) {
+                  if (xp[h * W + w] > xp[best]) best = h * W + w;
+                }
               }
-            }
-            dxp[best] += d;
-          } else {
-            const float share = d / static_cast<float>(count);
-            for (int64_t h = win.h0; h < win.h1; ++h) {
-              for (int64_t w = win.w0; w < win.w1; ++w) dxp[h * W + w] += share;
+              dxp[best] += d;
+            } else {
+              const float share = d / static_cast<float>(count);
+              for (int64_t h = win.h0; h < win.h1; ++h) {
+                for (int64_t w = win.w0; w < win.w1; ++w) dxp[h * W + w] += share;
+              }
             }
           }
         }
       }
-    }
+    });
   } else {
     if (kType == PoolType::kMax) {
       best_.resize(static_cast<size_t>(C));

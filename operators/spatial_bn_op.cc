@@ -1,9 +1,11 @@
 #include "operators/spatial_bn_op.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/float_io.h"
 #include "core/gradient.h"
+#include "operators/cpu_parallel.h"
 
 namespace halfcaf {
 
@@ -56,20 +58,185 @@ void EnforceBNSingleBatch(const OperatorBase& op) {
 
 namespace {
 
-// Calls f(c, i) for every element of X: i its flat index, c its channel.
-template <typename F>
-inline void ForEachElement(const BNShape& s, BNOrder order, F&& f) {
+// Per-channel loops, parallel over channels (each channel is summed by one thread in a fixed
+// order, so results do not depend on the thread count). NCHW walks the N contiguous planes of S
+// values of a channel; NHWC walks the N * S rows, a block of channels at a time.
+
+// Sum of p[0..n) (float lanes, double total).
+inline double SumOf(const float* p, int64_t n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int l = 0; l < 8; ++l) acc[l] += p[i + l];
+  }
+  double s = 0;
+  for (int l = 0; l < 8; ++l) s += acc[l];
+  for (; i < n; ++i) s += p[i];
+  return s;
+}
+
+// Sum of (p[i] - m)^2.
+inline double SquaredDeviationOf(const float* p, int64_t n, float m) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int l = 0; l < 8; ++l) {
+      const float d = p[i + l] - m;
+      acc[l] += d * d;
+    }
+  }
+  double s = 0;
+  for (int l = 0; l < 8; ++l) s += acc[l];
+  for (; i < n; ++i) s += static_cast<double>(p[i] - m) * (p[i] - m);
+  return s;
+}
+
+// Sum of dy[i] * (x[i] - m).
+inline double DotDeviationOf(const float* dy, const float* x, int64_t n, float m) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int l = 0; l < 8; ++l) acc[l] += dy[i + l] * (x[i + l] - m);
+  }
+  double s = 0;
+  for (int l = 0; l < 8; ++l) s += acc[l];
+  for (; i < n; ++i) s += static_cast<double>(dy[i]) * (x[i] - m);
+  return s;
+}
+
+constexpr int64_t kBNChannelBlock = 16;  // NHWC: channels per parallel work item
+
+// Per-channel mean and (biased) variance of x, two passes.
+void ChannelMeanVar(const BNShape& s, BNOrder order, const float* x, double* mean, double* var) {
+  const int64_t C = s.C, S = s.S, N = s.N;
+  const double inv_m = 1.0 / static_cast<double>(N * S);
   if (order == BNOrder::NCHW) {
-    for (int64_t n = 0; n < s.N; ++n) {
-      for (int64_t c = 0; c < s.C; ++c) {
-        for (int64_t k = 0; k < s.S; ++k, ++i) f(c, i);
+    ParallelFor(C, 2.0 * N * S, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        double sum = 0;
+        for (int64_t n = 0; n < N; ++n) sum += SumOf(x + (n * C + c) * S, S);
+        mean[c] = sum * inv_m;
+        const float m = static_cast<float>(mean[c]);
+        double sq = 0;
+        for (int64_t n = 0; n < N; ++n) sq += SquaredDeviationOf(x + (n * C + c) * S, S, m);
+        var[c] = sq * inv_m;
       }
-    }
+    });
   } else {
-    for (int64_t r = 0; r < s.N * s.S; ++r) {
-      for (int64_t c = 0; c < s.C; ++c, ++i) f(c, i);
-    }
+    const int64_t rows = N * S, blocks = (C + kBNChannelBlock - 1) / kBNChannelBlock;
+    ParallelFor(blocks, 2.0 * rows * kBNChannelBlock, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t c0 = b * kBNChannelBlock, c1 = std::min(C, c0 + kBNChannelBlock);
+        double acc[kBNChannelBlock] = {};
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* row = x + r * C;
+          for (int64_t c = c0; c < c1; ++c) acc[c - c0] += row[c];
+        }
+        for (int64_t c = c0; c < c1; ++c) {
+          mean[c] = acc[c - c0] * inv_m;
+          acc[c - c0] = 0;
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* row = x + r * C;
+          for (int64_t c = c0; c < c1; ++c) {
+            const double d = row[c] - mean[c];
+            acc[c - c0] += d * d;
+          }
+        }
+        for (int64_t c = c0; c < c1; ++c) var[c] = acc[c - c0] * inv_m;
+      }
+    });
+  }
+}
+
+// y = x * a[c] + b[c]; y may alias x.
+void ChannelAffine(const BNShape& s, BNOrder order, const float* x, const float* a, const float* b,
+                   float* y) {
+  const int64_t C = s.C, S = s.S, N = s.N;
+  if (order == BNOrder::NCHW) {
+    ParallelFor(N * C, 2.0 * S, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const float av = a[p % C], bv = b[p % C];
+        const float* xp = x + p * S;
+        float* yp = y + p * S;
+        for (int64_t k = 0; k < S; ++k) yp[k] = xp[k] * av + bv;
+      }
+    });
+  } else {
+    ParallelFor(N * S, 2.0 * C, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* xr = x + r * C;
+        float* yr = y + r * C;
+        for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] * a[c] + b[c];
+      }
+    });
+  }
+}
+
+// dx = dy * a[c] + (x - mean[c]) * b[c] + k[c]; dx may alias dy.
+void ChannelBackward(const BNShape& s, BNOrder order, const float* dy, const float* x,
+                     const float* mean, const float* a, const float* b, const float* k, float* dx) {
+  const int64_t C = s.C, S = s.S, N = s.N;
+  if (order == BNOrder::NCHW) {
+    ParallelFor(N * C, 4.0 * S, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t c = p % C;
+        const float av = a[c], bv = b[c], kv = k[c], mv = mean[c];
+        const float* dyp = dy + p * S;
+        const float* xp = x + p * S;
+        float* dxp = dx + p * S;
+        for (int64_t i = 0; i < S; ++i) dxp[i] = dyp[i] * av + (xp[i] - mv) * bv + kv;
+      }
+    });
+  } else {
+    ParallelFor(N * S, 4.0 * C, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* dyr = dy + r * C;
+        const float* xr = x + r * C;
+        float* dxr = dx + r * C;
+        for (int64_t c = 0; c < C; ++c) dxr[c] = dyr[c] * a[c] + (xr[c] - mean[c]) * b[c] + k[c];
+      }
+    });
+  }
+}
+
+// Per channel: sum of dy and sum of dy * (x - mean).
+void ChannelGradSums(const BNShape& s, BNOrder order, const float* x, const float* dy,
+                     const float* mean, double* sum_dy, double* sum_dy_xc) {
+  const int64_t C = s.C, S = s.S, N = s.N;
+  if (order == BNOrder::NCHW) {
+    ParallelFor(C, 3.0 * N * S, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        double a = 0, b = 0;
+        for (int64_t n = 0; n < N; ++n) {
+          const int64_t off = (n * C + c) * S;
+          a += SumOf(dy + off, S);
+          b += DotDeviationOf(dy + off, x + off, S, mean[c]);
+        }
+        sum_dy[c] = a;
+        sum_dy_xc[c] = b;
+      }
+    });
+  } else {
+    const int64_t rows = N * S, blocks = (C + kBNChannelBlock - 1) / kBNChannelBlock;
+    ParallelFor(blocks, 3.0 * rows * kBNChannelBlock, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t c0 = b * kBNChannelBlock, c1 = std::min(C, c0 + kBNChannelBlock);
+        double a[kBNChannelBlock] = {}, d[kBNChannelBlock] = {};
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* xr = x + r * C;
+          const float* dyr = dy + r * C;
+          for (int64_t c = c0; c < c1; ++c) {
+            a[c - c0] += dyr[c];
+            d[c - c0] += static_cast<double>(dyr[c]) * (xr[c] - mean[c]);
+          }
+        }
+        for (int64_t c = c0; c < c1; ++c) {
+          sum_dy[c] = a[c - c0];
+          sum_dy_xc[c] = d[c - c0];
+        }
+      }
+    });
   }
 }
 
@@ -148,15 +315,9 @@ void SpatialBNOp::RunOnDevice() {
     HALFCAF_ENFORCE(M > 0,
                     "SpatialBN in training mode needs at least one value per channel, X has dims ",
                     DimsString(dims));
-    mean_.assign(C, 0.0);
-    var_.assign(C, 0.0);
-    ForEachElement(s, order_, [&](int64_t c, int64_t i) { mean_[c] += x[i]; });
-    for (int64_t c = 0; c < C; ++c) mean_[c] /= static_cast<double>(M);
-    ForEachElement(s, order_, [&](int64_t c, int64_t i) {
-      const double d = x[i] - mean_[c];
-      var_[c] += d * d;
-    });
-    for (int64_t c = 0; c < C; ++c) var_[c] /= static_cast<double>(M);
+    mean_.resize(C);
+    var_.resize(C);
+    ChannelMeanVar(s, order_, x, mean_.data(), var_.data());
 
     float* running_mean = RunningStat(3, 1, C, "running mean");
     float* running_var = RunningStat(4, 2, C, "running var");
@@ -177,7 +338,7 @@ void SpatialBNOp::RunOnDevice() {
   // Y may alias X: every element is read before it is written.
   FloatWriter y(Output(0, dims), dtype, &y_);
   float* yd = y.data();
-  ForEachElement(s, order_, [&](int64_t c, int64_t i) { yd[i] = x[i] * alpha_[c] + beta_[c]; });
+  ChannelAffine(s, order_, x, alpha_.data(), beta_.data(), yd);
   y.Commit();
 }
 
@@ -220,35 +381,35 @@ void SpatialBNGradientOp::RunOnDevice() {
   for (int64_t c = 0; c < C; ++c) {
     inv_std_[c] = is_test_ ? 1.f / std::sqrt(var[c] + epsilon_) : var[c];
   }
-  sum_dy_.assign(C, 0.0);
-  sum_dy_xhat_.assign(C, 0.0);
-  ForEachElement(s, order_, [&](int64_t c, int64_t i) {
-    sum_dy_[c] += dy[i];
-    sum_dy_xhat_[c] += static_cast<double>(dy[i]) * (x[i] - mean[c]) * inv_std_[c];
-  });
+  sum_dy_.resize(C);
+  sum_dy_xhat_.resize(C);
+  ChannelGradSums(s, order_, x, dy, mean, sum_dy_.data(), sum_dy_xhat_.data());
 
   float* dscale = Output(1, {C})->mutable_data<float>();
   float* dbias = Output(2, {C})->mutable_data<float>();
+  // dX = a * dY + b * (X - mean) + k per channel. Training (mean and variance depend on X):
+  //   dX = scale * inv_std * (dY - mean(dY) - xhat * mean(dY * xhat)),  xhat = (X - mean) * inv_std
+  // so a = scale * inv_std, b = -a * inv_std * mean(dY * xhat), k = -a * mean(dY). Test mode
+  // (constant statistics): dX = scale * inv_std * dY.
+  coef_a_.resize(C);
+  coef_b_.resize(C);
+  coef_k_.resize(C);
+  const double inv_m = M > 0 ? 1.0 / static_cast<double>(M) : 0.0;
   for (int64_t c = 0; c < C; ++c) {
+    sum_dy_xhat_[c] *= inv_std_[c];
     dscale[c] = static_cast<float>(sum_dy_xhat_[c]);
     dbias[c] = static_cast<float>(sum_dy_[c]);
+    const double a = static_cast<double>(scale[c]) * inv_std_[c];
+    const double b = is_test_ ? 0.0 : -a * inv_std_[c] * sum_dy_xhat_[c] * inv_m;
+    const double k = is_test_ ? 0.0 : -a * sum_dy_[c] * inv_m;
+    coef_a_[c] = static_cast<float>(a);
+    coef_b_[c] = static_cast<float>(b);
+    coef_k_[c] = static_cast<float>(k);
   }
 
   FloatWriter dx(Output(0, dims), X.dtype(), &dx_);
   float* dxd = dx.data();
-  if (is_test_) {
-    // Mean and variance are constants here.
-    ForEachElement(s, order_,
-                   [&](int64_t c, int64_t i) { dxd[i] = dy[i] * scale[c] * inv_std_[c]; });
-  } else {
-    // dX = scale * inv_std * (dY - mean(dY) - xhat * mean(dY * xhat)), per channel.
-    const double inv_m = 1.0 / static_cast<double>(M);
-    ForEachElement(s, order_, [&](int64_t c, int64_t i) {
-      const double xhat = (x[i] - mean[c]) * inv_std_[c];
-      dxd[i] = static_cast<float>(scale[c] * inv_std_[c] *
-                                  (dy[i] - sum_dy_[c] * inv_m - xhat * sum_dy_xhat_[c] * inv_m));
-    });
-  }
+  ChannelBackward(s, order_, dy, x, mean, coef_a_.data(), coef_b_.data(), coef_k_.data(), dxd);
   dx.Commit();
 }
 

@@ -64,7 +64,7 @@ class SpatialBNGradientOp final : public Operator<CPUContext> {
   bool is_test_;
   float epsilon_;
   BNOrder order_;
-  std::vector<float> x_, dy_, dx_, inv_std_;
+  std::vector<float> x_, dy_, dx_, inv_std_, coef_a_, coef_b_, coef_k_;
   std::vector<double> sum_dy_, sum_dy_xhat_;
 };
 

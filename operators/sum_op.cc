@@ -3,6 +3,7 @@
 #include "core/float_io.h"
 #include "core/gradient.h"
 #include "core/operator.h"
+#include "operators/cpu_parallel.h"
 
 namespace halfcaf {
 
@@ -50,14 +51,19 @@ class SumOp final : public Operator<CPUContext> {
     const T* x0 = Input(0).data<T>();
     Tensor* Y = Output(0, dims);
     T* y = Y->mutable_data<T>();
-    if (y != x0) std::copy(x0, x0 + n, y);
-    for (int i = 1; i < InputSize(); ++i) {
-      const T* x = Input(i).data<T>();
-      for (int64_t j = 0; j < n; ++j) y[j] += x[j];
-    }
+    addends_.clear();
+    for (int i = 1; i < InputSize(); ++i) addends_.push_back(Input(i).data<T>());
+    ParallelFor(n, static_cast<double>(InputSize()), [&](int64_t b, int64_t e) {
+      if (y != x0) std::copy(x0 + b, x0 + e, y + b);
+      for (const void* p : addends_) {
+        const T* x = static_cast<const T*>(p);
+        for (int64_t j = b; j < e; ++j) y[j] += x[j];
+      }
+    });
   }
 
   std::vector<float> acc_, scratch_;
+  std::vector<const void*> addends_;
 };
 
 class GetSumGradient : public GradientMakerBase {

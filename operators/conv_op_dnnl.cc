@@ -1,0 +1,324 @@
+// Conv and ConvGradient (and the Conv2D aliases) with engine DNNL: oneDNN's convolution
+// primitives, FP32, 2-D, NCHW and NHWC, groups, strides, dilations, asymmetric pads, optional
+// bias. Same arguments, checks, outputs and error messages as the default CPU operators
+// (conv_op.h); CreateOperator prefers this engine on CPU.
+//
+// Primitives are created once per input shape and reused. The tensors stay in halfcaf's plain
+// layouts; the primitives are created for the layouts oneDNN prefers (blocked, e.g. nChw16c) and
+// DnnlArg reorders into and out of them around each run. Measured on ResNet-50 training (batch 8,
+// 2 threads, AVX-512): the blocked kernels plus the reorders take ~15% less time than oneDNN's
+// kernels on the plain layouts (backward ~20% less, forward about the same).
+// Declines (HALFCAF_UNSUPPORTED, so the default op is created) for float16 inputs and for other
+// than 2-D convolutions; float16 data arriving later, an empty tensor, or a shape oneDNN rejects
+// run through a default op created on demand.
+#include <memory>
+#include <unordered_map>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "core/enforce.h"
+#include "operators/conv_op.h"
+#include "operators/dnnl_util.h"
+
+namespace halfcaf {
+
+namespace {
+
+using dnnl::memory;
+
+// The float-only engine declines when an input already holds a non-float tensor.
+void DeclineNonFloatInputs(const OperatorBase& op, const ConvPoolArgs& a) {
+  if (a.num_spatial_dims() != 2) {
+    HALFCAF_UNSUPPORTED(a.op_label, ": the DNNL engine handles only 2-D convolution");
+  }
+  for (int i = 0; i < op.InputSize(); ++i) {
+    const Blob& b = op.InputBlob(i);
+    if (!b.IsTensor()) continue;
+    const DataType t = b.GetTensor().dtype();
+    if (t != DataType::UNDEFINED && t != DataType::FLOAT) {
+      HALFCAF_UNSUPPORTED(a.op_label, ": the DNNL engine computes in float only, input ", i, " is ",
+                          DataTypeName(t));
+    }
+  }
+}
+
+// Tiny convolutions (fewer multiply-adds than this) run single-threaded: waking and joining the
+// thread team would cost more than it saves, badly so on a loaded machine.
+constexpr double kSmallConvMacs = 1 << 22;
+
+double ConvMacs(const ConvPoolGeometry& g, int64_t M, int group) {
+  return static_cast<double>(g.N) * M * g.out_size() * (g.C / group) * g.kernel_size();
+}
+
+// Limits oneDNN (OpenMP) to one thread on this thread while in scope (creation and execution
+// alike, so the primitive is made for the thread count it runs with).
+class SingleThreadScope {
+ public:
+  explicit SingleThreadScope(bool active) {
+#ifdef _OPENMP
+    if (active && omp_get_max_threads() > 1) {
+      saved_ = omp_get_max_threads();
+      omp_set_num_threads(1);
+    }
+#endif
+  }
+  ~SingleThreadScope() {
+#ifdef _OPENMP
+    if (saved_ > 0) omp_set_num_threads(saved_);
+#endif
+  }
+  SingleThreadScope(const SingleThreadScope&) = delete;
+  SingleThreadScope& operator=(const SingleThreadScope&) = delete;
+
+ private:
+  int saved_ = 0;
+};
+
+// Plain layouts of one convolution (halfcaf's tensors) and its geometry in oneDNN's terms.
+struct ConvDescs {
+  memory::desc src, weights, bias, dst;  // bias: zero desc without bias
+  memory::dims strides, dilates, pad_l, pad_r;
+};
+
+ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_t M, bool bias) {
+  const auto f32 = memory::data_type::f32;
+  const bool nchw = a.order == StorageOrder::NCHW;
+  const int64_t N = g.N, C = g.C, G = a.group, Cg = C / G, Mg = M / G;
+  const int64_t kh = g.kernel[0], kw = g.kernel[1];
+  auto image = [&](int64_t ch, int64_t h, int64_t w) {
+    return memory::desc(
+        {N, ch, h, w}, f32,
+        nchw ? memory::dims{ch * h * w, h * w, w, 1} : memory::dims{h * w * ch, 1, w * ch, ch});
+  };
+  ConvDescs d;
+  d.src = image(C, g.in[0], g.in[1]);
+  d.dst = image(M, g.out[0], g.out[1]);
+  // Filter strides for (out channel, in channel, h, w): NCHW (M, Cg, kh, kw), NHWC (M, kh, kw, Cg).
+  const memory::dims ws = nchw ? memory::dims{Cg * kh * kw, kh * kw, kw, 1}
+                               : memory::dims{kh * kw * Cg, 1, kw * Cg, Cg};
+  if (G == 1) {
+    d.weights = memory::desc({M, Cg, kh, kw}, f32, ws);
+  } else {
+    d.weights = memory::desc({G, Mg, Cg, kh, kw}, f32, {Mg * ws[0], ws[0], ws[1], ws[2], ws[3]});
+  }
+  if (bias) d.bias = memory::desc({M}, f32, memory::dims{1});
+  d.strides = {g.stride[0], g.stride[1]};
+  d.dilates = {g.dilation[0] - 1, g.dilation[1] - 1};  // oneDNN counts the gaps
+  d.pad_l = {g.pad_head(0), g.pad_head(1)};
+  d.pad_r = {g.pad_tail(0), g.pad_tail(1)};
+  return d;
+}
+
+// Layout left to the primitive.
+memory::desc Any(const memory::desc& d) {
+  return memory::desc(d.dims(), d.data_type(), memory::format_tag::any);
+}
+
+dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& d) {
+  const dnnl::convolution_forward::desc desc(
+      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, Any(d.src),
+      Any(d.weights), d.bias, Any(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r);
+  return dnnl::convolution_forward::primitive_desc(desc, DnnlEngine());
+}
+
+// Common part of both operators: construction rules and the default-op fallback.
+class ConvDnnlBase : public ConvPoolOpBase<CPUContext> {
+ protected:
+  ConvDnnlBase(const OperatorDef& def, Workspace* ws)
+      : ConvPoolOpBase(def, ws, ConvPoolKind::kConv) {
+    DeclineNonFloatInputs(*this, cp_);
+  }
+
+  bool AllInputsFloat() const {
+    for (int i = 0; i < InputSize(); ++i) {
+      if (Input(i).dtype() != DataType::FLOAT) return false;
+    }
+    return true;
+  }
+
+  // Runs the default implementation (created once, on first use).
+  void RunFallback() {
+    if (!fallback_) {
+      const OperatorCreator* creator = OperatorRegistry::Find(DeviceType::CPU, def_.type(), "");
+      HALFCAF_ENFORCE(creator != nullptr, cp_.op_label, ": no default CPU implementation");
+      fallback_ = (*creator)(def_, ws_);
+    }
+    fallback_->Run(0);
+  }
+
+  // The shape the primitives were made for; usable_ is false when oneDNN rejected it.
+  std::vector<int64_t> x_dims_, w_dims_;
+  bool usable_ = false;
+
+ private:
+  std::unique_ptr<OperatorBase> fallback_;
+};
+
+class ConvDnnlOp final : public ConvDnnlBase {
+ public:
+  ConvDnnlOp(const OperatorDef& def, Workspace* ws) : ConvDnnlBase(def, ws) {}
+
+  void RunOnDevice() override {
+    if (!AllInputsFloat()) return RunFallback();  // float16, or a dtype the default op reports
+    const Tensor& X = Input(0);
+    const Tensor& W = Input(1);
+    const bool has_bias = InputSize() == 3;
+    const ConvPoolGeometry g = Geometry(X.dims());
+    const int64_t M = CheckConvFilter(cp_, g, W.dims());
+    if (has_bias) CheckConvBias(cp_, Input(2).dims(), M, W.dims());
+    Tensor* Y = Output(0, g.OutputDims(M, cp_.order));
+    if (X.numel() == 0 || Y->numel() == 0) return RunFallback();
+    SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallConvMacs);
+    if (X.dims() != x_dims_ || W.dims() != w_dims_) Prepare(g, M, has_bias, X.dims(), W.dims());
+    if (!usable_) return RunFallback();
+
+    try {
+      src_.Load(X.data<float>());
+      weights_.Load(W.data<float>());
+      if (has_bias) bias_.Load(Input(2).data<float>());
+      dst_.Bind(Y->mutable_data<float>());
+      prim_.execute(DnnlStream(), args_);
+      dst_.Store();
+    } catch (const dnnl::error& e) {
+      HALFCAF_THROW(cp_.op_label, ": oneDNN convolution failed: ", e.what());
+    }
+  }
+
+ private:
+  void Prepare(const ConvPoolGeometry& g, int64_t M, bool has_bias,
+               const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims) {
+    x_dims_ = x_dims;
+    w_dims_ = w_dims;
+    usable_ = false;
+    try {
+      const ConvDescs d = MakeConvDescs(cp_, g, M, has_bias);
+      const auto pd = ForwardPd(d);
+      src_ = DnnlArg(d.src, pd.src_desc(), DnnlArg::kInput);
+      weights_ = DnnlArg(d.weights, pd.weights_desc(), DnnlArg::kInput);
+      dst_ = DnnlArg(d.dst, pd.dst_desc(), DnnlArg::kOutput);
+      args_ = {{DNNL_ARG_SRC, src_.memory()},
+               {DNNL_ARG_WEIGHTS, weights_.memory()},
+               {DNNL_ARG_DST, dst_.memory()}};
+      if (has_bias) {
+        bias_ = DnnlArg(d.bias, pd.bias_desc(), DnnlArg::kInput);
+        args_[DNNL_ARG_BIAS] = bias_.memory();
+      }
+      prim_ = dnnl::convolution_forward(pd);
+      usable_ = true;
+    } catch (const dnnl::error&) {
+      // oneDNN has no implementation for this shape: the default op runs it.
+    }
+  }
+
+  DnnlArg src_, weights_, bias_, dst_;
+  dnnl::primitive prim_;
+  std::unordered_map<int, memory> args_;
+};
+
+class ConvGradientDnnlOp final : public ConvDnnlBase {
+ public:
+  ConvGradientDnnlOp(const OperatorDef& def, Workspace* ws)
+      : ConvDnnlBase(def, ws), no_bias_(GetSingleArgument<int>("no_bias", 0) != 0) {
+    CheckConvGradientOutputs(cp_, no_bias_, OutputSize());
+  }
+
+  void RunOnDevice() override {
+    if (!AllInputsFloat()) return RunFallback();
+    const Tensor& X = Input(0);
+    const Tensor& W = Input(1);
+    const Tensor& dY = Input(2);
+    const ConvPoolGeometry g = Geometry(X.dims());
+    const int64_t M = CheckConvFilter(cp_, g, W.dims());
+    CheckConvGradientDY(cp_, dY.dims(), g.OutputDims(M, cp_.order), X.dims(), W.dims());
+    const bool compute_dx = OutputSize() == (no_bias_ ? 2 : 3);
+    if (X.numel() == 0 || dY.numel() == 0) return RunFallback();
+    SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallConvMacs);
+    if (X.dims() != x_dims_ || W.dims() != w_dims_) Prepare(g, M, compute_dx, X.dims(), W.dims());
+    if (!usable_) return RunFallback();
+
+    Tensor* dW = Output(0, W.dims());
+    float* db = no_bias_ ? nullptr : Output(1, {M})->mutable_data<float>();
+    float* dx = compute_dx ? Output(no_bias_ ? 1 : 2, X.dims())->mutable_data<float>() : nullptr;
+    try {
+      src_.Load(X.data<float>());
+      dst_w_.Load(dY.data<float>());
+      dweights_.Bind(dW->mutable_data<float>());
+      if (db) dbias_.Bind(db);
+      prim_w_.execute(DnnlStream(), args_w_);
+      dweights_.Store();
+      if (db) dbias_.Store();
+      if (dx) {
+        if (!share_dst_) dst_d_.Load(dY.data<float>());
+        weights_.Load(W.data<float>());
+        dsrc_.Bind(dx);
+        prim_d_.execute(DnnlStream(), args_d_);
+        dsrc_.Store();
+      }
+    } catch (const dnnl::error& e) {
+      HALFCAF_THROW(cp_.op_label, ": oneDNN convolution gradient failed: ", e.what());
+    }
+  }
+
+ private:
+  void Prepare(const ConvPoolGeometry& g, int64_t M, bool compute_dx,
+               const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims) {
+    x_dims_ = x_dims;
+    w_dims_ = w_dims;
+    usable_ = false;
+    try {
+      const ConvDescs d = MakeConvDescs(cp_, g, M, !no_bias_);
+      const auto fwd = ForwardPd(d);
+      const auto algo = dnnl::algorithm::convolution_direct;
+      const dnnl::convolution_backward_weights::desc wdesc(algo, Any(d.src), Any(d.weights), d.bias,
+                                                           Any(d.dst), d.strides, d.dilates,
+                                                           d.pad_l, d.pad_r);
+      const dnnl::convolution_backward_weights::primitive_desc wpd(wdesc, DnnlEngine(), fwd);
+      src_ = DnnlArg(d.src, wpd.src_desc(), DnnlArg::kInput);
+      dst_w_ = DnnlArg(d.dst, wpd.diff_dst_desc(), DnnlArg::kInput);
+      dweights_ = DnnlArg(d.weights, wpd.diff_weights_desc(), DnnlArg::kOutput);
+      args_w_ = {{DNNL_ARG_SRC, src_.memory()},
+                 {DNNL_ARG_DIFF_DST, dst_w_.memory()},
+                 {DNNL_ARG_DIFF_WEIGHTS, dweights_.memory()}};
+      if (!no_bias_) {
+        dbias_ = DnnlArg(d.bias, wpd.diff_bias_desc(), DnnlArg::kOutput);
+        args_w_[DNNL_ARG_DIFF_BIAS] = dbias_.memory();
+      }
+      prim_w_ = dnnl::convolution_backward_weights(wpd);
+      if (compute_dx) {
+        const dnnl::convolution_backward_data::desc ddesc(
+            algo, Any(d.src), Any(d.weights), Any(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r);
+        const dnnl::convolution_backward_data::primitive_desc dpd(ddesc, DnnlEngine(), fwd);
+        // dY is reordered once when both primitives want the same layout.
+        share_dst_ = dpd.diff_dst_desc() == wpd.diff_dst_desc();
+        if (!share_dst_) dst_d_ = DnnlArg(d.dst, dpd.diff_dst_desc(), DnnlArg::kInput);
+        weights_ = DnnlArg(d.weights, dpd.weights_desc(), DnnlArg::kInput);
+        dsrc_ = DnnlArg(d.src, dpd.diff_src_desc(), DnnlArg::kOutput);
+        args_d_ = {{DNNL_ARG_DIFF_DST, share_dst_ ? dst_w_.memory() : dst_d_.memory()},
+                   {DNNL_ARG_WEIGHTS, weights_.memory()},
+                   {DNNL_ARG_DIFF_SRC, dsrc_.memory()}};
+        prim_d_ = dnnl::convolution_backward_data(dpd);
+      }
+      usable_ = true;
+    } catch (const dnnl::error&) {
+      // oneDNN has no implementation for this shape: the default op runs it.
+    }
+  }
+
+  bool no_bias_;
+  bool share_dst_ = false;
+  DnnlArg src_, dst_w_, dweights_, dbias_;  // weights gradient
+  DnnlArg dst_d_, weights_, dsrc_;          // data gradient
+  dnnl::primitive prim_w_, prim_d_;
+  std::unordered_map<int, memory> args_w_, args_d_;
+};
+
+}  // namespace
+
+REGISTER_CPU_OPERATOR_WITH_ENGINE(Conv, DNNL, ConvDnnlOp);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(Conv2D, DNNL, ConvDnnlOp);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(ConvGradient, DNNL, ConvGradientDnnlOp);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(Conv2DGradient, DNNL, ConvGradientDnnlOp);
+
+}  // namespace halfcaf

@@ -1,0 +1,67 @@
+// oneDNN (DNNL engine) helpers shared by the operators/*_dnnl.cc files: one CPU engine for the
+// process, a stream per calling thread, and DnnlArg, a primitive argument that lives in a halfcaf
+// tensor with a plain layout and is reordered to (or from) the layout the primitive asked for.
+// Only compiled when the build found oneDNN (HALFCAF_WITH_DNNL).
+#pragma once
+
+#include <cstdint>
+#include <dnnl.hpp>
+#include <optional>
+#include <vector>
+
+namespace halfcaf {
+
+// The CPU engine every DNNL operator uses.
+inline dnnl::engine& DnnlEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// A stream per thread: oneDNN streams must not be used from several threads at once, and the
+// dag net runs independent operators concurrently. CPU execution is synchronous.
+inline dnnl::stream& DnnlStream() {
+  thread_local dnnl::stream stream(DnnlEngine());
+  return stream;
+}
+
+// dnnl dims from halfcaf dims.
+inline dnnl::memory::dims DnnlDims(const std::vector<int64_t>& d) {
+  return dnnl::memory::dims(d.begin(), d.end());
+}
+
+// One argument of a primitive. `user` describes the halfcaf tensor (plain layout, strides),
+// `inner` the layout the primitive was created for. When they differ, the data goes through a
+// buffer owned here, with the reorder built once.
+class DnnlArg {
+ public:
+  enum Direction { kInput, kOutput };
+  DnnlArg() = default;
+  DnnlArg(const dnnl::memory::desc& user, const dnnl::memory::desc& inner, Direction dir)
+      : user_(user, DnnlEngine(), DNNL_MEMORY_NONE) {
+    if (inner != user) {
+      inner_ = dnnl::memory(inner, DnnlEngine());
+      reorder_ = dir == kInput ? dnnl::reorder(user_, *inner_) : dnnl::reorder(*inner_, user_);
+    }
+  }
+  bool reordered() const { return inner_.has_value(); }
+  // What the primitive reads or writes.
+  const dnnl::memory& memory() const { return inner_ ? *inner_ : user_; }
+
+  // Input: points at `data` and reorders it for the primitive when needed.
+  void Load(const void* data) {
+    user_.set_data_handle(const_cast<void*>(data));
+    if (inner_) reorder_->execute(DnnlStream(), user_, *inner_);
+  }
+  // Output: points at `data`; after the primitive ran, Store() reorders into it when needed.
+  void Bind(void* data) { user_.set_data_handle(data); }
+  void Store() {
+    if (inner_) reorder_->execute(DnnlStream(), *inner_, user_);
+  }
+
+ private:
+  dnnl::memory user_;
+  std::optional<dnnl::memory> inner_;
+  std::optional<dnnl::reorder> reorder_;
+};
+
+}  // namespace halfcaf

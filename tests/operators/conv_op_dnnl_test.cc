@@ -1,0 +1,301 @@
+// Conv / ConvGradient with engine DNNL (oneDNN) against the default CPU implementation. Every
+// test skips when the build has no oneDNN.
+#include <gtest/gtest.h>
+
+#include <typeinfo>
+
+#include "tests/util/gradient_checker.h"
+#include "tests/util/op_test_util.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+bool HaveDnnl() { return OperatorRegistry::Find(DeviceType::CPU, "Conv", "DNNL") != nullptr; }
+
+#define SKIP_WITHOUT_DNNL() \
+  if (!HaveDnnl()) GTEST_SKIP() << "built without oneDNN"
+
+struct Case {
+  int64_t N, C, H, W, M, kh, kw;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+  int64_t group = 1;
+  bool nhwc = false;
+  bool bias = true;
+
+  int64_t OutH() const { return (H + pt + pb - (dh * (kh - 1) + 1)) / sh + 1; }
+  int64_t OutW() const { return (W + pl + pr - (dw * (kw - 1) + 1)) / sw + 1; }
+  std::vector<int64_t> XDims() const {
+    return nhwc ? std::vector<int64_t>{N, H, W, C} : std::vector<int64_t>{N, C, H, W};
+  }
+  std::vector<int64_t> WDims() const {
+    return nhwc ? std::vector<int64_t>{M, kh, kw, C / group}
+                : std::vector<int64_t>{M, C / group, kh, kw};
+  }
+  std::vector<int64_t> YDims() const {
+    return nhwc ? std::vector<int64_t>{N, OutH(), OutW(), M}
+                : std::vector<int64_t>{N, M, OutH(), OutW()};
+  }
+  std::vector<Argument> Args() const {
+    return {MakeArgument("kernels", std::vector<int64_t>{kh, kw}),
+            MakeArgument("strides", std::vector<int64_t>{sh, sw}),
+            MakeArgument("dilations", std::vector<int64_t>{dh, dw}),
+            MakeArgument("pads", std::vector<int64_t>{pt, pl, pb, pr}),
+            MakeArgument("group", static_cast<int>(group)),
+            MakeArgument("order", std::string(nhwc ? "NHWC" : "NCHW"))};
+  }
+  OperatorDef Forward() const {
+    std::vector<std::string> inputs{"X", "W"};
+    if (bias) inputs.push_back("b");
+    return MakeOperatorDef("Conv", "conv", inputs, {"Y"}, Args());
+  }
+  // ConvGradient with every output, or without dX.
+  OperatorDef Gradient(bool with_dx) const {
+    std::vector<Argument> args = Args();
+    std::vector<std::string> outputs{"dW"};
+    if (bias) {
+      outputs.push_back("db");
+    } else {
+      args.push_back(MakeArgument("no_bias", 1));
+    }
+    if (with_dx) outputs.push_back("dX");
+    return MakeOperatorDef("ConvGradient", "conv_grad", {"X", "W", "dY"}, outputs, args);
+  }
+  std::map<std::string, Tensor> Inputs(uint32_t seed) const {
+    std::map<std::string, Tensor> in{{"X", RandomTensor(XDims(), seed)},
+                                     {"W", RandomTensor(WDims(), seed + 1)},
+                                     {"dY", RandomTensor(YDims(), seed + 3)}};
+    if (bias) in["b"] = RandomTensor({M}, seed + 2);
+    return in;
+  }
+};
+
+// Odd shapes covering groups, strides, asymmetric pads, dilation, 1x1, bias / no bias.
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  Case base{2, 3, 7, 9, 4, 3, 3};
+  base.pt = base.pl = base.pb = base.pr = 1;
+  cases.push_back(base);
+  Case grouped{2, 4, 7, 9, 6, 3, 2};
+  grouped.group = 2;
+  grouped.sh = grouped.sw = 2;
+  grouped.pt = 1, grouped.pl = 0, grouped.pb = 2, grouped.pr = 1;
+  cases.push_back(grouped);
+  Case dilated{2, 3, 11, 9, 5, 3, 3};
+  dilated.dh = 2, dilated.dw = 3;
+  dilated.pt = dilated.pl = dilated.pb = dilated.pr = 1;
+  dilated.bias = false;
+  cases.push_back(dilated);
+  Case strided{3, 5, 13, 11, 7, 2, 3};
+  strided.sh = 2, strided.sw = 3;
+  strided.pl = 2;
+  cases.push_back(strided);
+  Case stem{2, 3, 17, 15, 8, 7, 7};  // ResNet's first layer, small
+  stem.sh = stem.sw = 2;
+  stem.pt = stem.pl = stem.pb = stem.pr = 3;
+  stem.bias = false;
+  cases.push_back(stem);
+  cases.push_back(Case{2, 19, 5, 7, 21, 1, 1});  // pointwise, channels not a multiple of 16
+  Case pointwise_strided{2, 32, 9, 7, 48, 1, 1};
+  pointwise_strided.sh = pointwise_strided.sw = 2;
+  pointwise_strided.bias = false;
+  cases.push_back(pointwise_strided);
+  Case depthwise{2, 6, 7, 9, 6, 3, 3};
+  depthwise.group = 6;
+  depthwise.pt = depthwise.pl = depthwise.pb = depthwise.pr = 1;
+  cases.push_back(depthwise);
+  return cases;
+}
+
+// Runs `def` through the implementation registered for `engine` ("" = the default).
+void RunWithEngine(const OperatorDef& def, const std::map<std::string, Tensor>& in,
+                   const std::string& engine, Workspace* ws) {
+  for (const auto& kv : in) SetInput(ws, kv.first, kv.second);
+  const OperatorCreator* creator = OperatorRegistry::Find(DeviceType::CPU, def.type(), engine);
+  ASSERT_NE(creator, nullptr) << def.type() << " engine '" << engine << "'";
+  auto op = (*creator)(def, ws);
+  op->Run(0);
+}
+
+void ExpectSameOutputs(const OperatorDef& def, const std::map<std::string, Tensor>& in) {
+  Workspace dnnl, ref;
+  RunWithEngine(def, in, "DNNL", &dnnl);
+  RunWithEngine(def, in, "", &ref);
+  for (const auto& out : def.output()) {
+    const Tensor& got = dnnl.GetTensor(out);
+    const Tensor& want = ref.GetTensor(out);
+    EXPECT_EQ(got.dims(), want.dims()) << out;
+    EXPECT_EQ(got.dtype(), DataType::FLOAT) << out;
+    ExpectNear(ToFloatVector(got), ToFloatVector(want), 1e-4f, 1e-4f, def.type() + " " + out);
+  }
+}
+
+TEST(ConvDnnlTest, ForwardAndGradientsMatchDefault) {
+  SKIP_WITHOUT_DNNL();
+  for (bool nhwc : {false, true}) {
+    uint32_t seed = 100;
+    for (Case c : Cases()) {
+      c.nhwc = nhwc;
+      SCOPED_TRACE(::testing::Message() << (nhwc ? "NHWC" : "NCHW") << " seed " << seed);
+      auto in = c.Inputs(seed);
+      ExpectSameOutputs(c.Forward(), in);
+      ExpectSameOutputs(c.Gradient(true), in);
+      ExpectSameOutputs(c.Gradient(false), in);
+      seed += 5;
+    }
+  }
+}
+
+TEST(ConvDnnlTest, CreateOperatorPrefersDnnlOnCpu) {
+  SKIP_WITHOUT_DNNL();
+  Case c{2, 3, 7, 9, 4, 3, 3};
+  auto in = c.Inputs(1);
+  Workspace ws;
+  for (const auto& kv : in) SetInput(&ws, kv.first, kv.second);
+  for (const OperatorDef& def : {c.Forward(), c.Gradient(true)}) {
+    auto chosen = CreateOperator(def, &ws);
+    auto dnnl = (*OperatorRegistry::Find(DeviceType::CPU, def.type(), "DNNL"))(def, &ws);
+    auto plain = (*OperatorRegistry::Find(DeviceType::CPU, def.type(), ""))(def, &ws);
+    EXPECT_EQ(typeid(*chosen), typeid(*dnnl)) << def.type();
+    EXPECT_NE(typeid(*chosen), typeid(*plain)) << def.type();
+  }
+}
+
+TEST(ConvDnnlTest, GradientCheck) {
+  SKIP_WITHOUT_DNNL();
+  std::vector<Case> cases;
+  Case a{2, 3, 7, 9, 2, 3, 3};
+  a.pt = 1, a.pl = 2, a.pb = 0, a.pr = 1;
+  a.sh = 2;
+  cases.push_back(a);
+  Case grouped{2, 4, 5, 6, 2, 2, 3};
+  grouped.group = 2;
+  grouped.sw = 2;
+  grouped.pt = grouped.pl = grouped.pb = grouped.pr = 1;
+  grouped.bias = false;
+  cases.push_back(grouped);
+  GradientCheckOptions opts;
+  opts.max_elements = 100;
+  GradientChecker checker(opts);
+  for (bool nhwc : {false, true}) {
+    uint32_t seed = 40;
+    for (Case c : cases) {
+      c.nhwc = nhwc;
+      SCOPED_TRACE(::testing::Message() << (nhwc ? "NHWC" : "NCHW") << " seed " << seed);
+      OperatorDef def = c.Forward();
+      def.set_engine("DNNL");
+      auto in = c.Inputs(seed);
+      in.erase("dY");
+      for (int i = 0; i < def.input_size(); ++i) checker.Check(def, in, i, 0);
+      seed += 3;
+    }
+  }
+}
+
+TEST(ConvDnnlTest, PrimitivesFollowShapeChanges) {
+  SKIP_WITHOUT_DNNL();
+  Case c{2, 3, 7, 9, 4, 3, 3};
+  c.pt = c.pl = c.pb = c.pr = 1;
+  Case smaller = c;
+  smaller.N = 1, smaller.H = 4, smaller.W = 5;
+  for (bool forward : {true, false}) {
+    const OperatorDef def = forward ? c.Forward() : c.Gradient(true);
+    const OperatorCreator* creator = OperatorRegistry::Find(DeviceType::CPU, def.type(), "DNNL");
+    // Created over fed inputs, then run on three shapes in turn (the last repeats the first).
+    Workspace run;
+    for (const auto& kv : c.Inputs(7)) SetInput(&run, kv.first, kv.second);
+    auto dnnl = (*creator)(def, &run);
+    for (const Case* s : {&c, &smaller, &c}) {
+      auto in = s->Inputs(static_cast<uint32_t>(s->H * 10));
+      for (const auto& kv : in) SetInput(&run, kv.first, kv.second);
+      dnnl->Run(0);
+      Workspace ref;
+      RunWithEngine(def, in, "", &ref);
+      for (const auto& out : def.output()) {
+        EXPECT_EQ(run.GetTensor(out).dims(), ref.GetTensor(out).dims()) << out;
+        ExpectNear(ToFloatVector(run.GetTensor(out)), ToFloatVector(ref.GetTensor(out)), 1e-4f,
+                   1e-4f, out);
+      }
+    }
+  }
+}
+
+TEST(ConvDnnlTest, Float16FallsBackToDefault) {
+  SKIP_WITHOUT_DNNL();
+  Case c{2, 4, 7, 9, 4, 3, 3};
+  c.group = 2;
+  c.pt = c.pl = c.pb = c.pr = 1;
+  auto in = c.Inputs(11);
+  const OperatorDef def = c.Forward();
+  // Declined at creation when the inputs are float16 already: CreateOperator gives the default.
+  Workspace ws16;
+  SetInput(&ws16, "X", ToHalf(in["X"]));
+  SetInput(&ws16, "W", ToHalf(in["W"]));
+  SetInput(&ws16, "b", ToHalf(in["b"]));
+  const OperatorCreator* dnnl = OperatorRegistry::Find(DeviceType::CPU, "Conv", "DNNL");
+  EXPECT_THROW((*dnnl)(def, &ws16), UnsupportedOperatorFeature);
+  auto chosen = CreateOperator(def, &ws16);
+  auto plain = (*OperatorRegistry::Find(DeviceType::CPU, "Conv", ""))(def, &ws16);
+  EXPECT_EQ(typeid(*chosen), typeid(*plain));
+  chosen->Run(0);
+  EXPECT_EQ(ws16.GetTensor("Y").dtype(), DataType::FLOAT16);
+  // Through the engine list, as nets create it: FP16 agrees with FP32 (forward and gradient).
+  CheckFp16MatchesFp32(def, in, {"X", "W", "b"}, {0}, 4e-3f, 2e-3f);
+  CheckFp16MatchesFp32(c.Gradient(true), in, {"X", "W", "dY"}, {0, 1, 2}, 1e-2f, 4e-3f);
+
+  // Created over float inputs, then fed float16: the op runs the default implementation.
+  for (const OperatorDef& d : {def, c.Gradient(true)}) {
+    Workspace ws;
+    for (const auto& kv : in) SetInput(&ws, kv.first, kv.second);
+    auto op = (*OperatorRegistry::Find(DeviceType::CPU, d.type(), "DNNL"))(d, &ws);
+    op->Run(0);
+    for (const char* name : {"X", "W", "b", "dY"}) SetInput(&ws, name, ToHalf(in[name]));
+    op->Run(0);
+    std::map<std::string, Tensor> in16;
+    for (const char* name : {"X", "W", "b", "dY"}) in16[name] = ToHalf(in[name]);
+    Workspace ref;
+    RunWithEngine(d, in16, "", &ref);
+    for (const auto& out : d.output()) {
+      EXPECT_EQ(ws.GetTensor(out).dtype(), DataType::FLOAT16) << out;
+      ExpectNear(ToFloatVector(ws.GetTensor(out)), ToFloatVector(ref.GetTensor(out)), 0, 0, out);
+    }
+  }
+}
+
+TEST(ConvDnnlTest, BadShapesGiveTheDefaultMessages) {
+  SKIP_WITHOUT_DNNL();
+  Case c{2, 3, 7, 9, 4, 3, 3};
+  auto in = c.Inputs(3);
+  const OperatorCreator* dnnl = OperatorRegistry::Find(DeviceType::CPU, "Conv", "DNNL");
+  {
+    Workspace ws;
+    for (const auto& kv : in) SetInput(&ws, kv.first, kv.second);
+    SetInput(&ws, "W", RandomTensor({4, 2, 3, 3}, 4));
+    auto op = (*dnnl)(c.Forward(), &ws);
+    try {
+      op->Run(0);
+      ADD_FAILURE() << "expected an error";
+    } catch (const EnforceNotMet& e) {
+      EXPECT_NE(std::string(e.what()).find("input channels per group"), std::string::npos)
+          << e.what();
+    }
+  }
+  {
+    Workspace ws;
+    for (const auto& kv : in) SetInput(&ws, kv.first, kv.second);
+    SetInput(&ws, "dY", RandomTensor({2, 4, 5, 6}, 5));
+    auto op =
+        (*OperatorRegistry::Find(DeviceType::CPU, "ConvGradient", "DNNL"))(c.Gradient(true), &ws);
+    try {
+      op->Run(0);
+      ADD_FAILURE() << "expected an error";
+    } catch (const EnforceNotMet& e) {
+      EXPECT_NE(std::string(e.what()).find("dY has dims"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
