@@ -3,6 +3,9 @@
 #include <algorithm>
 
 #include <cblas.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace halfcaf {
 namespace math {
@@ -54,7 +57,11 @@ void Axpy(int64_t n, float alpha, const float* x, float* y) {
 void Set(int64_t n, float value, float* y) { std::fill(y, y + n, value); }
 
 void SetBlasThreads(int n) {
-  if (n > 0) openblas_set_num_threads(n);
+  if (n <= 0) return;
+  openblas_set_num_threads(n);
+#ifdef _OPENMP
+  omp_set_num_threads(n);  // oneDNN and the parallel CPU loops
+#endif
 }
 
 }  // namespace math

@@ -22,7 +22,7 @@ void Gemv(Trans trans_a, int64_t M, int64_t N, float alpha, const float* A, cons
 // y += alpha * x
 void Axpy(int64_t n, float alpha, const float* x, float* y);
 void Set(int64_t n, float value, float* y);
-// Number of threads the BLAS uses (0: leave as is).
+// CPU threads for BLAS, oneDNN and the parallel loops (0: leave as is).
 void SetBlasThreads(int n);
 
 }  // namespace math
