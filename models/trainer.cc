@@ -294,7 +294,17 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
     }
   }
 
-  test_forward_ = TestModeForward(fwd);
+  if (opt_.test_forward.op_size() == 0) {
+    test_forward_ = TestModeForward(fwd);
+  } else {
+    HALFCAF_ENFORCE(Writes(opt_.test_forward, opt_.loss_blob), "the test net has no loss: no op "
+                    "writes '", opt_.loss_blob, "'");
+    NetDef test_fwd = opt_.test_forward;
+    if (opt_.float16 && premade.empty()) {
+      test_fwd = ToMixedPrecision(test_fwd, {opt_.data_blob}, trainable).net;
+    }
+    test_forward_ = TestModeForward(test_fwd);
+  }
 }
 
 void Trainer::CreateNets() {

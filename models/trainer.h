@@ -41,6 +41,9 @@ struct TrainerOptions {
   bool dynamic_loss_scale = false;
   float loss_scale = 1.f;
   int64_t scale_growth_interval = 1000;
+  // Optional separate forward net for evaluation (same parameter names; e.g. without dropout).
+  // Empty: the training forward net in test mode.
+  NetDef test_forward;
   // Placement and randomness.
   Device device;
   uint32_t seed = 1;

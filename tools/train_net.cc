@@ -19,6 +19,7 @@
 
 DEFINE_string(net, "", "forward net with a loss (text or binary NetDef)");
 DEFINE_string(init_net, "", "init net filling the parameters");
+DEFINE_string(test_net, "", "optional forward net for evaluation (default: --net in test mode)");
 DEFINE_string(train_data, "", "training data: idx images file, CIFAR-10 batch file or folder");
 DEFINE_string(test_data, "", "test data, same format (evaluated at --test_every and at the end)");
 DEFINE_string(data_format, "idx", "idx | cifar10 | synthetic");
@@ -219,6 +220,7 @@ int Main() {
   NetDef init, forward;
   ReadProtoFromFile(FLAGS_init_net, &init);
   ReadProtoFromFile(FLAGS_net, &forward);
+  if (!FLAGS_test_net.empty()) ReadProtoFromFile(FLAGS_test_net, &options.test_forward);
   Trainer trainer(init, forward, options);
   const std::string ckpt = FLAGS_checkpoint_dir.empty() ? "" : FLAGS_checkpoint_dir + "/checkpoint.pb";
   if (!FLAGS_checkpoint_dir.empty() && !FLAGS_resume) {

@@ -30,6 +30,8 @@ std::vector<std::string> CsvColumn(const std::string& path, int col) {
   return out;
 }
 
+void ExpectCleanError(const ToolResult& r, const std::string& needle);
+
 double JsonNumber(const std::string& json, const std::string& key) {
   size_t p = json.find("\"" + key + "\": ");
   EXPECT_NE(p, std::string::npos) << key << " in " << json;
@@ -72,6 +74,19 @@ TEST(TrainNetTest, ResumeIsExact) {
     ASSERT_EQ(lb.size(), 18u);
     for (size_t i = 0; i < lb.size(); ++i) EXPECT_EQ(lb[i], la[12 + i]) << dtype << " iter " << 13 + i;
   }
+}
+
+TEST(TrainNetTest, SeparateTestNet) {
+  std::string dir = TestTempDir();
+  // The test net computes only the loss and accuracy: no gradient ops, evaluated in test mode.
+  auto r = RunTool("train_net", kTiny + "--iters 60 --log_every 60 --test_net " + kData +
+                                    "tiny_convnet_net.pbtxt --summary_json " + dir + "/t.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("test: 1024 samples"), std::string::npos) << r.out;
+  std::string noloss = dir + "/test_noloss.pbtxt";
+  std::ofstream(noloss) << "op { input: \"data\" input: \"fc_w\" input: \"fc_b\" output: \"p\" type: \"FC\" }\n";
+  ExpectCleanError(RunTool("train_net", kTiny + "--iters 2 --test_net " + noloss),
+                   "the test net has no loss");
 }
 
 TEST(TrainNetTest, HugeLossScaleSkipsStepsAndSettles) {
