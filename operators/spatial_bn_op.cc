@@ -352,25 +352,32 @@ SpatialBNGradientOp::SpatialBNGradientOp(const OperatorDef& def, Workspace* ws)
   EnforceBNSingleBatch(*this);
 }
 
+BNShape CheckBNGradientInputs(const Tensor& X, const Tensor& scale, const Tensor& dY,
+                              const Tensor& mean, const Tensor& var, bool is_test, BNOrder order) {
+  EnforceFloatType(X, "X");
+  EnforceFloatType(dY, "dY");
+  const std::vector<int64_t>& dims = X.dims();
+  const BNShape s = ComputeBNShape(dims, order);
+  HALFCAF_ENFORCE(dY.dims() == dims, "dY must have the shape of X ", DimsString(dims), ", got ",
+                  DimsString(dY.dims()));
+  EnforceBNChannelParam(scale, "scale", s, dims, order);
+  EnforceBNChannelParam(mean, is_test ? "mean" : "saved_mean", s, dims, order);
+  EnforceBNChannelParam(var, is_test ? "var" : "saved_var (inverse std)", s, dims, order);
+  HALFCAF_ENFORCE(is_test || s.N * s.S > 0,
+                  "SpatialBNGradient in training mode needs at least one value per channel, "
+                  "X has dims ", DimsString(dims));
+  return s;
+}
+
 void SpatialBNGradientOp::RunOnDevice() {
   const Tensor& X = Input(0);
   const Tensor& scale_t = Input(1);
   const Tensor& dY = Input(2);
   const Tensor& mean_t = Input(3);
   const Tensor& var_t = Input(4);
-  EnforceFloatType(X, "X");
-  EnforceFloatType(dY, "dY");
   const std::vector<int64_t> dims = X.dims();
-  const BNShape s = ComputeBNShape(dims, order_);
+  const BNShape s = CheckBNGradientInputs(X, scale_t, dY, mean_t, var_t, is_test_, order_);
   const int64_t C = s.C, M = s.N * s.S;
-  HALFCAF_ENFORCE(dY.dims() == dims, "dY must have the shape of X ", DimsString(dims), ", got ",
-                  DimsString(dY.dims()));
-  EnforceBNChannelParam(scale_t, "scale", s, dims, order_);
-  EnforceBNChannelParam(mean_t, is_test_ ? "mean" : "saved_mean", s, dims, order_);
-  EnforceBNChannelParam(var_t, is_test_ ? "var" : "saved_var (inverse std)", s, dims, order_);
-  HALFCAF_ENFORCE(is_test_ || M > 0,
-                  "SpatialBNGradient in training mode needs at least one value per channel, "
-                  "X has dims ", DimsString(dims));
   const float* scale = scale_t.data<float>();
   const float* mean = mean_t.data<float>();
   const float* var = var_t.data<float>();

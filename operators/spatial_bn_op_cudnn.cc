@@ -188,20 +188,9 @@ class SpatialBNGradientCudnnOp final : public Operator<CUDAContext> {
     const Tensor& dY = Input(2);
     const Tensor& mean_t = Input(3);
     const Tensor& var_t = Input(4);
-    EnforceFloatType(X, "X");
-    EnforceFloatType(dY, "dY");
     const std::vector<int64_t> dims = X.dims();
-    const BNShape s = ComputeBNShape(dims, order_);
+    const BNShape s = CheckBNGradientInputs(X, scale_t, dY, mean_t, var_t, is_test_, order_);
     const int64_t C = s.C, M = s.N * s.S;
-    HALFCAF_ENFORCE(dY.dims() == dims, "dY must have the shape of X ", DimsString(dims), ", got ",
-                    DimsString(dY.dims()));
-    EnforceBNChannelParam(scale_t, "scale", s, dims, order_);
-    EnforceBNChannelParam(mean_t, is_test_ ? "mean" : "saved_mean", s, dims, order_);
-    EnforceBNChannelParam(var_t, is_test_ ? "var" : "saved_var (inverse std)", s, dims, order_);
-    HALFCAF_ENFORCE(is_test_ || M > 0,
-                    "SpatialBNGradient in training mode needs at least one value per channel, "
-                    "X has dims ",
-                    DimsString(dims));
     float* dscale = Output(1, {C})->mutable_data<float>();
     float* dbias = Output(2, {C})->mutable_data<float>();
     Tensor* dX = Output(0, dims);
