@@ -190,7 +190,7 @@ class SpatialBNGradientCudnnOp final : public Operator<CUDAContext> {
     const Tensor& var_t = Input(4);
     const std::vector<int64_t> dims = X.dims();
     const BNShape s = CheckBNGradientInputs(X, scale_t, dY, mean_t, var_t, is_test_, order_);
-    const int64_t C = s.C, M = s.N * s.S;
+    const int64_t C = s.C;
     float* dscale = Output(1, {C})->mutable_data<float>();
     float* dbias = Output(2, {C})->mutable_data<float>();
     Tensor* dX = Output(0, dims);
