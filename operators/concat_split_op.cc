@@ -166,11 +166,11 @@ SplitOp::SplitOp(const OperatorDef& def, Workspace* ws)
                   "give the split lengths either as the `split` argument or as input 1, not both");
 }
 
-void SplitOp::RunOnDevice() {
-  const Tensor& X = Input(0);
-  std::vector<int64_t> lengths = split_;
-  if (InputSize() == 2) {
-    const Tensor& L = CPUInput(1);
+SplitPlan PlanSplit(const OperatorBase& op, const Tensor& X, const ConcatSplitAxis& axis_arg,
+                    const std::vector<int64_t>& split_arg) {
+  std::vector<int64_t> lengths = split_arg;
+  if (op.InputSize() == 2) {
+    const Tensor& L = op.CPUInput(1);
     HALFCAF_ENFORCE(L.ndim() == 1 && (L.dtype() == DataType::INT32 ||
                                       L.dtype() == DataType::INT64),
                     "split lengths (input 1) must be a 1-D int32 tensor, got ", L.DebugString());
@@ -179,29 +179,40 @@ void SplitOp::RunOnDevice() {
       lengths[i] = L.dtype() == DataType::INT32 ? L.data<int32_t>()[i] : L.data<int64_t>()[i];
     }
   }
-  lengths = ComputeSplitLengths(X.dims(), axis_, OutputSize(), lengths);
-  const int axis = X.canonical_axis(axis_.axis);
+  lengths = ComputeSplitLengths(X.dims(), axis_arg, op.OutputSize(), lengths);
+  const int axis = X.canonical_axis(axis_arg.axis);
   const std::vector<int64_t>& xd = X.dims();
-  const int64_t outer = Product(xd, 0, axis);
   const int64_t inner = Product(xd, axis + 1, xd.size());
   const size_t item = DataTypeSize(X.dtype());
-  const size_t x_row = static_cast<size_t>(xd[axis] * inner) * item;
-  const char* x = static_cast<const char*>(X.raw_data());
+  SplitPlan plan;
+  plan.outer = static_cast<size_t>(Product(xd, 0, axis));
+  plan.x_row = static_cast<size_t>(xd[axis] * inner) * item;
   size_t offset = 0;
-  for (int k = 0; k < OutputSize(); ++k) {
+  for (int k = 0; k < op.OutputSize(); ++k) {
     std::vector<int64_t> dims = xd;
-    if (axis_.add_axis) {
+    if (axis_arg.add_axis) {
       dims.erase(dims.begin() + axis);
     } else {
       dims[axis] = lengths[k];
     }
-    Tensor* Yk = Output(k, dims);
-    char* y = static_cast<char*>(Yk->raw_mutable_data(X.dtype()));
-    const size_t row = static_cast<size_t>(lengths[k] * inner) * item;
-    for (int64_t o = 0; o < outer && row > 0; ++o) {
-      std::memcpy(y + o * row, x + o * x_row + offset, row);
+    plan.out_dims.push_back(dims);
+    plan.row_bytes.push_back(static_cast<size_t>(lengths[k] * inner) * item);
+    plan.offsets.push_back(offset);
+    offset += plan.row_bytes.back();
+  }
+  return plan;
+}
+
+void SplitOp::RunOnDevice() {
+  const Tensor& X = Input(0);
+  const SplitPlan plan = PlanSplit(*this, X, axis_, split_);
+  const char* x = static_cast<const char*>(X.raw_data());
+  for (int k = 0; k < OutputSize(); ++k) {
+    char* y = static_cast<char*>(Output(k, plan.out_dims[k])->raw_mutable_data(X.dtype()));
+    const size_t row = plan.row_bytes[k];
+    for (size_t o = 0; o < plan.outer && row > 0; ++o) {
+      std::memcpy(y + o * row, x + o * plan.x_row + plan.offsets[k], row);
     }
-    offset += row;
   }
 }
 

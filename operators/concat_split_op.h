@@ -39,6 +39,17 @@ std::vector<int64_t> ComputeSplitLengths(const std::vector<int64_t>& x_dims,
                                          const ConcatSplitAxis& a, int num_outputs,
                                          const std::vector<int64_t>& lengths);
 
+// How Split copies X into its outputs, the same on every device: X is seen as `outer` rows of
+// `x_row` bytes; output k takes `row_bytes[k]` bytes of each row, starting at `offsets[k]`.
+struct SplitPlan {
+  std::vector<std::vector<int64_t>> out_dims;
+  std::vector<size_t> row_bytes, offsets;
+  size_t outer = 0, x_row = 0;
+};
+// `split_arg`: the `split` argument (empty: from input 1 when the op has it, else equal parts).
+SplitPlan PlanSplit(const OperatorBase& op, const Tensor& X, const ConcatSplitAxis& axis,
+                    const std::vector<int64_t>& split_arg);
+
 class ConcatOp final : public Operator<CPUContext> {
  public:
   ConcatOp(const OperatorDef& def, Workspace* ws);

@@ -71,40 +71,12 @@ class SplitCUDAOp final : public Operator<CUDAContext> {
 
   void RunOnDevice() override {
     const Tensor& X = Input(0);
-    std::vector<int64_t> lengths = split_;
-    if (InputSize() == 2) {
-      const Tensor& L = CPUInput(1);
-      HALFCAF_ENFORCE(L.ndim() == 1 && (L.dtype() == DataType::INT32 ||
-                                        L.dtype() == DataType::INT64),
-                      "split lengths (input 1) must be a 1-D int32 tensor, got ",
-                      L.DebugString());
-      lengths.resize(L.numel());
-      for (int64_t i = 0; i < L.numel(); ++i) {
-        lengths[i] = L.dtype() == DataType::INT32 ? L.data<int32_t>()[i] : L.data<int64_t>()[i];
-      }
-    }
-    lengths = ComputeSplitLengths(X.dims(), axis_, OutputSize(), lengths);
-    const int axis = X.canonical_axis(axis_.axis);
-    const std::vector<int64_t>& xd = X.dims();
-    const int64_t outer = Product(xd, 0, axis);
-    const int64_t inner = Product(xd, axis + 1, xd.size());
-    const size_t item = DataTypeSize(X.dtype());
-    const size_t x_row = static_cast<size_t>(xd[axis] * inner) * item;
+    const SplitPlan plan = PlanSplit(*this, X, axis_, split_);
     const char* x = static_cast<const char*>(X.raw_data());
-    size_t offset = 0;
     for (int k = 0; k < OutputSize(); ++k) {
-      std::vector<int64_t> dims = xd;
-      if (axis_.add_axis) {
-        dims.erase(dims.begin() + axis);
-      } else {
-        dims[axis] = lengths[k];
-      }
-      Tensor* Yk = Output(k, dims);
-      char* y = static_cast<char*>(Yk->raw_mutable_data(X.dtype()));
-      const size_t row = static_cast<size_t>(lengths[k] * inner) * item;
-      gpu::CopyRowsAsync(static_cast<size_t>(outer), row, x + offset, x_row, y, row,
-                         context_.stream());
-      offset += row;
+      char* y = static_cast<char*>(Output(k, plan.out_dims[k])->raw_mutable_data(X.dtype()));
+      gpu::CopyRowsAsync(plan.outer, plan.row_bytes[k], x + plan.offsets[k], plan.x_row, y,
+                         plan.row_bytes[k], context_.stream());
     }
   }
 
