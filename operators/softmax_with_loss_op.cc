@@ -91,6 +91,24 @@ SoftmaxWithLossGradientOp::SoftmaxWithLossGradientOp(const OperatorDef& def, Wor
   CheckSoftmaxLossOrder(*this);
 }
 
+SoftmaxLossGradInputs CheckSoftmaxLossGradientInputs(const OperatorBase& op, const Tensor& X,
+                                                     const Tensor& L, int axis, bool label_prob,
+                                                     const Tensor* W, const Tensor& P,
+                                                     const Tensor& dLoss) {
+  EnforceFloatType(X, "X (logits)");
+  EnforceFloatType(P, "P");
+  EnforceFloatType(dLoss, "dloss");
+  SoftmaxLossGradInputs in;
+  const std::string name = op.DebugName();
+  in.axis = SoftmaxMatrixShape(X.dims(), axis, name, &in.N, &in.D);
+  CheckSoftmaxLossLabels(L, W, X.dims(), in.axis, in.N, in.D, label_prob, name);
+  HALFCAF_ENFORCE(P.dims() == X.dims(), name, ": P must have X's shape ", DimsString(X.dims()),
+                  ", got ", DimsString(P.dims()));
+  HALFCAF_ENFORCE(dLoss.numel() == 1, name, ": dloss must hold one value, got dims ",
+                  DimsString(dLoss.dims()));
+  return in;
+}
+
 void SoftmaxWithLossGradientOp::RunOnDevice() {
   const Tensor& X = Input(0);
   const Tensor& L = Input(1);
@@ -98,16 +116,9 @@ void SoftmaxWithLossGradientOp::RunOnDevice() {
   const Tensor* W = has_w ? &Input(2) : nullptr;
   const Tensor& P = Input(has_w ? 3 : 2);
   const Tensor& dLoss = Input(has_w ? 4 : 3);
-  EnforceFloatType(X, "X (logits)");
-  EnforceFloatType(P, "P");
-  EnforceFloatType(dLoss, "dloss");
-  int64_t N, D;
-  const int a = SoftmaxMatrixShape(X.dims(), axis_, DebugName(), &N, &D);
-  CheckSoftmaxLossLabels(L, W, X.dims(), a, N, D, label_prob_, DebugName());
-  HALFCAF_ENFORCE(P.dims() == X.dims(), DebugName(), ": P must have X's shape ",
-                  DimsString(X.dims()), ", got ", DimsString(P.dims()));
-  HALFCAF_ENFORCE(dLoss.numel() == 1, DebugName(), ": dloss must hold one value, got dims ",
-                  DimsString(dLoss.dims()));
+  const SoftmaxLossGradInputs in =
+      CheckSoftmaxLossGradientInputs(*this, X, L, axis_, label_prob_, W, P, dLoss);
+  const int64_t N = in.N, D = in.D;
 
   const float* p = ReadAsFloat(P, &p_);
   const float* w = W ? ReadAsFloat(*W, &w_) : nullptr;

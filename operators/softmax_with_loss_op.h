@@ -24,6 +24,17 @@ void CheckSoftmaxLossLabels(const Tensor& labels, const Tensor* weights,
                             const std::vector<int64_t>& x_dims, int a, int64_t N, int64_t D,
                             bool label_prob, const std::string& op);
 
+// SoftmaxWithLossGradient's inputs (X, labels, [weights], P, dloss), checked the same way on every
+// device; returns the (N, D) matrix view of X and its canonical axis.
+struct SoftmaxLossGradInputs {
+  int64_t N = 0, D = 0;
+  int axis = 1;
+};
+SoftmaxLossGradInputs CheckSoftmaxLossGradientInputs(const OperatorBase& op, const Tensor& X,
+                                                     const Tensor& L, int axis, bool label_prob,
+                                                     const Tensor* W, const Tensor& P,
+                                                     const Tensor& dLoss);
+
 class SoftmaxWithLossOp final : public Operator<CPUContext> {
  public:
   SoftmaxWithLossOp(const OperatorDef& def, Workspace* ws);

@@ -97,17 +97,10 @@ class SoftmaxWithLossGradientCUDAOp final : public Operator<CUDAContext> {
     const Tensor* W = has_w ? &Input(2) : nullptr;
     const Tensor& P = Input(has_w ? 3 : 2);
     const Tensor& dLoss = Input(has_w ? 4 : 3);
-    EnforceFloatType(X, "X (logits)");
-    EnforceFloatType(P, "P");
-    EnforceFloatType(dLoss, "dloss");
-    int64_t N, D;
-    const int a = SoftmaxMatrixShape(X.dims(), axis_, DebugName(), &N, &D);
-    CheckSoftmaxLossLabels(L, W, X.dims(), a, N, D, label_prob_, DebugName());
-    HALFCAF_ENFORCE(P.dims() == X.dims(), DebugName(), ": P must have X's shape ",
-                    DimsString(X.dims()), ", got ", DimsString(P.dims()));
-    HALFCAF_ENFORCE(dLoss.numel() == 1, DebugName(), ": dloss must hold one value, got dims ",
-                    DimsString(dLoss.dims()));
-
+    const SoftmaxLossGradInputs in =
+        CheckSoftmaxLossGradientInputs(*this, X, L, axis_, label_prob_, W, P, dLoss);
+    const int64_t N = in.N, D = in.D;
+  
     const float* p = DeviceFloat(P, &p_scratch_, &context_);
     const float* w = W ? DeviceFloat(*W, &w_scratch_, &context_) : nullptr;
     const float* dloss = DeviceFloat(dLoss, &dloss_scratch_, &context_);
