@@ -126,34 +126,49 @@ std::vector<int64_t> ComputeSplitLengths(const std::vector<int64_t>& x_dims,
 ConcatOp::ConcatOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws), axis_(ParseConcatSplitAxis(args_)) {}
 
-void ConcatOp::RunOnDevice() {
-  const int n = InputSize();
-  const DataType dtype = Input(0).dtype();
-  input_dims_.resize(n);
-  for (int i = 0; i < n; ++i) {
-    const Tensor& Xi = Input(i);
-    HALFCAF_ENFORCE(Xi.dtype() == dtype, "input ", i, " '", input_name(i), "' is ",
-                    Xi.DebugString(), " but input 0 is ", Input(0).DebugString(),
+ConcatPlan PlanConcat(const OperatorBase& op, const std::vector<const Tensor*>& inputs,
+                      const ConcatSplitAxis& axis) {
+  ConcatPlan plan;
+  plan.dtype = inputs[0]->dtype();
+  std::vector<std::vector<int64_t>> dims(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    HALFCAF_ENFORCE(inputs[i]->dtype() == plan.dtype, "input ", i, " '",
+                    op.input_name(static_cast<int>(i)), "' is ", inputs[i]->DebugString(),
+                    " but input 0 is ", inputs[0]->DebugString(),
                     ": Concat inputs must share one data type");
-    input_dims_[i] = Xi.dims();
+    dims[i] = inputs[i]->dims();
   }
-  const ConcatShape s = ComputeConcatShape(input_dims_, axis_);
-  Tensor* Y = Output(0, s.dims);
-  char* y = static_cast<char*>(Y->raw_mutable_data(dtype));
-  const size_t item = DataTypeSize(dtype);
-  const int64_t outer = Product(s.dims, 0, s.axis);
+  plan.shape = ComputeConcatShape(dims, axis);
+  const ConcatShape& s = plan.shape;
+  const size_t item = DataTypeSize(plan.dtype);
   const int64_t inner = Product(s.dims, s.axis + 1, s.dims.size());
-  const size_t y_row = static_cast<size_t>(s.dims[s.axis] * inner) * item;
+  plan.outer = static_cast<size_t>(Product(s.dims, 0, s.axis));
+  plan.y_row = static_cast<size_t>(s.dims[s.axis] * inner) * item;
   size_t offset = 0;
-  for (int i = 0; i < n; ++i) {
-    const size_t row = static_cast<size_t>(s.extents[i] * inner) * item;
-    CopyRows(outer, row, static_cast<const char*>(Input(i).raw_data()), y_row, y + offset);
-    offset += row;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    plan.row_bytes.push_back(static_cast<size_t>(s.extents[i] * inner) * item);
+    plan.offsets.push_back(offset);
+    offset += plan.row_bytes.back();
   }
-  Tensor* info = OutputBlob(1)->GetMutableTensor(Device());
-  info->Resize({n});
+  return plan;
+}
+
+void WriteSplitInfo(const ConcatShape& shape, Tensor* info) {
+  info->Resize({static_cast<int64_t>(shape.extents.size())});
   int32_t* p = info->mutable_data<int32_t>();
-  for (int i = 0; i < n; ++i) p[i] = static_cast<int32_t>(s.extents[i]);
+  for (size_t i = 0; i < shape.extents.size(); ++i) p[i] = static_cast<int32_t>(shape.extents[i]);
+}
+
+void ConcatOp::RunOnDevice() {
+  std::vector<const Tensor*> inputs;
+  for (int i = 0; i < InputSize(); ++i) inputs.push_back(&Input(i));
+  const ConcatPlan plan = PlanConcat(*this, inputs, axis_);
+  char* y = static_cast<char*>(Output(0, plan.shape.dims)->raw_mutable_data(plan.dtype));
+  for (int i = 0; i < InputSize(); ++i) {
+    CopyRows(static_cast<int64_t>(plan.outer), plan.row_bytes[i],
+             static_cast<const char*>(inputs[i]->raw_data()), plan.y_row, y + plan.offsets[i]);
+  }
+  WriteSplitInfo(plan.shape, OutputBlob(1)->GetMutableTensor(Device()));
 }
 
 // ---- Split ---------------------------------------------------------------------------------

@@ -39,6 +39,20 @@ std::vector<int64_t> ComputeSplitLengths(const std::vector<int64_t>& x_dims,
                                          const ConcatSplitAxis& a, int num_outputs,
                                          const std::vector<int64_t>& lengths);
 
+// How Concat copies its inputs into Y, the same on every device: Y is seen as `outer` rows of
+// `y_row` bytes; input i fills `row_bytes[i]` bytes of each row, starting at `offsets[i]`. Also
+// checks that the inputs share one data type.
+struct ConcatPlan {
+  ConcatShape shape;
+  DataType dtype = DataType::UNDEFINED;
+  std::vector<size_t> row_bytes, offsets;
+  size_t outer = 0, y_row = 0;
+};
+ConcatPlan PlanConcat(const OperatorBase& op, const std::vector<const Tensor*>& inputs,
+                      const ConcatSplitAxis& axis);
+// Writes Concat's second output: each input's extent on the axis, int32 on the CPU.
+void WriteSplitInfo(const ConcatShape& shape, Tensor* info);
+
 // How Split copies X into its outputs, the same on every device: X is seen as `outer` rows of
 // `x_row` bytes; output k takes `row_bytes[k]` bytes of each row, starting at `offsets[k]`.
 struct SplitPlan {
@@ -57,7 +71,6 @@ class ConcatOp final : public Operator<CPUContext> {
 
  private:
   ConcatSplitAxis axis_;
-  std::vector<std::vector<int64_t>> input_dims_;
 };
 
 class SplitOp final : public Operator<CPUContext> {

@@ -23,39 +23,19 @@ class ConcatCUDAOp final : public Operator<CUDAContext> {
       : Operator(def, ws), axis_(ParseConcatSplitAxis(args_)) {}
 
   void RunOnDevice() override {
-    const int n = InputSize();
-    const DataType dtype = Input(0).dtype();
-    input_dims_.resize(n);
-    for (int i = 0; i < n; ++i) {
-      const Tensor& Xi = Input(i);
-      HALFCAF_ENFORCE(Xi.dtype() == dtype, "input ", i, " '", input_name(i), "' is ",
-                      Xi.DebugString(), " but input 0 is ", Input(0).DebugString(),
-                      ": Concat inputs must share one data type");
-      input_dims_[i] = Xi.dims();
+    std::vector<const Tensor*> inputs;
+    for (int i = 0; i < InputSize(); ++i) inputs.push_back(&Input(i));
+    const ConcatPlan plan = PlanConcat(*this, inputs, axis_);
+    char* y = static_cast<char*>(Output(0, plan.shape.dims)->raw_mutable_data(plan.dtype));
+    for (int i = 0; i < InputSize(); ++i) {
+      gpu::CopyRowsAsync(plan.outer, plan.row_bytes[i], inputs[i]->raw_data(), plan.row_bytes[i],
+                         y + plan.offsets[i], plan.y_row, context_.stream());
     }
-    const ConcatShape s = ComputeConcatShape(input_dims_, axis_);
-    Tensor* Y = Output(0, s.dims);
-    char* y = static_cast<char*>(Y->raw_mutable_data(dtype));
-    const size_t item = DataTypeSize(dtype);
-    const int64_t outer = Product(s.dims, 0, s.axis);
-    const int64_t inner = Product(s.dims, s.axis + 1, s.dims.size());
-    const size_t y_row = static_cast<size_t>(s.dims[s.axis] * inner) * item;
-    size_t offset = 0;
-    for (int i = 0; i < n; ++i) {
-      const size_t row = static_cast<size_t>(s.extents[i] * inner) * item;
-      gpu::CopyRowsAsync(static_cast<size_t>(outer), row, Input(i).raw_data(), row, y + offset,
-                         y_row, context_.stream());
-      offset += row;
-    }
-    Tensor* info = OutputBlob(1)->GetMutableTensor(Device());
-    info->Resize({n});
-    int32_t* p = info->mutable_data<int32_t>();
-    for (int i = 0; i < n; ++i) p[i] = static_cast<int32_t>(s.extents[i]);
+    WriteSplitInfo(plan.shape, OutputBlob(1)->GetMutableTensor(Device()));
   }
 
  private:
   ConcatSplitAxis axis_;
-  std::vector<std::vector<int64_t>> input_dims_;
 };
 
 class SplitCUDAOp final : public Operator<CUDAContext> {

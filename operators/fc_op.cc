@@ -27,13 +27,21 @@ FCShape ComputeFCShape(const std::vector<int64_t>& x_dims, const std::vector<int
   return s;
 }
 
-namespace {
+FCShape CheckFCInputs(const Tensor& X, const Tensor& W, const Tensor& B, int axis, int axis_w) {
+  EnforceFloatType(X, "X");
+  EnforceFloatType(W, "W");
+  EnforceFloatType(B, "b");
+  const FCShape s = ComputeFCShape(X.dims(), W.dims(), axis, axis_w);
+  HALFCAF_ENFORCE(B.numel() == s.N, "b has ", B.numel(), " elements (dims ",
+                  DimsString(B.dims()), ") but W has N = ", s.N, " outputs");
+  return s;
+}
+
 std::vector<int64_t> FCOutputDims(const std::vector<int64_t>& x_dims, const FCShape& s) {
   std::vector<int64_t> y(x_dims.begin(), x_dims.begin() + s.axis);
   y.push_back(s.N);
   return y;
 }
-}  // namespace
 
 FCOp::FCOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
@@ -44,12 +52,7 @@ void FCOp::RunOnDevice() {
   const Tensor& X = Input(0);
   const Tensor& W = Input(1);
   const Tensor& B = Input(2);
-  EnforceFloatType(X, "X");
-  EnforceFloatType(W, "W");
-  EnforceFloatType(B, "b");
-  const FCShape s = ComputeFCShape(X.dims(), W.dims(), axis_, axis_w_);
-  HALFCAF_ENFORCE(B.numel() == s.N, "b has ", B.numel(), " elements (dims ",
-                  DimsString(B.dims()), ") but W has N = ", s.N, " outputs");
+  const FCShape s = CheckFCInputs(X, W, B, axis_, axis_w_);
   Tensor* Y = Output(0, FCOutputDims(X.dims(), s));
   const float* x = ReadAsFloat(X, &x_);
   const float* w = ReadAsFloat(W, &w_);

@@ -16,6 +16,10 @@ struct FCShape {
 };
 FCShape ComputeFCShape(const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims,
                        int axis, int axis_w);
+// FC's inputs checked the same way on every device (float or float16, shapes, bias size).
+FCShape CheckFCInputs(const Tensor& X, const Tensor& W, const Tensor& B, int axis, int axis_w);
+// Y's dims: X.dims[:axis] + [N].
+std::vector<int64_t> FCOutputDims(const std::vector<int64_t>& x_dims, const FCShape& s);
 
 class FCOp final : public Operator<CPUContext> {
  public:

@@ -33,16 +33,9 @@ class FCCUDAOp final : public Operator<CUDAContext> {
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const Tensor& B = Input(2);
-    EnforceFloatType(X, "X");
-    EnforceFloatType(W, "W");
-    EnforceFloatType(B, "b");
-    const FCShape s = ComputeFCShape(X.dims(), W.dims(), axis_, axis_w_);
-    HALFCAF_ENFORCE(B.numel() == s.N, "b has ", B.numel(), " elements (dims ", DimsString(B.dims()),
-                    ") but W has N = ", s.N, " outputs");
+    const FCShape s = CheckFCInputs(X, W, B, axis_, axis_w_);
     EnforceSameDtype(X, "X", W, "W", DebugName());
-    std::vector<int64_t> y_dims(X.dims().begin(), X.dims().begin() + s.axis);
-    y_dims.push_back(s.N);
-    Tensor* Y = Output(0, y_dims);
+    Tensor* Y = Output(0, FCOutputDims(X.dims(), s));
     if (X.dtype() == DataType::FLOAT) {
       Run<float>(s, X, W, B, Y);
     } else {

@@ -244,24 +244,28 @@ void ChannelGradSums(const BNShape& s, BNOrder order, const float* x, const floa
 
 // ---- forward -----------------------------------------------------------------------------------
 
+void EnforceSpatialBNForwardArgs(const OperatorBase& op, bool is_test, float momentum) {
+  EnforceBNSingleBatch(op);
+  HALFCAF_ENFORCE(momentum >= 0.f && momentum <= 1.f,
+                  "SpatialBN: argument 'momentum' must be in [0, 1], got ", momentum);
+  if (is_test) {
+    HALFCAF_ENFORCE(op.OutputSize() == 1,
+                    "SpatialBN in test mode (is_test=1) takes 1 output (Y), got ", op.OutputSize());
+  } else {
+    HALFCAF_ENFORCE(op.OutputSize() == 5,
+                    "SpatialBN in training mode (is_test=0) takes 5 outputs "
+                    "(Y, running_mean, running_var, saved_mean, saved_var), got ",
+                    op.OutputSize());
+  }
+}
+
 SpatialBNOp::SpatialBNOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
       is_test_(GetSingleArgument<int>("is_test", 0) != 0),
       epsilon_(ReadBNEpsilon(*this)),
       momentum_(GetSingleArgument<float>("momentum", 0.9f)),
       order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
-  EnforceBNSingleBatch(*this);
-  HALFCAF_ENFORCE(momentum_ >= 0.f && momentum_ <= 1.f,
-                  "SpatialBN: argument 'momentum' must be in [0, 1], got ", momentum_);
-  if (is_test_) {
-    HALFCAF_ENFORCE(OutputSize() == 1,
-                    "SpatialBN in test mode (is_test=1) takes 1 output (Y), got ", OutputSize());
-  } else {
-    HALFCAF_ENFORCE(OutputSize() == 5,
-                    "SpatialBN in training mode (is_test=0) takes 5 outputs "
-                    "(Y, running_mean, running_var, saved_mean, saved_var), got ",
-                    OutputSize());
-  }
+  EnforceSpatialBNForwardArgs(*this, is_test_, momentum_);
 }
 
 float* SpatialBNOp::RunningStat(int in, int out, int64_t C, const char* what) {

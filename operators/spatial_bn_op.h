@@ -43,6 +43,8 @@ BNShape CheckBNGradientInputs(const Tensor& X, const Tensor& scale, const Tensor
 float ReadBNEpsilon(const OperatorBase& op);
 // Checks num_batches == 1 and 5 inputs (the multi-batch form is not supported).
 void EnforceBNSingleBatch(const OperatorBase& op);
+// SpatialBN's forward arguments and output count, checked the same way on every device.
+void EnforceSpatialBNForwardArgs(const OperatorBase& op, bool is_test, float momentum);
 
 class SpatialBNOp final : public Operator<CPUContext> {
  public:
