@@ -99,6 +99,8 @@ void CUDAContext::FinishDevice() { HALFCAF_CUDA_CHECK(cudaStreamSynchronize(stre
 
 cudaStream_t CUDAContext::stream() const { return GetResources(device_id_, stream_id_).stream; }
 
+cudaStream_t CudaStream(int device, int stream_id) { return GetResources(device, stream_id).stream; }
+
 cublasHandle_t CUDAContext::cublas_handle() {
   StreamResources& r = GetResources(device_id_, stream_id_);
   std::lock_guard<std::mutex> lk(g_res_mu);

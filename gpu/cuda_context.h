@@ -56,6 +56,9 @@ class CUDAContext {
   std::mt19937 rng_;
 };
 
+// The stream of (device, stream id) that CUDAContext uses (created on first use).
+cudaStream_t CudaStream(int device, int stream_id = 0);
+
 // Peak bytes the caching allocator has held on a device (for the benchmark's memory column).
 size_t CudaPeakMemory(int device);
 // Frees cached (unused) device blocks.

@@ -1,9 +1,62 @@
 #include "gpu/tensor_copy.h"
 
+#include <mutex>
+#include <set>
+#include <utility>
+
 #include "gpu/cuda_check.h"
+#include "gpu/cuda_context.h"
 
 namespace halfcaf {
 namespace gpu {
+
+namespace {
+
+// Restores the current device when it goes out of scope.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    HALFCAF_CUDA_CHECK(cudaGetDevice(&saved_));
+    HALFCAF_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~DeviceGuard() { (void)cudaSetDevice(saved_); }
+
+ private:
+  int saved_ = 0;
+};
+
+// Direct peer access from `device` to `peer` where the hardware allows it (otherwise
+// cudaMemcpyPeerAsync stages through the host, which is slower but correct). Once per pair.
+void EnablePeerAccessOnce(int device, int peer) {
+  static std::mutex mu;
+  static std::set<std::pair<int, int>> done;
+  std::lock_guard<std::mutex> lk(mu);
+  if (!done.insert({device, peer}).second) return;
+  int can = 0;
+  HALFCAF_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device, peer));
+  if (!can) return;
+  DeviceGuard guard(device);
+  const cudaError_t err = cudaDeviceEnablePeerAccess(peer, 0);
+  if (err == cudaErrorPeerAccessAlreadyEnabled) {
+    (void)cudaGetLastError();
+    return;
+  }
+  HALFCAF_CUDA_CHECK(err);
+}
+
+// Makes `waiter` wait for the work queued so far on `producer` (a stream of `producer_device`).
+void StreamWaitsFor(cudaStream_t waiter, cudaStream_t producer, int producer_device) {
+  cudaEvent_t event;
+  {
+    DeviceGuard guard(producer_device);
+    HALFCAF_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    HALFCAF_CUDA_CHECK(cudaEventRecord(event, producer));
+  }
+  HALFCAF_CUDA_CHECK(cudaStreamWaitEvent(waiter, event, 0));
+  HALFCAF_CUDA_CHECK(cudaEventDestroy(event));  // released once the wait is satisfied
+}
+
+}  // namespace
 
 void CopyTensorAsync(const Tensor& src, Tensor* dst, cudaStream_t stream) {
   if (dst == &src) return;
@@ -17,8 +70,15 @@ void CopyTensorAsync(const Tensor& src, Tensor* dst, cudaStream_t stream) {
     HALFCAF_CUDA_CHECK(
         cudaMemcpyAsync(d, src.raw_data(), src.nbytes(), cudaMemcpyDeviceToDevice, stream));
   } else {
-    HALFCAF_CUDA_CHECK(cudaMemcpyPeerAsync(d, dst->device().id, src.raw_data(), src.device().id,
-                                           src.nbytes(), stream));
+    // Streams of different devices are not ordered with each other: the copy waits for the work
+    // that produced src (the source device's stream), and later work there (which may overwrite
+    // src) waits for the copy.
+    const int from = src.device().id, to = dst->device().id;
+    EnablePeerAccessOnce(to, from);
+    cudaStream_t src_stream = CudaStream(from);
+    StreamWaitsFor(stream, src_stream, from);
+    HALFCAF_CUDA_CHECK(cudaMemcpyPeerAsync(d, to, src.raw_data(), from, src.nbytes(), stream));
+    StreamWaitsFor(src_stream, stream, to);
   }
 }
 

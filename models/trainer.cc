@@ -24,6 +24,7 @@ const char kFoundInf[] = "found_inf";
 const char kGoodSteps[] = "loss_scale_good_steps";
 const char kSkipped[] = "skipped_steps";
 const char kReaderState[] = "data_reader_state";
+const char kLossGradSeed[] = "loss_grad_seed";
 
 bool Reads(const NetDef& net, const std::string& blob) {
   for (const auto& op : net.op()) {
@@ -87,6 +88,12 @@ NetDef TestModeForward(const NetDef& forward) {
   return out;
 }
 
+// Ops that stay on the CPU whatever the device: the iteration counter and its fill (the data
+// reader too, handled where it is placed).
+bool StaysOnCpu(const OperatorDef& op) {
+  return op.type() == "Iter" || (op.output_size() == 1 && op.output(0) == kIterBlob);
+}
+
 // Puts every op of `net` on `device`, except those that must stay on the CPU: the data reader,
 // the iteration counter and its fill. The reader's outputs are copied to the device.
 void PlaceOnDevice(NetDef* net, Device device, const std::string& data, const std::string& label) {
@@ -97,8 +104,7 @@ void PlaceOnDevice(NetDef* net, Device device, const std::string& data, const st
   NetDef out = *net;
   out.clear_op();
   for (OperatorDef op : net->op()) {
-    const bool cpu_only = op.type() == "DataInput" || op.type() == "Iter" ||
-                          (op.output_size() == 1 && op.output(0) == kIterBlob);
+    const bool cpu_only = op.type() == "DataInput" || StaysOnCpu(op);
     if (op.type() == "DataInput") {
       for (auto& o : *op.mutable_output()) o += "_cpu";
       *out.add_op() = op;
@@ -140,6 +146,13 @@ int64_t LargestDivisorAtMost(int64_t n, int64_t cap) {
 Trainer::Trainer(const NetDef& init, const NetDef& forward, const TrainerOptions& options)
     : opt_(options) {
   HALFCAF_ENFORCE(opt_.batch_size > 0, "batch size must be positive, got ", opt_.batch_size);
+  if (opt_.replicas.size() > 1) {
+    replicas_ = MakeReplicas(opt_.replicas);
+    const int64_t n = static_cast<int64_t>(replicas_.size());
+    HALFCAF_ENFORCE(opt_.batch_size % n == 0, "the batch size (", opt_.batch_size, ") must be a "
+                    "multiple of the number of replicas (", n, ")");
+    opt_.device = replicas_[0].device;
+  }
   HALFCAF_ENFORCE(!opt_.train_data.empty() || opt_.data_format == "synthetic",
                   "no training data given");
   HALFCAF_ENFORCE(opt_.loss_scale > 0, "loss scale must be positive, got ", opt_.loss_scale);
@@ -154,7 +167,8 @@ Trainer::Trainer(const NetDef& init, const NetDef& forward, const TrainerOptions
 
 Trainer::~Trainer() = default;
 
-NetDef Trainer::MakeDataNet(const std::string& source, bool train, int64_t batch_size) const {
+NetDef Trainer::MakeDataNet(const std::string& source, bool train, int64_t batch_size,
+                            const std::string& data, const std::string& label) const {
   // A synthetic set is a function of the seed, so the test reader sees the training samples
   // (in order): synthetic data measures speed and fitting, not generalisation.
   const int64_t seed = static_cast<int64_t>(opt_.seed);
@@ -177,7 +191,7 @@ NetDef Trainer::MakeDataNet(const std::string& source, bool train, int64_t batch
   }
   NetDef net;
   *net.add_op() = MakeOperatorDef("DataInput", train ? "train_reader" : "test_reader", {},
-                                  {opt_.data_blob, opt_.label_blob}, args);
+                                  {data, label}, args);
   return net;
 }
 
@@ -233,6 +247,9 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   const int first_grad = body.op_size();
   std::map<std::string, std::string> seeds;
   if (opt_.float16) seeds[opt_.loss_blob] = kLossScale;
+  // Data parallel: each replica's loss is the mean over its share of the batch, so its gradient
+  // is seeded with loss_scale / N and the summed gradients are those of the whole batch.
+  if (!replicas_.empty()) seeds[opt_.loss_blob] = kLossGradSeed;
   std::map<std::string, GradientWrapper> grads;
   try {
     grads = Backward(&body, {opt_.loss_blob}, seeds);
@@ -256,42 +273,56 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
                   opt_.loss_blob, "'");
   PruneBackward(&body, first_grad, wanted);
 
-  // Train net: reader, forward + backward, overflow check, optimizer, loss scale. Init net: the
-  // user's, then the FP16 copies, the optimizer's state and the loss-scale state.
-  train_ = MakeDataNet(opt_.train_data, true, opt_.batch_size);
-  train_.set_name("train");
-  for (const auto& op : body.op()) *train_.add_op() = op;
-  init_ = init;
-  init_.set_name("train_init");
+  // The step (forward + backward), the update (overflow check, optimizer, loss scale) and the
+  // state the init net makes: the user's init, the FP16 copies, the optimizer's state and the
+  // loss-scale state.
+  NetDef step;
+  if (!replicas_.empty()) {
+    *step.add_op() = MakeOperatorDef("Scale", "", {kLossScale}, {kLossGradSeed},
+                                     {MakeArgument("scale", 1.f / replicas_.size())});
+  }
+  for (const auto& op : body.op()) *step.add_op() = op;
+  NetDef state = init;
+  state.set_name("train_init");
   for (const auto& p : fp16_copies) {
     if (premade.count(Fp16CopyName(p))) continue;
-    *init_.add_op() = MakeOperatorDef("FloatToHalf", "", {p}, {Fp16CopyName(p)});
+    *state.add_op() = MakeOperatorDef("FloatToHalf", "", {p}, {Fp16CopyName(p)});
   }
   std::vector<std::string> grad_blobs;
   for (const auto& pg : param_grads) grad_blobs.push_back(pg.grad);
-  if (opt_.float16) *train_.add_op() = MakeOperatorDef("CheckFinite", "", grad_blobs, {kFoundInf});
+  NetDef update;
+  if (opt_.float16) *update.add_op() = MakeOperatorDef("CheckFinite", "", grad_blobs, {kFoundInf});
   AddMomentumSGD(opt_.optimizer, param_grads, opt_.float16 ? kLossScale : "",
-                 opt_.float16 ? kFoundInf : "", &train_, &init_);
+                 opt_.float16 ? kFoundInf : "", &update, &state);
   if (opt_.float16) {
     // A static scale never changes, but overflowing steps are still skipped and counted.
     std::vector<Argument> args{MakeArgument("growth_interval", opt_.scale_growth_interval)};
     if (!opt_.dynamic_loss_scale) args = {MakeArgument("growth", 1.f), MakeArgument("backoff", 1.f)};
-    *train_.add_op() = MakeOperatorDef("UpdateLossScale", "",
+    *update.add_op() = MakeOperatorDef("UpdateLossScale", "",
                                        {kLossScale, kFoundInf, kGoodSteps, kSkipped},
                                        {kLossScale, kGoodSteps, kSkipped}, args);
   }
-  *init_.add_op() = Fill(kLossScale, {}, DataType::FLOAT, opt_.float16 ? opt_.loss_scale : 1.f);
-  *init_.add_op() = Fill(kGoodSteps, {1}, DataType::INT64, 0.f);
-  *init_.add_op() = Fill(kSkipped, {1}, DataType::INT64, 0.f);
-  PlaceOnDevice(&init_, opt_.device, opt_.data_blob, opt_.label_blob);
-  PlaceOnDevice(&train_, opt_.device, opt_.data_blob, opt_.label_blob);
-  for (const auto& op : init_.op()) {
+  *state.add_op() = Fill(kLossScale, {}, DataType::FLOAT, opt_.float16 ? opt_.loss_scale : 1.f);
+  *state.add_op() = Fill(kGoodSteps, {1}, DataType::INT64, 0.f);
+  *state.add_op() = Fill(kSkipped, {1}, DataType::INT64, 0.f);
+  for (const auto& op : state.op()) {
     for (const auto& o : op.output()) {
       if (std::find(checkpoint_blobs_.begin(), checkpoint_blobs_.end(), o) ==
           checkpoint_blobs_.end()) {
         checkpoint_blobs_.push_back(o);
       }
     }
+  }
+  if (!replicas_.empty()) {
+    BuildReplicated(step, update, state, grad_blobs);
+  } else {
+    train_ = MakeDataNet(opt_.train_data, true, opt_.batch_size, opt_.data_blob, opt_.label_blob);
+    train_.set_name("train");
+    for (const auto& op : step.op()) *train_.add_op() = op;
+    for (const auto& op : update.op()) *train_.add_op() = op;
+    init_ = state;
+    PlaceOnDevice(&init_, opt_.device, opt_.data_blob, opt_.label_blob);
+    PlaceOnDevice(&train_, opt_.device, opt_.data_blob, opt_.label_blob);
   }
 
   if (opt_.test_forward.op_size() == 0) {
@@ -305,6 +336,61 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
     }
     test_forward_ = TestModeForward(test_fwd);
   }
+}
+
+void Trainer::BuildReplicated(const NetDef& step, const NetDef& update, const NetDef& state,
+                              const std::vector<std::string>& grads) {
+  // Reader (CPU, whole batch) -> Split along the batch axis -> one share per replica, copied to
+  // its device.
+  train_ = MakeDataNet(opt_.train_data, true, opt_.batch_size, opt_.data_blob, opt_.label_blob);
+  train_.set_name("train");
+  const bool cuda = replicas_[0].device.type == DeviceType::CUDA;
+  for (const std::string& blob : {opt_.data_blob, opt_.label_blob}) {
+    std::vector<std::string> shares;
+    for (const auto& r : replicas_) shares.push_back(r.Blob(blob) + (cuda ? "_cpu" : ""));
+    *train_.add_op() = MakeOperatorDef("Split", "", {blob}, shares, {MakeArgument("axis", 0)});
+    if (!cuda) continue;
+    for (const auto& r : replicas_) {
+      OperatorDef copy = MakeOperatorDef("CopyCPUToGPU", "", {r.Blob(blob) + "_cpu"}, {r.Blob(blob)});
+      copy.mutable_device_option()->set_device_type(static_cast<int>(r.device.type));
+      copy.mutable_device_option()->set_device_id(r.device.id);
+      *train_.add_op() = copy;
+    }
+  }
+  auto append = [](const NetDef& from, NetDef* to) {
+    for (const auto& op : from.op()) *to->add_op() = op;
+  };
+  for (const auto& r : replicas_) append(ReplicateNet(step, r, StaysOnCpu), &train_);
+  AddAllReduce(grads, replicas_, &train_);
+  for (const auto& r : replicas_) append(ReplicateNet(update, r, StaysOnCpu), &train_);
+
+  // Replica 0 initialises; the others copy every blob it made, so all start identical.
+  init_ = ReplicateNet(state, replicas_[0], StaysOnCpu);
+  init_.set_name("train_init");
+  std::set<std::string> on_cpu;
+  for (const auto& op : state.op()) {
+    if (StaysOnCpu(op)) on_cpu.insert(op.output().begin(), op.output().end());
+  }
+  for (size_t i = 1; i < replicas_.size(); ++i) {
+    for (const auto& b : checkpoint_blobs_) {
+      OperatorDef copy = MakeOperatorDef("Copy", "", {Name(0, b)}, {Name(i, b)});
+      const Device d = on_cpu.count(b) ? Device{} : replicas_[i].device;
+      copy.mutable_device_option()->set_device_type(static_cast<int>(d.type));
+      copy.mutable_device_option()->set_device_id(d.id);
+      *init_.add_op() = copy;
+    }
+  }
+}
+
+std::string Trainer::Name(size_t r, const std::string& blob) const {
+  return replicas_.empty() ? blob : replicas_.at(r).Blob(blob);
+}
+
+float Trainer::MeanOverReplicas(const std::string& blob) const {
+  const size_t n = std::max<size_t>(replicas_.size(), 1);
+  double sum = 0;
+  for (size_t r = 0; r < n; ++r) sum += ReadScalar(Name(r, blob));
+  return static_cast<float>(sum / static_cast<double>(n));
 }
 
 void Trainer::CreateNets() {
@@ -321,7 +407,7 @@ void Trainer::Initialize() {
 void Trainer::Resume(const std::string& path) {
   ws_.RunNetOnce(init_);
   std::map<std::string, std::vector<int64_t>> dims;
-  for (const auto& b : checkpoint_blobs_) dims[b] = ws_.GetTensor(b).dims();
+  for (const auto& b : checkpoint_blobs_) dims[b] = ws_.GetTensor(Name(0, b)).dims();
   Workspace ckpt;
   FeedTensorProtosFile(path, &ckpt);
   for (const auto& b : checkpoint_blobs_) {
@@ -330,7 +416,11 @@ void Trainer::Resume(const std::string& path) {
     const Tensor& t = ckpt.GetTensor(b);
     HALFCAF_ENFORCE(t.dims() == dims[b], path, ": blob '", b, "' has dims ", DimsString(t.dims()),
                     " in the checkpoint but ", DimsString(dims[b]), " in this net");
-    ws_.CreateTensor(b)->CopyFrom(t);
+    // Into every replica's tensor, on the device that holds it.
+    for (size_t r = 0; r < std::max<size_t>(replicas_.size(), 1); ++r) {
+      const std::string name = Name(r, b);
+      ws_.CreateTensor(name, ws_.GetTensor(name).device())->CopyFrom(t);
+    }
   }
   HALFCAF_ENFORCE(ckpt.HasBlob(kReaderState), path, ": the checkpoint has no data position");
   const Tensor& st = ckpt.GetTensor(kReaderState);
@@ -347,7 +437,16 @@ void Trainer::SaveCheckpoint(const std::string& path) {
   std::copy(state.begin(), state.end(), t->mutable_data<int64_t>());
   std::vector<std::string> names = checkpoint_blobs_;
   names.push_back(kReaderState);
-  WriteBlobsToFile(ws_, names, path);
+  if (replicas_.empty()) {
+    WriteBlobsToFile(ws_, names, path);
+    return;
+  }
+  // Replica 0's blobs under their single-device names: a checkpoint resumes with any number of
+  // replicas, or none.
+  Workspace out;
+  for (const auto& b : checkpoint_blobs_) out.CreateTensor(b)->CopyFrom(ws_.GetTensor(Name(0, b)));
+  out.CreateTensor(kReaderState)->CopyFrom(*t);
+  WriteBlobsToFile(out, names, path);
 }
 
 float Trainer::ReadScalar(const std::string& blob) const {
@@ -369,16 +468,18 @@ StepStats Trainer::Step() {
   train_net_->Run();
   StepStats s;
   s.iter = iteration();
-  s.loss = ReadScalar(opt_.loss_blob);
-  s.has_accuracy = ws_.HasBlob(opt_.accuracy_blob) && Writes(train_, opt_.accuracy_blob);
-  if (s.has_accuracy) s.accuracy = ReadScalar(opt_.accuracy_blob);
-  s.lr = ReadScalar(kLrBlob);
-  s.loss_scale = ReadScalar(kLossScale);
-  s.skipped_steps = static_cast<int64_t>(ReadScalar(kSkipped));
+  s.loss = MeanOverReplicas(opt_.loss_blob);
+  s.has_accuracy = Writes(train_, Name(0, opt_.accuracy_blob));
+  if (s.has_accuracy) s.accuracy = MeanOverReplicas(opt_.accuracy_blob);
+  s.lr = ReadScalar(Name(0, kLrBlob));
+  s.loss_scale = ReadScalar(Name(0, kLossScale));
+  s.skipped_steps = static_cast<int64_t>(ReadScalar(Name(0, kSkipped)));
   return s;
 }
 
-int64_t Trainer::iteration() const { return ws_.GetTensor(kIterBlob).data<int64_t>()[0]; }
+int64_t Trainer::iteration() const {
+  return ws_.GetTensor(Name(0, kIterBlob)).data<int64_t>()[0];
+}
 
 int64_t Trainer::train_set_size() const {
   HALFCAF_ENFORCE(train_reader_ != nullptr, "the training reader is not created yet");
@@ -399,10 +500,14 @@ EvalStats Trainer::Evaluate() {
     }
     const int64_t b = LargestDivisorAtMost(n, std::max<int64_t>(opt_.batch_size, 100));
     test_batches_ = n / b;
-    test_ = MakeDataNet(opt_.test_data, false, b);
+    // Replica 0 evaluates (its BN statistics).
+    const std::string data = Name(0, opt_.data_blob), label = Name(0, opt_.label_blob);
+    test_ = MakeDataNet(opt_.test_data, false, b, data, label);
     test_.set_name("test");
-    for (const auto& op : test_forward_.op()) *test_.add_op() = op;
-    PlaceOnDevice(&test_, opt_.device, opt_.data_blob, opt_.label_blob);
+    NetDef fwd = test_forward_;
+    if (!replicas_.empty()) fwd = ReplicateNet(fwd, Replica{Device{}, replicas_[0].prefix}, {});
+    for (const auto& op : fwd.op()) *test_.add_op() = op;
+    PlaceOnDevice(&test_, opt_.device, data, label);
     test_net_ = ws_.CreateNet(test_);
     test_reader_ = dynamic_cast<DataInputOp*>(test_net_->ops().at(0).get());
   }
@@ -411,11 +516,11 @@ EvalStats Trainer::Evaluate() {
   start.index = 0;
   test_reader_->SetState(start);
   EvalStats e;
-  const bool has_acc = Writes(test_, opt_.accuracy_blob);
+  const bool has_acc = Writes(test_, Name(0, opt_.accuracy_blob));
   for (int64_t i = 0; i < test_batches_; ++i) {
     test_net_->Run();
-    e.loss += ReadScalar(opt_.loss_blob);
-    if (has_acc) e.accuracy += ReadScalar(opt_.accuracy_blob);
+    e.loss += ReadScalar(Name(0, opt_.loss_blob));
+    if (has_acc) e.accuracy += ReadScalar(Name(0, opt_.accuracy_blob));
   }
   e.loss /= static_cast<double>(test_batches_);
   e.accuracy /= static_cast<double>(test_batches_);

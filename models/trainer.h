@@ -11,6 +11,7 @@
 
 #include "core/net.h"
 #include "core/workspace.h"
+#include "models/data_parallel.h"
 #include "models/model_helper.h"
 #include "models/optimizer.h"
 #include "proto/halfcaf.pb.h"
@@ -44,8 +45,12 @@ struct TrainerOptions {
   // Optional separate forward net for evaluation (same parameter names; e.g. without dropout).
   // Empty: the training forward net in test mode.
   NetDef test_forward;
-  // Placement and randomness.
+  // Placement and randomness. `device` runs the whole net; `replicas` (two or more entries,
+  // devices may repeat) trains data-parallel instead: one replica per entry, each on
+  // batch_size / replicas samples of every batch, gradients summed across replicas
+  // (models/data_parallel.h). batch_size is the total over all replicas.
   Device device;
+  std::vector<Device> replicas;
   uint32_t seed = 1;
 };
 
@@ -80,6 +85,8 @@ class Trainer {
   void SaveCheckpoint(const std::string& path);
 
   int64_t iteration() const;
+  // Data-parallel replicas (empty when one device runs the whole net).
+  const std::vector<Replica>& replicas() const { return replicas_; }
   int64_t train_set_size() const;
   const NetDef& train_init_net() const { return init_; }
   const NetDef& train_net() const { return train_; }
@@ -89,15 +96,26 @@ class Trainer {
 
  private:
   void BuildNets(const NetDef& init, const NetDef& forward);
-  NetDef MakeDataNet(const std::string& source, bool train, int64_t batch_size) const;
+  NetDef MakeDataNet(const std::string& source, bool train, int64_t batch_size,
+                     const std::string& data, const std::string& label) const;
+  // Train and init nets of the data-parallel run: the reader splits each batch between the
+  // replicas, every replica runs `step`, the gradients are all-reduced, every replica runs
+  // `update`; replica 0 initialises with `state` and the others copy its blobs.
+  void BuildReplicated(const NetDef& step, const NetDef& update, const NetDef& state,
+                       const std::vector<std::string>& grads);
   void CreateNets();
+  // Blob `blob` of replica `r` (the name itself without data parallelism).
+  std::string Name(size_t r, const std::string& blob) const;
   float ReadScalar(const std::string& blob) const;
+  float MeanOverReplicas(const std::string& blob) const;
 
   TrainerOptions opt_;
   Workspace ws_;
   NetDef init_, train_, test_, test_forward_;
   int64_t test_batches_ = 0;
   std::vector<ParamInfo> params_;
+  std::vector<Replica> replicas_;
+  // Replica 0's state (unprefixed names): what checkpoints hold, whatever the replica count.
   std::vector<std::string> checkpoint_blobs_;
   NetBase* train_net_ = nullptr;
   NetBase* test_net_ = nullptr;

@@ -52,6 +52,10 @@ DEFINE_double(initial_loss_scale, 65536.0, "starting value of a dynamic loss sca
 DEFINE_int64(scale_growth_interval, 1000, "clean steps before a dynamic scale doubles");
 DEFINE_string(device, "cpu", "cpu or cuda");
 DEFINE_int32(gpu, 0, "CUDA device id");
+DEFINE_string(gpus, "", "data parallel on these CUDA devices, e.g. 0,1,2,3 (implies --device cuda)");
+DEFINE_int32(replicas, 0, "data-parallel replicas (default: one per --gpus entry, else 1); replica "
+             "i runs on the i-th listed GPU (cycling), on --gpu, or on the CPU; --batch_size is "
+             "the total over all replicas");
 DEFINE_int32(threads, 0, "CPU threads for BLAS (0: all cores)");
 DEFINE_uint32(seed, 1, "seed for initialisation and data order");
 DEFINE_string(data_blob, "data", "the net's data blob");
@@ -148,6 +152,23 @@ TrainerOptions OptionsFromFlags() {
   HALFCAF_ENFORCE(FLAGS_device == "cpu" || FLAGS_device == "cuda",
                   "--device must be cpu or cuda, got '", FLAGS_device, "'");
   if (FLAGS_device == "cuda") o.device = Device{DeviceType::CUDA, FLAGS_gpu};
+  std::vector<int64_t> gpus = ParseInts(FLAGS_gpus, "gpus");
+  HALFCAF_ENFORCE(gpus.empty() || FLAGS_device == "cuda" ||
+                      gflags::GetCommandLineFlagInfoOrDie("device").is_default,
+                  "--gpus runs on CUDA devices, but --device is '", FLAGS_device, "'");
+  HALFCAF_ENFORCE(FLAGS_replicas >= 0, "--replicas must be positive, got ", FLAGS_replicas);
+  if (!gpus.empty()) o.device = Device{DeviceType::CUDA, static_cast<int>(gpus[0])};
+  const int replicas = FLAGS_replicas > 0 ? FLAGS_replicas
+                                          : std::max<int>(1, static_cast<int>(gpus.size()));
+  if (replicas > 1) {
+    HALFCAF_ENFORCE(FLAGS_batch_size % replicas == 0, "--batch_size (", FLAGS_batch_size,
+                    ") must be a multiple of the number of replicas (", replicas, ")");
+    for (int i = 0; i < replicas; ++i) {
+      o.replicas.push_back(gpus.empty() ? o.device
+                                        : Device{DeviceType::CUDA,
+                                                 static_cast<int>(gpus[i % gpus.size()])});
+    }
+  }
   o.seed = FLAGS_seed;
   return o;
 }
@@ -239,8 +260,18 @@ int Main() {
                             ? FLAGS_iters
                             : static_cast<int64_t>(std::ceil(FLAGS_epochs * n_train /
                                                              FLAGS_batch_size));
+  std::string placement = options.device.ToString();
+  if (!options.replicas.empty()) {
+    placement = std::to_string(options.replicas.size()) + " data-parallel replicas (";
+    for (size_t i = 0; i < options.replicas.size(); ++i) {
+      placement += (i ? ", " : "") + options.replicas[i].ToString();
+    }
+    placement += "), " + std::to_string(FLAGS_batch_size / options.replicas.size()) +
+                 " images each";
+  }
   std::cout << "train_net: " << (options.float16 ? "mixed precision (float16)" : "float32")
-            << ", " << n_train << " training samples, batch " << FLAGS_batch_size << ", "
+            << " on " << placement << ", " << n_train << " training samples, batch "
+            << FLAGS_batch_size << ", "
             << total << " iterations"
             << (options.float16 ? ", loss scale " + std::string(options.dynamic_loss_scale
                                                                      ? "dynamic from "

@@ -102,6 +102,31 @@ TEST(TrainNetTest, HugeLossScaleSkipsStepsAndSettles) {
   EXPECT_GT(JsonNumber(json, "test_accuracy"), 0.9) << r.out;
 }
 
+// --replicas N trains data-parallel: the same losses as one device on the same total batch, and
+// a checkpoint written by 2 replicas resumes on 1.
+TEST(TrainNetTest, DataParallelReplicasFollowOneDevice) {
+  std::string dir = TestTempDir();
+  std::string ck = dir + "/ck_dp";
+  std::system(("rm -rf " + ck).c_str());
+  const std::string common = kTiny + "--log_every 1 --iters 20 ";
+  auto one = RunTool("train_net", common + "--log_csv " + dir + "/one.csv");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  auto two = RunTool("train_net", common + "--replicas 2 --log_csv " + dir + "/two.csv "
+                                           "--checkpoint_dir " + ck);
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_NE(two.out.find("2 data-parallel replicas (CPU, CPU), 8 images each"),
+            std::string::npos) << two.out;
+  auto l1 = CsvColumn(dir + "/one.csv", 2), l2 = CsvColumn(dir + "/two.csv", 2);
+  ASSERT_EQ(l1.size(), 20u);
+  ASSERT_EQ(l2.size(), 20u);
+  for (size_t i = 0; i < l1.size(); ++i) {
+    EXPECT_NEAR(std::stod(l2[i]), std::stod(l1[i]), 1e-4 * std::stod(l1[i])) << "iter " << i + 1;
+  }
+  auto resumed = RunTool("train_net", kTiny + "--iters 25 --resume --checkpoint_dir " + ck);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("resumed at iteration 20"), std::string::npos) << resumed.out;
+}
+
 void ExpectCleanError(const ToolResult& r, const std::string& needle) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_EQ(CountLines(r.err), 1) << r.err;
@@ -134,6 +159,14 @@ TEST(TrainNetTest, BadInputGivesOneClearLine) {
   ExpectCleanError(RunTool("train_net", kTiny + "--device tpu"), "--device must be cpu or cuda");
 #ifndef HALFCAF_WITH_CUDA
   ExpectCleanError(RunTool("train_net", kTiny + "--device cuda"), "needs the CUDA backend");
+#endif
+  ExpectCleanError(RunTool("train_net", kTiny + "--replicas 3"),
+                   "--batch_size (16) must be a multiple of the number of replicas (3)");
+  ExpectCleanError(RunTool("train_net", kTiny + "--gpus 0,x"), "--gpus: 'x' is not an integer");
+  ExpectCleanError(RunTool("train_net", kTiny + "--device cpu --gpus 0,1"),
+                   "--gpus runs on CUDA devices");
+#ifndef HALFCAF_WITH_CUDA
+  ExpectCleanError(RunTool("train_net", kTiny + "--gpus 0,1"), "needs the CUDA backend");
 #endif
   ExpectCleanError(RunTool("train_net", kTiny + "--dtype float16 --loss_scale lots"),
                    "--loss_scale must be a number");
