@@ -329,10 +329,16 @@ class CudnnConvGradientOp final : public CudnnConvOpBase {
     Tensor* dX = compute_dx_ ? Output(no_bias_ ? 1 : 2, X.dims()) : nullptr;
     void* dx = dX ? dX->raw_mutable_data(dt) : nullptr;
 
-    if (dY.numel() == 0 || X.numel() == 0) {  // empty batch or channels: all sums are zero
+    if (dY.numel() == 0 || X.numel() == 0) {
+      // Empty batch, channels or image: the sums over X are zero. dbias only needs dY, which is
+      // not empty when X has no channels (Y was the bias alone): sum it as on CPU.
       Zero(dW);
-      if (dB) Zero(dB);
       if (dX) Zero(dX);
+      if (dB && dY.numel() > 0) {
+        BiasGradientOnly(g, M, dY, db);
+      } else if (dB) {
+        Zero(dB);
+      }
       return;
     }
     SetDescriptors(key, g, M, dt);
@@ -440,6 +446,20 @@ class CudnnConvGradientOp final : public CudnnConvOpBase {
               << " math " << CudnnMathTypeName(c.data_math) << " workspace " << c.data_ws
               << " bytes (" << SearchName(exhaustive_search_, force_dgrad_ >= 0) << ")";
     return c;
+  }
+
+  // dbias = per-channel sums of dY, without the X / filter / convolution descriptors (cuDNN
+  // rejects their zero-sized dims). Invalidates the cached descriptors.
+  void BiasGradientOnly(const ConvPoolGeometry& g, int64_t M, const Tensor& dY, void* db) {
+    desc_key_.clear();
+    const cudnnDataType_t type = CudnnDataType(dY.dtype());
+    const cudnnTensorFormat_t format =
+        cp_.order == StorageOrder::NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    y_desc_.Set4d(format, type, g.N, M, g.out[0], g.out[1]);
+    bias_desc_.Set4d(format, type, 1, M, 1, 1);
+    const float one = 1.f, zero = 0.f;
+    HALFCAF_CUDNN_CHECK(cudnnConvolutionBackwardBias(context_.cudnn_handle(), &one, y_desc_.get(),
+                                                     dY.raw_data(), &zero, bias_desc_.get(), db));
   }
 
   void Zero(Tensor* t) {
