@@ -118,6 +118,13 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
     conv_desc_.Set2d(g.pad_head(0), g.pad_head(1), g.stride[0], g.stride[1], g.dilation[0],
                      g.dilation[1], CUDNN_DATA_FLOAT, cp_.group);
     conv_desc_.SetMathType(BaseMath());
+    // cuDNN must see the output shape the CPU geometry gives (and Y was allocated with).
+    int on = 0, oc = 0, oh = 0, ow = 0;
+    HALFCAF_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv_desc_.get(), x_desc_.get(),
+                                                              w_desc_.get(), &on, &oc, &oh, &ow));
+    HALFCAF_ENFORCE(on == g.N && oc == M && oh == g.out[0] && ow == g.out[1], cp_.op_label,
+                    ": cuDNN's output (", on, ", ", oc, ", ", oh, ", ", ow, ") differs from (",
+                    g.N, ", ", M, ", ", g.out[0], ", ", g.out[1], ") (N, M, H, W)");
     desc_key_ = key;
   }
 
