@@ -52,6 +52,17 @@ void GemmImpl(CUDAContext* ctx, DataType dtype, math::Trans trans_a, math::Trans
               int64_t N, int64_t K, float alpha, const void* A, int64_t lda, const void* B,
               int64_t ldb, float beta, void* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
+  if (K == 0) {
+    // C = beta * C. Done here, as core/math.h does, rather than relying on cuBLAS for k == 0:
+    // beta == 0 must give zeros whatever C held (NaN included).
+    if (beta == 1.f) return;
+    HALFCAF_ENFORCE(beta == 0.f, "GEMM with K = 0 on CUDA supports beta 0 or 1, got ", beta);
+    const size_t item = dtype == DataType::FLOAT16 ? sizeof(Half) : sizeof(float);
+    HALFCAF_CUDA_CHECK(cudaMemset2DAsync(C, static_cast<size_t>(ldc) * item, 0,
+                                         static_cast<size_t>(N) * item, static_cast<size_t>(M),
+                                         ctx->stream()));
+    return;
+  }
   const cudaDataType_t type = dtype == DataType::FLOAT16 ? CUDA_R_16F : CUDA_R_32F;
   cublasHandle_t handle = ctx->cublas_handle();
   // The handle is shared by every op on this stream: state the mode each time, so that nothing

@@ -4,7 +4,8 @@
 //                 "Volta path"); reductions are kept in FP32 as well.
 //   float data:   CUBLAS_COMPUTE_32F_PEDANTIC: real FP32 math, no TF32 and no tensor cores (the
 //                 "Pascal path"), whatever the handle's math mode or the environment says.
-// alpha and beta are host floats. Dimensions must fit cuBLAS's 32-bit ints.
+// alpha and beta are host floats. Dimensions must fit cuBLAS's 32-bit ints. K == 0 gives
+// C = beta * C for beta 0 (zeros, whatever C held) or 1 (unchanged), without calling cuBLAS.
 #pragma once
 
 #include <cublas_v2.h>

@@ -118,6 +118,13 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
     conv_desc_.Set2d(g.pad_head(0), g.pad_head(1), g.stride[0], g.stride[1], g.dilation[0],
                      g.dilation[1], CUDNN_DATA_FLOAT, cp_.group);
     conv_desc_.SetMathType(BaseMath());
+    // cuDNN must see the output shape the CPU geometry gives (and Y was allocated with).
+    int on = 0, oc = 0, oh = 0, ow = 0;
+    HALFCAF_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv_desc_.get(), x_desc_.get(),
+                                                              w_desc_.get(), &on, &oc, &oh, &ow));
+    HALFCAF_ENFORCE(on == g.N && oc == M && oh == g.out[0] && ow == g.out[1], cp_.op_label,
+                    ": cuDNN's output (", on, ", ", oc, ", ", oh, ", ", ow, ") differs from (",
+                    g.N, ", ", M, ", ", g.out[0], ", ", g.out[1], ") (N, M, H, W)");
     desc_key_ = key;
   }
 
@@ -329,10 +336,16 @@ class CudnnConvGradientOp final : public CudnnConvOpBase {
     Tensor* dX = compute_dx_ ? Output(no_bias_ ? 1 : 2, X.dims()) : nullptr;
     void* dx = dX ? dX->raw_mutable_data(dt) : nullptr;
 
-    if (dY.numel() == 0 || X.numel() == 0) {  // empty batch or channels: all sums are zero
+    if (dY.numel() == 0 || X.numel() == 0) {
+      // Empty batch, channels or image: the sums over X are zero. dbias only needs dY, which is
+      // not empty when X has no channels (Y was the bias alone): sum it as on CPU.
       Zero(dW);
-      if (dB) Zero(dB);
       if (dX) Zero(dX);
+      if (dB && dY.numel() > 0) {
+        BiasGradientOnly(g, M, dY, db);
+      } else if (dB) {
+        Zero(dB);
+      }
       return;
     }
     SetDescriptors(key, g, M, dt);
@@ -440,6 +453,20 @@ class CudnnConvGradientOp final : public CudnnConvOpBase {
               << " math " << CudnnMathTypeName(c.data_math) << " workspace " << c.data_ws
               << " bytes (" << SearchName(exhaustive_search_, force_dgrad_ >= 0) << ")";
     return c;
+  }
+
+  // dbias = per-channel sums of dY, without the X / filter / convolution descriptors (cuDNN
+  // rejects their zero-sized dims). Invalidates the cached descriptors.
+  void BiasGradientOnly(const ConvPoolGeometry& g, int64_t M, const Tensor& dY, void* db) {
+    desc_key_.clear();
+    const cudnnDataType_t type = CudnnDataType(dY.dtype());
+    const cudnnTensorFormat_t format =
+        cp_.order == StorageOrder::NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    y_desc_.Set4d(format, type, g.N, M, g.out[0], g.out[1]);
+    bias_desc_.Set4d(format, type, 1, M, 1, 1);
+    const float one = 1.f, zero = 0.f;
+    HALFCAF_CUDNN_CHECK(cudnnConvolutionBackwardBias(context_.cudnn_handle(), &one, y_desc_.get(),
+                                                     dY.raw_data(), &zero, bias_desc_.get(), db));
   }
 
   void Zero(Tensor* t) {

@@ -125,7 +125,11 @@ class SpatialBNCudnnOp final : public Operator<CUDAContext> {
         static_cast<float*>(DeviceScratch(&batch_mean_, context_.device(), C, DataType::FLOAT));
     float* batch_var =
         static_cast<float*>(DeviceScratch(&batch_var_, context_.device(), C, DataType::FLOAT));
-    // Factor 1: the "running" outputs receive this batch's mean and unbiased variance.
+    // Factor 1: the "running" outputs receive this batch's mean and unbiased variance. cuDNN
+    // blends them as old * (1 - factor) + batch * factor, and 0 * NaN is NaN: the scratch comes
+    // from the caching allocator and may hold anything, so start it at zero.
+    gpu::Set(C, 0.f, batch_mean, context_.stream());
+    gpu::Set(C, 0.f, batch_var, context_.stream());
     HALFCAF_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
         handle, CUDNN_BATCHNORM_SPATIAL, &one, &zero, desc_.x(), x, desc_.x(), y, desc_.param(),
         scale_t.data<float>(), bias_t.data<float>(), 1.0, batch_mean, batch_var, eps, saved_mean,

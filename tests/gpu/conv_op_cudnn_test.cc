@@ -213,6 +213,27 @@ TEST(ConvCudnnTest, NewShapeNewAlgorithm) {
   }
 }
 
+// X without channels: Y is the bias alone, so dbias is the sum of dY (not zero) while dfilter and
+// dX are empty; cuDNN cannot describe the empty X, so the op sums dY by itself.
+TEST(ConvCudnnTest, NoInputChannels) {
+  REQUIRE_GPU();
+  const ConvCase c{"C = 0", 2, 0, 5, 6, 4, 3, 3, {MakeArgument("pad", 1)}};
+  for (const char* order : kOrders) {
+    const bool nchw = std::string(order) == "NCHW";
+    std::map<std::string, Tensor> in{{"X", RandomTensor(XDims(c, nchw), 1)},
+                                     {"w", RandomTensor(FilterDims(c, nchw, 1), 2)},
+                                     {"b", RandomTensor({c.M}, 3)}};
+    in["dY"] = RandomTensor(OutputDims(c, order, in), 4);
+    for (DataType dt : kDtypes) {
+      SCOPED_TRACE(MakeString(order, " ", DataTypeName(dt)));
+      const auto data = AsDtype(in, dt);
+      DeviceChecker().Check(ConvDef("Conv", c, order, {"X", "w", "b"}, {"Y"}), data);
+      DeviceChecker().Check(
+          ConvDef("ConvGradient", c, order, {"X", "w", "dY"}, {"dw", "db", "dX"}), data);
+    }
+  }
+}
+
 void ExpectConvError(const OperatorDef& def_in, const std::map<std::string, Tensor>& in,
                      const std::string& needle) {
   Workspace ws;

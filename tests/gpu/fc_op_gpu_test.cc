@@ -2,6 +2,8 @@
 // wrapper's operand swap and precision policy. Device tests skip without a GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/math.h"
 #include "gpu/cublas_gemm.h"
 #include "tests/util/device_checker.h"
@@ -59,6 +61,38 @@ TEST(CublasGemmTest, AllTransposesMatchCpu) {
         Tensor got;
         got.CopyFrom(c);
         ExpectNear(ToFloatVector(got), ToFloatVector(want), h ? 1e-2f : 1e-5f, h ? 2e-3f : 1e-5f);
+      }
+    }
+  }
+}
+
+// K == 0: C = beta * C, with beta 0 giving zeros even where C held NaN.
+TEST(CublasGemmTest, EmptyInnerDimension) {
+  REQUIRE_GPU();
+  using math::Trans;
+  CUDAContext ctx;
+  const Device gpu = ctx.device();
+  Tensor c0({3, 5}, DataType::FLOAT);
+  for (int64_t i = 0; i < c0.numel(); ++i) c0.mutable_data<float>()[i] = i == 7 ? NAN : 1.5f;
+  for (float beta : {0.f, 1.f}) {
+    SCOPED_TRACE(MakeString("beta ", beta));
+    Tensor c(gpu), a(gpu), b(gpu);
+    c.CopyFrom(c0);
+    a.Resize({3, 0});
+    b.Resize({0, 5});
+    gpu::Gemm(&ctx, Trans::kNo, Trans::kNo, 3, 5, 0, 1.f, a.mutable_data<float>(),
+              b.mutable_data<float>(), beta, c.mutable_data<float>());
+    ctx.FinishDevice();
+    Tensor got;
+    got.CopyFrom(c);
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      const float v = got.data<float>()[i];
+      if (beta == 0.f) {
+        EXPECT_EQ(v, 0.f) << i;
+      } else if (i == 7) {
+        EXPECT_TRUE(std::isnan(v)) << i;
+      } else {
+        EXPECT_EQ(v, 1.5f) << i;
       }
     }
   }
