@@ -17,8 +17,11 @@ void CopyTensorAsync(const Tensor& src, Tensor* dst, cudaStream_t stream) {
     HALFCAF_CUDA_CHECK(
         cudaMemcpyAsync(d, src.raw_data(), src.nbytes(), cudaMemcpyDeviceToDevice, stream));
   } else {
-    HALFCAF_CUDA_CHECK(cudaMemcpyPeerAsync(d, dst->device().id, src.raw_data(), src.device().id,
-                                           src.nbytes(), stream));
+    // Another GPU: src was written on that device's own stream, which `stream` is not ordered
+    // with (and a later op there may overwrite src while an async copy still reads it). The
+    // synchronous peer copy is serialised with the pending and later work of both devices.
+    HALFCAF_CUDA_CHECK(cudaMemcpyPeer(d, dst->device().id, src.raw_data(), src.device().id,
+                                      src.nbytes()));
   }
 }
 

@@ -330,7 +330,9 @@ void Trainer::Resume(const std::string& path) {
     const Tensor& t = ckpt.GetTensor(b);
     HALFCAF_ENFORCE(t.dims() == dims[b], path, ": blob '", b, "' has dims ", DimsString(t.dims()),
                     " in the checkpoint but ", DimsString(dims[b]), " in this net");
-    ws_.CreateTensor(b)->CopyFrom(t);
+    // Into the device the init net left the blob on (a CUDA parameter stays on the GPU;
+    // CreateTensor's default device would move it to the host, where the CUDA ops reject it).
+    ws_.CreateTensor(b, ws_.GetTensor(b).device())->CopyFrom(t);
   }
   HALFCAF_ENFORCE(ckpt.HasBlob(kReaderState), path, ": the checkpoint has no data position");
   const Tensor& st = ckpt.GetTensor(kReaderState);
