@@ -95,7 +95,16 @@ void CudaCopyBytes(size_t nbytes, const void* src, Device src_device, void* dst,
     HALFCAF_CUDA_CHECK(cudaMemcpyPeer(dst, dst_device.id, src, src_device.id, nbytes));
     return;
   }
-  HALFCAF_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault));
+  // cudaMemcpy is ordered after the work already queued on the blocking op streams of the
+  // *current* device (through its legacy default stream), so make the tensor's device current:
+  // the calling thread (a tool's main thread, a DAG worker) may have another one, or none yet.
+  const int dev = src_device.type == DeviceType::CUDA ? src_device.id : dst_device.id;
+  int prev = 0;
+  HALFCAF_CUDA_CHECK(cudaGetDevice(&prev));
+  if (prev != dev) HALFCAF_CUDA_CHECK(cudaSetDevice(dev));
+  const cudaError_t err = cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault);
+  if (prev != dev) (void)cudaSetDevice(prev);
+  HALFCAF_CUDA_CHECK(err);
 }
 
 [[maybe_unused]] const bool g_registered = [] {

@@ -142,17 +142,27 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
   template <typename Perf>
   const Perf* Pick(const Perf* perf, int count, cudnnMathType_t* math) const {
     const bool tensor_ok = BaseMath() == CUDNN_TENSOR_OP_MATH;
+    auto usable = [&](const Perf& p) {
+      return p.status == CUDNN_STATUS_SUCCESS && p.memory <= static_cast<size_t>(ws_limit_) &&
+             (!deterministic_ || p.determinism == CUDNN_DETERMINISTIC);
+    };
     for (int i = 0; i < count; ++i) {
       const Perf& p = perf[i];
-      if (p.status != CUDNN_STATUS_SUCCESS) continue;
-      if (p.memory > static_cast<size_t>(ws_limit_)) continue;
-      if (deterministic_ && p.determinism != CUDNN_DETERMINISTIC) continue;
+      if (!usable(p)) continue;
       const bool tensor =
           p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
       if (tensor && !tensor_ok) continue;
       if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;  // no down-conversion
       *math = tensor_ok ? p.mathType : BaseMath();
       return &p;
+    }
+    // Every fitting candidate was reported with tensor-op math while tensor cores are off (FP32,
+    // or enable_tensor_core=0): run the fastest of them with the base math type (FMA for FP32:
+    // no TF32), which the algorithms accept; the math type is logged with the choice.
+    for (int i = 0; i < count; ++i) {
+      if (!usable(perf[i]) || tensor_ok) continue;
+      *math = BaseMath();
+      return &perf[i];
     }
     return nullptr;
   }

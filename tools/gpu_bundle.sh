@@ -35,5 +35,10 @@ if [[ "${WITH_DATA:-0}" == "1" && -d /usr/share/datasets/fashion-mnist ]]; then
 fi
 tar -C "$(dirname "$STAGE")" -cJf "$OUT" halfcaf_gpu
 rm -rf "$(dirname "$STAGE")"
+size=$(stat -c %s "$OUT")
+if ((size > 60 * 1024 * 1024)); then
+  echo "gpu_bundle: WARNING: $OUT is $((size >> 20)) MiB; a device run carries at most 64 MiB" \
+       "together with the working tree (drop WITH_DATA=1, or strip the binaries)" >&2
+fi
 echo "gpu_bundle: $OUT ($(du -h "$OUT" | cut -f1)); on the GPU machine:"
 echo "  tar -xJf $(basename "$OUT") && bash halfcaf_gpu/tools/gpu_run.sh \$OUT"
