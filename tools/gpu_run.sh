@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the GPU checks from an unpacked tools/gpu_bundle.sh archive (no build needed): the GPU
-# tests, LeNet training on the GPU in FP32 and mixed precision, and the ResNet-50 FP32-vs-FP16
+# tests, LeNet training on the GPU in FP32 and mixed precision (and with two data-parallel
+# replicas), and the ResNet-50 FP32-vs-FP16
 # benchmark with the PyTorch peer when torch is importable. Results go to RESULTS_DIR.
 #
 # Usage: bash halfcaf_gpu/tools/gpu_run.sh [RESULTS_DIR]
@@ -134,6 +135,14 @@ for dtype in float float16; do
       tr '\n' ' ')"
   fi
 done
+# Data parallel without NCCL: two replicas on this GPU, gradients summed by Copy + Sum.
+run_step "lenet_float16_2replicas" "$RES/lenet.txt" "$(step_limit "${LENET_S:-60}")" \
+  bin/train_net --device cuda --replicas 2 --net models/lenet/lenet_train_net.pbtxt \
+  --init_net models/lenet/lenet_init_net.pbtxt "${data[@]}" --log_every 100 --dtype float16 \
+  --summary_json "$WORK/lenet_float16_2replicas.json"
+[[ -f "$WORK/lenet_float16_2replicas.json" ]] && say "  lenet_float16_2replicas: $(tr -d '\n' \
+  <"$WORK/lenet_float16_2replicas.json" | grep -oE '"(test_accuracy|images_per_sec)": [0-9.e+-]*' |
+  tr '\n' ' ')"
 pack_extras
 
 say "== ResNet-50 fp32 vs fp16"
