@@ -87,10 +87,13 @@ void PoolOp<kType>::RunOnDevice() {
       }
     });
   } else {
-    for (int64_t n = 0; n < g.N; ++n) {
-      const float* ximg = x + n * H * W * C;
-      float* yimg = y + n * OH * OW * C;
-      for (int64_t oh = 0; oh < OH; ++oh) {
+    // Output rows are independent: split (image, output row) pairs over the threads.
+    const double work = static_cast<double>(OW * C) * g.kernel_size();
+    ParallelFor(g.N * OH, work, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / OH, oh = r % OH;
+        const float* ximg = x + n * H * W * C;
+        float* yimg = y + n * OH * OW * C;
         for (int64_t ow = 0; ow < OW; ++ow) {
           const Window win = WindowAt(g, oh, ow);
           float* yo = yimg + (oh * OW + ow) * C;
@@ -114,7 +117,7 @@ void PoolOp<kType>::RunOnDevice() {
           }
         }
       }
-    }
+    });
   }
   yw.Commit();
 }
@@ -178,47 +181,49 @@ void PoolGradientOp<kType>::RunOnDevice() {
       }
     });
   } else {
-    if (kType == PoolType::kMax) {
-      best_.resize(static_cast<size_t>(C));
-      best_index_.resize(static_cast<size_t>(C));
-    }
-    for (int64_t n = 0; n < g.N; ++n) {
-      const float* ximg = x + n * H * W * C;
-      float* dximg = dx + n * H * W * C;
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          const Window win = WindowAt(g, oh, ow);
-          const int64_t count = win.count();
-          if (count == 0) continue;
-          const float* dyo = dy + ((n * OH + oh) * OW + ow) * C;
-          if (kType == PoolType::kMax) {
-            const int64_t first = win.h0 * W + win.w0;
-            std::copy_n(ximg + first * C, C, best_.begin());
-            std::fill(best_index_.begin(), best_index_.end(), first);
-            for (int64_t h = win.h0; h < win.h1; ++h) {
-              for (int64_t w = win.w0; w < win.w1; ++w) {
-                const float* xs = ximg + (h * W + w) * C;
-                for (int64_t c = 0; c < C; ++c) {
-                  if (xs[c] > best_[c]) {
-                    best_[c] = xs[c];
-                    best_index_[c] = h * W + w;
+    // Windows overlap within an image, so images (not rows) are split over the threads.
+    const double work = static_cast<double>(OH * OW * C) * g.kernel_size();
+    ParallelFor(g.N, work, [&](int64_t n0, int64_t n1) {
+      std::vector<float> best(kType == PoolType::kMax ? C : 0);
+      std::vector<int64_t> best_index(best.size());
+      for (int64_t n = n0; n < n1; ++n) {
+        const float* ximg = x + n * H * W * C;
+        float* dximg = dx + n * H * W * C;
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const Window win = WindowAt(g, oh, ow);
+            const int64_t count = win.count();
+            if (count == 0) continue;
+            const float* dyo = dy + ((n * OH + oh) * OW + ow) * C;
+            if (kType == PoolType::kMax) {
+              const int64_t first = win.h0 * W + win.w0;
+              std::copy_n(ximg + first * C, C, best.begin());
+              std::fill(best_index.begin(), best_index.end(), first);
+              for (int64_t h = win.h0; h < win.h1; ++h) {
+                for (int64_t w = win.w0; w < win.w1; ++w) {
+                  const float* xs = ximg + (h * W + w) * C;
+                  for (int64_t c = 0; c < C; ++c) {
+                    if (xs[c] > best[c]) {
+                      best[c] = xs[c];
+                      best_index[c] = h * W + w;
+                    }
                   }
                 }
               }
-            }
-            for (int64_t c = 0; c < C; ++c) dximg[best_index_[c] * C + c] += dyo[c];
-          } else {
-            const float inv = 1.f / static_cast<float>(count);
-            for (int64_t h = win.h0; h < win.h1; ++h) {
-              for (int64_t w = win.w0; w < win.w1; ++w) {
-                float* dxs = dximg + (h * W + w) * C;
-                for (int64_t c = 0; c < C; ++c) dxs[c] += dyo[c] * inv;
+              for (int64_t c = 0; c < C; ++c) dximg[best_index[c] * C + c] += dyo[c];
+            } else {
+              const float inv = 1.f / static_cast<float>(count);
+              for (int64_t h = win.h0; h < win.h1; ++h) {
+                for (int64_t w = win.w0; w < win.w1; ++w) {
+                  float* dxs = dximg + (h * W + w) * C;
+                  for (int64_t c = 0; c < C; ++c) dxs[c] += dyo[c] * inv;
+                }
               }
             }
           }
         }
       }
-    }
+    });
   }
   dxw.Commit();
 }

@@ -33,8 +33,7 @@ class PoolGradientOp final : public ConvPoolOpBase<CPUContext> {
   void RunOnDevice() override;
 
  private:
-  std::vector<float> x_, y_, dy_, dx_, best_;
-  std::vector<int64_t> best_index_;
+  std::vector<float> x_, y_, dy_, dx_;
 };
 
 }  // namespace halfcaf
