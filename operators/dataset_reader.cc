@@ -229,7 +229,11 @@ std::unique_ptr<DataSource> LoadIdxDataset(const std::string& images_path) {
   HALFCAF_ENFORCE(!fs::is_directory(images_path, ec), "idx source '", images_path,
                   "' is a folder: give the images file, e.g. ",
                   (fs::path(images_path) / "train-images-idx3-ubyte.gz").string());
-  const std::string labels_path = IdxLabelsPath(images_path);
+  return LoadIdxDataset(images_path, IdxLabelsPath(images_path));
+}
+
+std::unique_ptr<DataSource> LoadIdxDataset(const std::string& images_path,
+                                           const std::string& labels_path) {
   std::vector<uint8_t> ibuf = ReadMaybeGzipFile(images_path, "idx images");
   const std::vector<int64_t> idims =
       ParseIdxHeader(ibuf, images_path, "idx images", kIdxImagesMagic, 3);

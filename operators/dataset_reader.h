@@ -64,6 +64,9 @@ std::string IdxLabelsPath(const std::string& images_path);
 
 // Loads an idx images file and its labels file (see IdxLabelsPath).
 std::unique_ptr<DataSource> LoadIdxDataset(const std::string& images_path);
+// Loads an idx images file and the given labels file.
+std::unique_ptr<DataSource> LoadIdxDataset(const std::string& images_path,
+                                           const std::string& labels_path);
 
 // Loads CIFAR-10 binary batches from a file or a folder (see above).
 std::unique_ptr<DataSource> LoadCifar10Dataset(const std::string& path);

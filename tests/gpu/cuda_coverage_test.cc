@@ -11,10 +11,11 @@
 namespace halfcaf {
 namespace {
 
-// Operators that stay on the CPU by design: data loading, the iteration counter (Caffe2 keeps Iter
-// on the CPU; LearningRate reads it there), checkpoint I/O and host-side debugging output.
+// Operators that stay on the CPU by design: data loading (DataInput, and Caffe2's DB readers
+// CreateDB / TensorProtosDBInput), the iteration counter (Caffe2 keeps Iter on the CPU;
+// LearningRate reads it there), checkpoint I/O and host-side debugging output.
 const std::set<std::string> kCpuOnly = {
-    "DataInput", "Iter", "Save", "Load", "Print", "Summarize",
+    "DataInput", "CreateDB", "TensorProtosDBInput", "Iter", "Save", "Load", "Print", "Summarize",
 };
 
 std::set<std::string> TypesOn(DeviceType device) {

@@ -2,11 +2,13 @@
 // net, training init net and training net, as Caffe2's Python front end wrote them). They carry
 // `engine: "CUDNN"`, cuDNN-only args (exhaustive_search), `order` on Relu, `cuda_gpu_id`, explicit
 // gradient ops and Print/Summarize with to_file: all must load and run on CPU unmodified, except
-// for the LevelDB input (see below).
+// for the LevelDB path (see below).
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -18,6 +20,7 @@
 #include "models/backward.h"
 #include "core/proto_io.h"
 #include "core/workspace.h"
+#include "operators/db.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -29,6 +32,21 @@ const std::string kDir = std::string(HALFCAF_SHARED_DIR) + "/testdata/caffe2/";
 NetDef ReadNet(const std::string& file) {
   NetDef net;
   ReadProtoFromFile(kDir + file, &net);
+  return net;
+}
+
+// The text of a net file with every occurrence of `from` replaced by `to`, parsed.
+NetDef ReadNetReplacing(const std::string& file, const std::string& from, const std::string& to) {
+  std::ifstream in(kDir + file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t n = 0;
+  for (size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size())) {
+    text.replace(p, from.size(), to);
+    ++n;
+  }
+  EXPECT_GT(n, 0u) << from << " not in " << file;
+  NetDef net;
+  ParseProtoFromString(text, kDir + file, &net);
   return net;
 }
 
@@ -102,33 +120,77 @@ TEST(Caffe2FilesTest, DeployNetRunsOnCpuWithFilledWeights) {
   for (float v : Values(ws.GetTensor("fc3"))) ASSERT_GE(v, 0.f);
 }
 
-// The training nets. Two edits, both about the LevelDB that is not part of the test data:
-//  - the init net's first op, CreateDB (db_type leveldb), opens a LevelDB on the author's disk;
-//    halfcaf has no DB readers (its data input is DataInput), so CreateDB is not registered and
-//    the op is dropped;
-//  - the training net's first op, TensorProtosDBInput, reads that DB into data_uint8 / label;
-//    it is removed and both blobs are fed instead (what the DB would give: uint8 images
-//    N x 1 x 28 x 28 and int32 labels).
-// Everything else runs unmodified.
+// The training nets. The init net's first op, CreateDB (db_type leveldb), opens a LevelDB on the
+// author's disk, and the training net's first op, TensorProtosDBInput (batch_size 64), reads it
+// into data_uint8 / label. The fixture writes a LevelDB of 64 records (uint8 images 1 x 28 x 28,
+// int32 labels, as make_mnist_db writes them) and replaces only the DB path in both files (it
+// also names the reader blob). Everything else runs unmodified. In a build without LevelDB the
+// two ops are dropped instead and data_uint8 / label are fed.
 class Caffe2TrainingNetTest : public ::testing::Test {
  protected:
-  static constexpr int kBatch = 4;
+  static constexpr int kBatch = 64;  // the training net's batch_size
+  static constexpr const char* kAuthorDB =
+      "/home/charlesrwest/cpp/projects/caffe2/cpp/MNIST/datasets/mnist-train-nchw-leveldb";
 
   void SetUp() override {
-    init_ = ReadNet("mnist_train_init_net.pbtxt");
-    train_ = ReadNet("mnist_train_net.pbtxt");
-    ASSERT_EQ(init_.op(0).type(), "CreateDB");
-    ASSERT_EQ(train_.op(0).type(), "TensorProtosDBInput");
-    init_.mutable_op()->erase(init_.mutable_op()->begin());
-    train_.mutable_op()->erase(train_.mutable_op()->begin());
-
     Tensor data({kBatch, 1, 28, 28}, DataType::UINT8);
     std::mt19937 rng(5);
     for (int64_t i = 0; i < data.numel(); ++i) data.mutable_data<uint8_t>()[i] = rng() % 256;
     data_.CopyFrom(data);
-    label_ = IntTensor({kBatch}, {3, 1, 4, 1});
+    std::vector<int32_t> labels(kBatch);
+    for (auto& l : labels) l = static_cast<int32_t>(rng() % 10);
+    label_ = IntTensor({kBatch}, labels);
+
+    use_db_ = db::DBTypeAvailable("leveldb");
+    if (!use_db_) {
+      init_ = ReadNet("mnist_train_init_net.pbtxt");
+      train_ = ReadNet("mnist_train_net.pbtxt");
+      ASSERT_EQ(init_.op(0).type(), "CreateDB");
+      ASSERT_EQ(train_.op(0).type(), "TensorProtosDBInput");
+      init_.mutable_op()->erase(init_.mutable_op()->begin());
+      train_.mutable_op()->erase(train_.mutable_op()->begin());
+      return;
+    }
+    const std::string db_path = MakeTempDir("db") + "/mnist-train-nchw-leveldb";
+    std::error_code ec;
+    std::filesystem::remove_all(db_path, ec);
+    {
+      std::unique_ptr<db::DB> out = db::OpenDB("leveldb", db_path, db::Mode::NEW);
+      std::unique_ptr<db::Transaction> txn = out->NewTransaction();
+      for (int n = 0; n < kBatch; ++n) {
+        TensorProtos protos;
+        TensorProto* image = protos.add_protos();
+        image->set_data_type(TensorProto::BYTE);
+        for (int d : {1, 28, 28}) image->add_dims(d);
+        image->set_byte_data(std::string(
+            reinterpret_cast<const char*>(data_.data<uint8_t>()) + n * 784, 784));
+        TensorProto* label = protos.add_protos();
+        label->set_data_type(TensorProto::INT32);
+        label->add_int32_data(labels[n]);
+        char key[16];
+        std::snprintf(key, sizeof(key), "%08d", n);
+        txn->Put(key, protos.SerializeAsString());
+      }
+      txn->Commit();
+    }
+    reader_ = "dbreader_" + db_path;
+    init_ = ReadNetReplacing("mnist_train_init_net.pbtxt", kAuthorDB, db_path);
+    train_ = ReadNetReplacing("mnist_train_net.pbtxt", kAuthorDB, db_path);
+    ASSERT_EQ(init_.op(0).type(), "CreateDB");
+    ASSERT_EQ(init_.op(0).output(0), reader_);
+    ASSERT_EQ(train_.op(0).type(), "TensorProtosDBInput");
+    ASSERT_EQ(train_.op(0).input(0), reader_);
   }
 
+  // Without the DB, the blobs TensorProtosDBInput would produce; with it, nothing to do.
+  void FeedData(Workspace* ws) {
+    if (use_db_) return;
+    SetInput(ws, "data_uint8", data_);
+    SetInput(ws, "label", label_);
+  }
+
+  bool use_db_ = false;
+  std::string reader_;
   NetDef init_, train_;
   Tensor data_, label_;
 };
@@ -144,11 +206,17 @@ TEST_F(Caffe2TrainingNetTest, RunsOneIterationAndWritesLogs) {
     EXPECT_EQ(ws.GetTensor(p.first).dims(), p.second) << p.first;
     before[p.first] = Values(ws.GetTensor(p.first));
   }
-  SetInput(&ws, "data_uint8", data_);
-  SetInput(&ws, "label", label_);
+  FeedData(&ws);
 
   ws.CreateNet(train_);
   ws.RunNet(train_.name());
+  // The batch the net trained on: the DB's 64 records in key order.
+  EXPECT_EQ(ws.GetTensor("data_uint8").dims(), data_.dims());
+  EXPECT_EQ(ws.GetTensor("data_uint8").dtype(), DataType::UINT8);
+  EXPECT_EQ(std::memcmp(ws.GetTensor("data_uint8").raw_data(), data_.raw_data(), data_.nbytes()),
+            0);
+  EXPECT_EQ(ws.GetTensor("label").dims(), label_.dims());
+  EXPECT_EQ(std::memcmp(ws.GetTensor("label").raw_data(), label_.raw_data(), label_.nbytes()), 0);
 
   const float loss = ws.GetTensor("loss").data<float>()[0];
   EXPECT_TRUE(std::isfinite(loss));
@@ -214,8 +282,7 @@ TEST_F(Caffe2TrainingNetTest, ForwardMatchesDeployNet) {
   NetDef deploy = ReadNet("mnist_deploy_net.pbtxt");
   deploy_ws.RunNetOnce(deploy);
 
-  SetInput(&train_ws, "data_uint8", data_);
-  SetInput(&train_ws, "label", label_);
+  FeedData(&train_ws);
   train_ws.RunNetOnce(train_);
 
   ExpectNear(Values(train_ws.GetTensor("softmax")), Values(deploy_ws.GetTensor("softmax")), 1e-6f,
@@ -225,21 +292,23 @@ TEST_F(Caffe2TrainingNetTest, ForwardMatchesDeployNet) {
 // halfcaf's backward pass of the training net's forward ops is the one Caffe2 wrote into the file:
 // same gradient op types, blob names, order, arguments, engines and is_gradient_op.
 TEST_F(Caffe2TrainingNetTest, GeneratedBackwardMatchesTheFile) {
-  // train_ (DB input removed): 14 forward ops, 11 gradient ops (seed first), then the update.
-  ASSERT_EQ(train_.op(13).type(), "Accuracy");
-  ASSERT_EQ(train_.op(14).type(), "ConstantFill");
-  ASSERT_EQ(train_.op(24).type(), "ConvGradient");
-  ASSERT_EQ(train_.op(25).type(), "Iter");
+  // train_: 14 forward ops after the DB input (when kept), 11 gradient ops (seed first), then
+  // the update.
+  const int d = use_db_ ? 1 : 0;
+  ASSERT_EQ(train_.op(d + 13).type(), "Accuracy");
+  ASSERT_EQ(train_.op(d + 14).type(), "ConstantFill");
+  ASSERT_EQ(train_.op(d + 24).type(), "ConvGradient");
+  ASSERT_EQ(train_.op(d + 25).type(), "Iter");
   NetDef forward = train_;
-  forward.mutable_op()->DeleteSubrange(14, train_.op_size() - 14);
+  forward.mutable_op()->DeleteSubrange(d + 14, train_.op_size() - (d + 14));
   AddGradientOperators(&forward, {"loss"});
-  ASSERT_EQ(forward.op_size(), 25);
+  ASSERT_EQ(forward.op_size(), d + 25);
   auto args = [](const OperatorDef& op) {
     std::multiset<std::string> out;
     for (const auto& a : op.arg()) out.insert(a.ShortDebugString());
     return out;
   };
-  for (int i = 14; i < 25; ++i) {
+  for (int i = d + 14; i < d + 25; ++i) {
     const OperatorDef& want = train_.op(i);
     const OperatorDef& got = forward.op(i);
     SCOPED_TRACE("op #" + std::to_string(i) + " " + want.type());
@@ -260,12 +329,17 @@ TEST_F(Caffe2TrainingNetTest, DagExecutorMatchesSimple) {
   // Unseeded XavierFills draw a new seed per op: fill once, start both runs from those values.
   Workspace init_ws;
   init_ws.RunNetOnce(init_);
+  // The DB reader is not copied: each run opens its own (LevelDB allows one at a time).
+  if (use_db_) init_ws.RemoveBlob(reader_);
+  NetDef create_db;
+  create_db.set_name("create_db");
+  if (use_db_) *create_db.add_op() = init_.op(0);
   std::map<std::string, std::vector<float>> updated[2];
   for (int k = 0; k < 2; ++k) {
     Workspace ws(MakeTempDir(k == 0 ? "simple" : "dag"));
     for (const auto& name : init_ws.Blobs()) SetInput(&ws, name, init_ws.GetTensor(name));
-    SetInput(&ws, "data_uint8", data_);
-    SetInput(&ws, "label", label_);
+    if (use_db_) ws.RunNetOnce(create_db);
+    FeedData(&ws);
     NetDef net = train_;
     if (k == 1) {
       net.set_type("dag");

@@ -1,0 +1,359 @@
+// The DB layer (operators/db.h) and the operators CreateDB / TensorProtosDBInput, on every DB
+// type this build has (LevelDB, LMDB; a type not compiled in is skipped), plus the errors.
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/net.h"
+#include "core/operator.h"
+#include "core/workspace.h"
+#include "operators/db.h"
+#include "tests/util/op_test_util.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh folder under the test temp dir, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = ::testing::TempDir() + "/halfcaf_db_XXXXXX";
+    path_ = mkdtemp(&tmpl[0]);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::string Key(int i) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%08d", i);
+  return buf;
+}
+
+// Record i: image BYTE (1, 2, 3) with values 10 i + k, label INT32 scalar i, a FLOAT (2) tensor
+// {i + 0.5, -i}.
+std::string Record(int i) {
+  TensorProtos protos;
+  TensorProto* image = protos.add_protos();
+  image->set_data_type(TensorProto::BYTE);
+  for (int d : {1, 2, 3}) image->add_dims(d);
+  std::string bytes;
+  for (int k = 0; k < 6; ++k) bytes.push_back(static_cast<char>(10 * i + k));
+  image->set_byte_data(bytes);
+  TensorProto* label = protos.add_protos();
+  label->set_data_type(TensorProto::INT32);
+  label->add_int32_data(i);
+  TensorProto* extra = protos.add_protos();
+  extra->set_data_type(TensorProto::FLOAT);
+  extra->add_dims(2);
+  extra->add_float_data(i + 0.5f);
+  extra->add_float_data(-static_cast<float>(i));
+  std::string out;
+  protos.SerializeToString(&out);
+  return out;
+}
+
+void WriteDB(const std::string& type, const std::string& path,
+             const std::vector<std::pair<std::string, std::string>>& records) {
+  std::unique_ptr<db::DB> d = db::OpenDB(type, path, db::Mode::NEW);
+  std::unique_ptr<db::Transaction> txn = d->NewTransaction();
+  for (const auto& r : records) txn->Put(r.first, r.second);
+  txn->Commit();
+}
+
+std::vector<std::pair<std::string, std::string>> Records(int n) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (int i = 0; i < n; ++i) out.emplace_back(Key(i), Record(i));
+  return out;
+}
+
+OperatorDef CreateDBDef(const std::string& type, const std::string& path,
+                        std::vector<Argument> extra = {}) {
+  std::vector<Argument> args = {MakeArgument("db_type", type), MakeArgument("db", path)};
+  for (auto& a : extra) args.push_back(a);
+  return MakeOperatorDef("CreateDB", "", {}, {"reader"}, args);
+}
+
+OperatorDef InputDef(int64_t batch_size, std::vector<std::string> outputs = {"image", "label",
+                                                                             "extra"}) {
+  return MakeOperatorDef("TensorProtosDBInput", "", {"reader"}, outputs,
+                         {MakeArgument("batch_size", batch_size)});
+}
+
+void ExpectThrows(const std::function<void()>& f, const std::vector<std::string>& substrs) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an error containing '" << substrs[0] << "'";
+  } catch (const EnforceNotMet& e) {
+    for (const auto& s : substrs) {
+      EXPECT_NE(std::string(e.what()).find(s), std::string::npos)
+          << "'" << s << "' not in: " << e.what();
+    }
+  }
+}
+
+class DBTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (!db::DBTypeAvailable(GetParam())) {
+      GTEST_SKIP() << GetParam() << " is not compiled into this build";
+    }
+    path_ = dir_ / "db";
+  }
+
+  // CreateDB, then a TensorProtosDBInput op in ws_.
+  std::unique_ptr<OperatorBase> Open(int64_t batch_size, std::vector<Argument> extra = {},
+                                     std::vector<std::string> outputs = {"image", "label",
+                                                                         "extra"}) {
+    ws_.RunNetOnce(Net(CreateDBDef(GetParam(), path_, extra)));
+    return CreateOperator(InputDef(batch_size, outputs), &ws_);
+  }
+
+  static NetDef Net(const OperatorDef& op) {
+    NetDef net;
+    net.set_name("init");
+    *net.add_op() = op;
+    return net;
+  }
+
+  // Checks that the outputs hold records `ids` stacked (batched) or record ids[0] alone.
+  void ExpectBatch(const std::vector<int>& ids, bool batched) {
+    const Tensor& image = ws_.GetTensor("image");
+    const Tensor& label = ws_.GetTensor("label");
+    const Tensor& extra = ws_.GetTensor("extra");
+    const int64_t b = static_cast<int64_t>(ids.size());
+    EXPECT_EQ(image.dtype(), DataType::UINT8);
+    EXPECT_EQ(label.dtype(), DataType::INT32);
+    EXPECT_EQ(extra.dtype(), DataType::FLOAT);
+    if (batched) {
+      EXPECT_EQ(image.dims(), (std::vector<int64_t>{b, 1, 2, 3}));
+      EXPECT_EQ(label.dims(), (std::vector<int64_t>{b}));
+      EXPECT_EQ(extra.dims(), (std::vector<int64_t>{b, 2}));
+    } else {
+      EXPECT_EQ(image.dims(), (std::vector<int64_t>{1, 2, 3}));
+      EXPECT_EQ(label.dims(), (std::vector<int64_t>{}));
+      EXPECT_EQ(extra.dims(), (std::vector<int64_t>{2}));
+    }
+    for (int64_t n = 0; n < b; ++n) {
+      const int id = ids[n];
+      for (int k = 0; k < 6; ++k) EXPECT_EQ(image.data<uint8_t>()[n * 6 + k], 10 * id + k);
+      EXPECT_EQ(label.data<int32_t>()[n], id);
+      EXPECT_EQ(extra.data<float>()[n * 2], id + 0.5f);
+      EXPECT_EQ(extra.data<float>()[n * 2 + 1], -static_cast<float>(id));
+    }
+  }
+
+  TempDir dir_;
+  std::string path_;
+  Workspace ws_;
+};
+
+TEST_P(DBTest, WritesAndReadsInKeyOrder) {
+  // Written out of order; a cursor returns key order.
+  WriteDB(GetParam(), path_, {{Key(2), "two"}, {Key(0), "zero"}, {Key(1), "one"}});
+  std::unique_ptr<db::DB> d = db::OpenDB(GetParam(), path_, db::Mode::READ);
+  std::unique_ptr<db::Cursor> c = d->NewCursor();
+  std::vector<std::string> keys, values;
+  for (c->SeekToFirst(); c->Valid(); c->Next()) {
+    keys.push_back(c->key());
+    values.push_back(c->value());
+  }
+  EXPECT_EQ(keys, (std::vector<std::string>{Key(0), Key(1), Key(2)}));
+  EXPECT_EQ(values, (std::vector<std::string>{"zero", "one", "two"}));
+  c.reset();
+  d.reset();
+  // NEW refuses an existing DB; WRITE adds to it.
+  ExpectThrows([&] { db::OpenDB(GetParam(), path_, db::Mode::NEW); }, {path_});
+  {
+    std::unique_ptr<db::DB> w = db::OpenDB(GetParam(), path_, db::Mode::WRITE);
+    std::unique_ptr<db::Transaction> txn = w->NewTransaction();
+    txn->Put(Key(3), "three");
+    txn->Commit();
+  }
+  db::DBReader reader(GetParam(), path_);
+  std::string key, value;
+  for (int i = 0; i < 4; ++i) reader.Read(&key, &value);
+  EXPECT_EQ(value, "three");
+  reader.Read(&key, &value);  // wraps
+  EXPECT_EQ(key, Key(0));
+}
+
+TEST_P(DBTest, ReadsBatchesAndWrapsAround) {
+  WriteDB(GetParam(), path_, Records(5));
+  auto op = Open(3);
+  EXPECT_FALSE(ws_.GetBlob("reader")->IsTensor());
+  op->Run(0);
+  ExpectBatch({0, 1, 2}, true);
+  op->Run(0);
+  ExpectBatch({3, 4, 0}, true);  // past the end: continues at the first record
+  op->Run(0);
+  ExpectBatch({1, 2, 3}, true);
+  // Re-running CreateDB reopens the DB: reading starts over.
+  ws_.RunNetOnce(Net(CreateDBDef(GetParam(), path_)));
+  op->Run(0);
+  ExpectBatch({0, 1, 2}, true);
+}
+
+TEST_P(DBTest, BatchSizeZeroReadsOneRecordWithoutBatchAxis) {
+  WriteDB(GetParam(), path_, Records(2));
+  auto op = Open(0);
+  for (int id : {0, 1, 0}) {
+    op->Run(0);
+    ExpectBatch({id}, false);
+  }
+}
+
+TEST_P(DBTest, ShardsSplitTheRecords) {
+  WriteDB(GetParam(), path_, Records(5));
+  auto op = Open(4, {MakeArgument("num_shards", 2), MakeArgument("shard_id", 1)});
+  op->Run(0);
+  ExpectBatch({1, 3, 1, 3}, true);
+}
+
+TEST_P(DBTest, TwoOutputsOfATwoTensorRecord) {
+  // Records as make_mnist_db writes them: image (28, 28, 1) BYTE and a scalar INT32 label.
+  std::vector<std::pair<std::string, std::string>> recs;
+  for (int i = 0; i < 3; ++i) {
+    TensorProtos p;
+    TensorProto* img = p.add_protos();
+    img->set_data_type(TensorProto::BYTE);
+    for (int d : {28, 28, 1}) img->add_dims(d);
+    img->set_byte_data(std::string(784, static_cast<char>(i + 1)));
+    TensorProto* lab = p.add_protos();
+    lab->set_data_type(TensorProto::INT32);
+    lab->add_int32_data(7 - i);
+    recs.emplace_back(Key(i), p.SerializeAsString());
+  }
+  WriteDB(GetParam(), path_, recs);
+  auto op = Open(4, {}, {"data_uint8", "label"});
+  op->Run(0);
+  const Tensor& data = ws_.GetTensor("data_uint8");
+  ASSERT_EQ(data.dims(), (std::vector<int64_t>{4, 28, 28, 1}));
+  ASSERT_EQ(data.dtype(), DataType::UINT8);
+  for (int n = 0; n < 4; ++n) {
+    EXPECT_EQ(data.data<uint8_t>()[n * 784], n % 3 + 1);
+    EXPECT_EQ(data.data<uint8_t>()[n * 784 + 783], n % 3 + 1);
+    EXPECT_EQ(ws_.GetTensor("label").data<int32_t>()[n], 7 - n % 3);
+  }
+}
+
+TEST_P(DBTest, RecordErrors) {
+  auto check = [&](const std::string& sub, std::vector<std::pair<std::string, std::string>> recs,
+                   int64_t batch, std::vector<std::string> outputs, std::vector<std::string> want) {
+    SCOPED_TRACE(sub);
+    TempDir dir;
+    path_ = dir / sub;
+    WriteDB(GetParam(), path_, recs);
+    auto op = Open(batch, {}, outputs);
+    want.push_back(path_);
+    ExpectThrows([&] { op->Run(0); }, want);
+    ws_.RemoveBlob("reader");  // closes the DB before its folder goes
+  };
+  const std::vector<std::string> three = {"image", "label", "extra"};
+  check("garbage", {{Key(0), std::string("\xff\xff\xff\xff", 4)}}, 2, three,
+        {"record '00000000'", "is not a serialized TensorProtos"});
+
+  // Different tensor count in record 1.
+  TensorProtos two;
+  two.ParseFromString(Record(1));
+  two.mutable_protos()->RemoveLast();
+  check("count", {{Key(0), Record(0)}, {Key(1), two.SerializeAsString()}}, 2, three,
+        {"record '00000001'", "holds 2 tensor(s) but the first record read held 3"});
+
+  TensorProtos dims;
+  dims.ParseFromString(Record(1));
+  dims.mutable_protos(0)->set_dims(2, 6);
+  dims.mutable_protos(0)->set_dims(1, 1);
+  check("dims", {{Key(0), Record(0)}, {Key(1), dims.SerializeAsString()}}, 2, three,
+        {"record '00000001'", "tensor 0 has dims [1, 1, 6]", "[1, 2, 3]"});
+
+  TensorProtos dtype;
+  dtype.ParseFromString(Record(1));
+  dtype.mutable_protos(1)->set_data_type(TensorProto::INT64);
+  dtype.mutable_protos(1)->clear_int32_data();
+  dtype.mutable_protos(1)->add_int64_data(1);
+  check("dtype", {{Key(0), Record(0)}, {Key(1), dtype.SerializeAsString()}}, 2, three,
+        {"tensor 1 has type int64", "int32"});
+
+  check("outputs", Records(2), 2, {"image", "label", "extra", "more"},
+        {"holds 3 tensor(s) but the op has 4 output(s): more outputs than tensors"});
+  check("fewer", Records(2), 2, {"image", "label"}, {"fewer outputs than tensors"});
+
+  // Dims that disagree with the data.
+  TensorProtos bad;
+  bad.ParseFromString(Record(0));
+  bad.mutable_protos(0)->set_byte_data("abc");
+  check("data", {{Key(0), bad.SerializeAsString()}}, 1, three, {"byte_data", "record '00000000'"});
+}
+
+TEST_P(DBTest, MissingDBNamesPathAndType) {
+  const std::string missing = dir_ / "nothing_here";
+  ExpectThrows([&] { ws_.RunNetOnce(Net(CreateDBDef(GetParam(), missing))); },
+               {"cannot open " + GetParam() + " DB '" + missing + "'", "no such file"});
+  // A folder that is not a DB of this type.
+  fs::create_directories(dir_ / "empty");
+  ExpectThrows([&] { ws_.RunNetOnce(Net(CreateDBDef(GetParam(), dir_ / "empty"))); },
+               {GetParam(), dir_ / "empty"});
+  // An empty DB.
+  WriteDB(GetParam(), path_, {});
+  ExpectThrows([&] { ws_.RunNetOnce(Net(CreateDBDef(GetParam(), path_))); },
+               {GetParam() + " DB '" + path_ + "' holds no records"});
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, DBTest, ::testing::Values("leveldb", "lmdb"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+TEST(DBInputErrorsTest, UnsupportedAndMissingTypes) {
+  Workspace ws;
+  NetDef net;
+  net.set_name("init");
+  *net.add_op() = CreateDBDef("minidb", "/tmp/some.minidb");
+  ExpectThrows([&] { ws.RunNetOnce(net); },
+               {"cannot open minidb DB '/tmp/some.minidb'", "not supported by halfcaf"});
+  *net.mutable_op(0) = CreateDBDef("nosuchdb", "/tmp/x");
+  ExpectThrows([&] { ws.RunNetOnce(net); }, {"unknown DB type", "available DB types"});
+#ifndef HALFCAF_WITH_LEVELDB
+  *net.mutable_op(0) = CreateDBDef("leveldb", "/tmp/x");
+  ExpectThrows([&] { ws.RunNetOnce(net); }, {"without LevelDB support", "libleveldb-dev"});
+#endif
+#ifndef HALFCAF_WITH_LMDB
+  *net.mutable_op(0) = CreateDBDef("LMDB", "/tmp/x");
+  ExpectThrows([&] { ws.RunNetOnce(net); }, {"without LMDB support", "liblmdb-dev"});
+#endif
+}
+
+TEST(DBInputErrorsTest, BadArgumentsAndInputs) {
+  Workspace ws;
+  ExpectThrows([&] { CreateOperator(MakeOperatorDef("CreateDB", "", {}, {"r"}, {}), &ws); },
+               {"needs the argument 'db'"});
+  ExpectThrows(
+      [&] {
+        CreateOperator(CreateDBDef("leveldb", "/x", {MakeArgument("shard_id", 2),
+                                                     MakeArgument("num_shards", 2)}),
+                       &ws);
+      },
+      {"shard_id must be in [0, num_shards = 2), got 2"});
+  SetInput(&ws, "reader", FloatTensor({1}, {1.f}));
+  ExpectThrows([&] { CreateOperator(InputDef(-1), &ws); }, {"batch_size must be >= 0, got -1"});
+  auto op = CreateOperator(InputDef(2), &ws);
+  ExpectThrows([&] { op->Run(0); }, {"input 0 'reader' is not a DB reader", "a tensor"});
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
