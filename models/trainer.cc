@@ -397,6 +397,27 @@ void Trainer::CreateNets() {
   train_net_ = ws_.CreateNet(train_);
   train_reader_ = dynamic_cast<DataInputOp*>(train_net_->ops().at(0).get());
   CHECK(train_reader_ != nullptr);
+  // The test set is read now, so a problem with it shows before training, not after.
+  if (!opt_.test_data.empty()) CreateTestNet();
+}
+
+void Trainer::CreateTestNet() {
+  // A batch size that divides the test set, so every sample counts exactly once.
+  const int64_t n = opt_.data_format == "synthetic"
+                        ? opt_.synthetic_count
+                        : LoadDataSource(opt_.data_format, opt_.test_data)->size();
+  const int64_t b = LargestDivisorAtMost(n, std::max<int64_t>(opt_.batch_size, 100));
+  test_batches_ = n / b;
+  // Replica 0 evaluates (its BN statistics).
+  const std::string data = Name(0, opt_.data_blob), label = Name(0, opt_.label_blob);
+  test_ = MakeDataNet(opt_.test_data, false, b, data, label);
+  test_.set_name("test");
+  NetDef fwd = test_forward_;
+  if (!replicas_.empty()) fwd = ReplicateNet(fwd, Replica{Device{}, replicas_[0].prefix}, {});
+  for (const auto& op : fwd.op()) *test_.add_op() = op;
+  PlaceOnDevice(&test_, opt_.device, data, label);
+  test_net_ = ws_.CreateNet(test_);
+  test_reader_ = dynamic_cast<DataInputOp*>(test_net_->ops().at(0).get());
 }
 
 void Trainer::Initialize() {
@@ -490,27 +511,7 @@ EvalStats Trainer::Evaluate() {
   HALFCAF_ENFORCE(train_net_ != nullptr, "call Initialize or Resume before Evaluate");
   HALFCAF_ENFORCE(!opt_.test_data.empty() || opt_.data_format == "synthetic",
                   "no test data given");
-  if (!test_net_) {
-    // A batch size that divides the test set, so every sample counts exactly once.
-    int64_t n = opt_.synthetic_count;
-    if (opt_.data_format == "idx") {
-      n = LoadIdxDataset(opt_.test_data)->size();
-    } else if (opt_.data_format == "cifar10") {
-      n = LoadCifar10Dataset(opt_.test_data)->size();
-    }
-    const int64_t b = LargestDivisorAtMost(n, std::max<int64_t>(opt_.batch_size, 100));
-    test_batches_ = n / b;
-    // Replica 0 evaluates (its BN statistics).
-    const std::string data = Name(0, opt_.data_blob), label = Name(0, opt_.label_blob);
-    test_ = MakeDataNet(opt_.test_data, false, b, data, label);
-    test_.set_name("test");
-    NetDef fwd = test_forward_;
-    if (!replicas_.empty()) fwd = ReplicateNet(fwd, Replica{Device{}, replicas_[0].prefix}, {});
-    for (const auto& op : fwd.op()) *test_.add_op() = op;
-    PlaceOnDevice(&test_, opt_.device, data, label);
-    test_net_ = ws_.CreateNet(test_);
-    test_reader_ = dynamic_cast<DataInputOp*>(test_net_->ops().at(0).get());
-  }
+  if (!test_net_) CreateTestNet();
   DataReaderState start = test_reader_->GetState();
   start.epoch = 0;
   start.index = 0;

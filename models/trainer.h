@@ -104,6 +104,8 @@ class Trainer {
   void BuildReplicated(const NetDef& step, const NetDef& update, const NetDef& state,
                        const std::vector<std::string>& grads);
   void CreateNets();
+  // The evaluation net (reader over the whole test set + the test-mode forward net).
+  void CreateTestNet();
   // Blob `blob` of replica `r` (the name itself without data parallelism).
   std::string Name(size_t r, const std::string& blob) const;
   float ReadScalar(const std::string& blob) const;

@@ -96,10 +96,12 @@ DataInputOp::DataInputOp(const OperatorDef& def, Workspace* ws)
     const int64_t count = GetSingleArgument<int64_t>("synthetic_count", 1024);
     source_ = MakeSyntheticDataset(shape, num_classes, count, seed);
   } else {
-    HALFCAF_ENFORCE(format_ == "idx" || format_ == "cifar10",
-                    "DataInput: `format` must be idx, cifar10 or synthetic, got '", format_, "'");
+    HALFCAF_ENFORCE(format_ == "idx" || format_ == "cifar10" || format_ == "leveldb" ||
+                        format_ == "lmdb",
+                    "DataInput: `format` must be idx, cifar10, leveldb, lmdb or synthetic, got '",
+                    format_, "'");
     HALFCAF_ENFORCE(!source_path_.empty(), "DataInput: format ", format_, " needs a `source` path");
-    source_ = format_ == "idx" ? LoadIdxDataset(source_path_) : LoadCifar10Dataset(source_path_);
+    source_ = LoadDataSource(format_, source_path_);
   }
   HALFCAF_ENFORCE(source_->size() > 0, "DataInput: ", source_->description(), " is empty");
 
@@ -332,7 +334,8 @@ OPERATOR_SCHEMA(DataInput)
     })
     .SetDoc(
         "halfcaf extension (not in Caffe2): reads training batches from MNIST / Fashion-MNIST "
-        "idx files, CIFAR-10 binary batches, or a synthetic source. The data set is loaded into "
+        "idx files, CIFAR-10 binary batches, Caffe2 LevelDB / LMDB databases of {image, label} "
+        "TensorProtos records, or a synthetic source. The data set is loaded into "
         "memory once as uint8; each batch is converted to (pixel * scale - mean) / std. Samples "
         "are visited in a new random order every epoch (shuffle=1), which depends only on the "
         "seed and the epoch number; a batch running past the end of an epoch continues with the "
@@ -348,8 +351,10 @@ OPERATOR_SCHEMA(DataInput)
     .Arg("source",
          "string: idx: the images file, e.g. .../train-images-idx3-ubyte.gz (raw or gzipped; the "
          "labels file is found beside it, train-labels-idx1-ubyte[.gz]); cifar10: a batch file, "
-         "or a folder (all data_batch_*.bin, else test_batch.bin); unused for synthetic")
-    .Arg("format", "string: idx, cifar10 or synthetic")
+         "or a folder (all data_batch_*.bin, else test_batch.bin); leveldb / lmdb: the DB folder "
+         "or file; unused for synthetic")
+    .Arg("format", "string: idx, cifar10, leveldb or lmdb (a Caffe2 DB of {image, label} "
+                   "TensorProtos, e.g. from make_mnist_db) or synthetic")
     .Arg("batch_size", "int, required: N")
     .Arg("shuffle", "int, default 1: visit samples in a new random order each epoch")
     .Arg("seed",

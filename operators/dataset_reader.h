@@ -8,6 +8,10 @@
 //   cifar10  CIFAR-10 binary batches: 3073-byte records (label byte 0..9, then 3 x 32 x 32 pixels
 //            in CHW order). A file, or a folder: all data_batch_*.bin in it (the training set),
 //            or test_batch.bin when there is no data_batch_*.bin.
+//   leveldb / lmdb  a Caffe2 DB of TensorProtos records {image, label} as make_mnist_db writes
+//            them (and Caffe2's tutorials read with TensorProtosDBInput): tensor 0 a uint8 image of
+//            dims (C, H, W), (H, W, C) or (H, W), tensor 1 an int32 label (one value); read into
+//            memory once, in key order (dataset_db.cc).
 //   synthetic  random but learnable samples of a given CHW shape and class count, generated on
 //            the fly from (seed, sample index); nothing is held in memory.
 //
@@ -70,6 +74,16 @@ std::unique_ptr<DataSource> LoadIdxDataset(const std::string& images_path,
 
 // Loads CIFAR-10 binary batches from a file or a folder (see above).
 std::unique_ptr<DataSource> LoadCifar10Dataset(const std::string& path);
+
+// Loads a Caffe2 DB of {image, label} TensorProtos records (see above). `db_type` is "leveldb" or
+// "lmdb". The layout of 3-d images is told by which end holds the channels (1, 3 or 4): (C, H, W)
+// when the first dim does and the last does not, (H, W, C) the other way round; anything else is
+// an error naming the record.
+std::unique_ptr<DataSource> LoadDBDataset(const std::string& path, const std::string& db_type);
+
+// A file-backed data set by format name: idx, cifar10, leveldb or lmdb (not synthetic). Throws on
+// any other name.
+std::unique_ptr<DataSource> LoadDataSource(const std::string& format, const std::string& path);
 
 // `count` synthetic samples of dims {C, H, W} with labels in [0, num_classes). Each class has a
 // random template image; a sample is the mean of its class template and random noise, so a model

@@ -20,9 +20,11 @@
 DEFINE_string(net, "", "forward net with a loss (text or binary NetDef)");
 DEFINE_string(init_net, "", "init net filling the parameters");
 DEFINE_string(test_net, "", "optional forward net for evaluation (default: --net in test mode)");
-DEFINE_string(train_data, "", "training data: idx images file, CIFAR-10 batch file or folder");
+DEFINE_string(train_data, "", "training data: idx images file, CIFAR-10 batch file or folder, "
+              "or a Caffe2 LevelDB / LMDB folder");
 DEFINE_string(test_data, "", "test data, same format (evaluated at --test_every and at the end)");
-DEFINE_string(data_format, "idx", "idx | cifar10 | synthetic");
+DEFINE_string(data_format, "idx", "idx | cifar10 | leveldb | lmdb | synthetic (leveldb/lmdb: "
+              "{image, label} TensorProtos records as make_mnist_db writes)");
 DEFINE_string(synthetic_shape, "1,28,28", "C,H,W of synthetic samples");
 DEFINE_int32(num_classes, 10, "classes of synthetic data");
 DEFINE_string(order, "NCHW", "data layout given to the net: NCHW or NHWC");
@@ -94,8 +96,9 @@ TrainerOptions OptionsFromFlags() {
   o.test_data = FLAGS_test_data;
   o.data_format = FLAGS_data_format;
   HALFCAF_ENFORCE(o.data_format == "idx" || o.data_format == "cifar10" ||
+                      o.data_format == "leveldb" || o.data_format == "lmdb" ||
                       o.data_format == "synthetic",
-                  "--data_format must be idx, cifar10 or synthetic, got '", o.data_format, "'");
+                  "--data_format must be idx, cifar10, leveldb, lmdb or synthetic, got '", o.data_format, "'");
   HALFCAF_ENFORCE(o.data_format == "synthetic" || !o.train_data.empty(),
                   "--train_data is required (or --data_format synthetic)");
   o.synthetic_shape = ParseInts(FLAGS_synthetic_shape, "synthetic_shape");

@@ -11,6 +11,7 @@
 #include "core/net.h"
 #include "core/operator.h"
 #include "core/workspace.h"
+#include "operators/dataset_reader.h"
 #include "operators/db.h"
 #include "tests/util/op_test_util.h"
 
@@ -311,6 +312,105 @@ TEST_P(DBTest, MissingDBNamesPathAndType) {
   WriteDB(GetParam(), path_, {});
   ExpectThrows([&] { ws_.RunNetOnce(Net(CreateDBDef(GetParam(), path_))); },
                {GetParam() + " DB '" + path_ + "' holds no records"});
+}
+
+
+// ---- DataInput's DB source (operators/dataset_db.cc): {image, label} records into memory.
+
+// Image uint8 of `dims` with values 7 i + k (k: storage index), label i % 5.
+std::string ImageRecord(int i, const std::vector<int64_t>& dims, int label = -1) {
+  TensorProtos protos;
+  TensorProto* image = protos.add_protos();
+  image->set_data_type(TensorProto::BYTE);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    image->add_dims(d);
+    n *= d;
+  }
+  std::string bytes;
+  for (int64_t k = 0; k < n; ++k) bytes.push_back(static_cast<char>((7 * i + k) % 251));
+  image->set_byte_data(bytes);
+  TensorProto* l = protos.add_protos();
+  l->set_data_type(TensorProto::INT32);
+  l->add_int32_data(label >= 0 ? label : i % 5);
+  std::string out;
+  protos.SerializeToString(&out);
+  return out;
+}
+
+TEST_P(DBTest, DataSourceReadsChannelFirstAndChannelLastImages) {
+  for (bool hwc : {false, true}) {
+    TempDir dir;
+    const std::string path = dir / "db";
+    const std::vector<int64_t> dims = hwc ? std::vector<int64_t>{5, 6, 3}
+                                          : std::vector<int64_t>{3, 5, 6};
+    std::vector<std::pair<std::string, std::string>> records;
+    for (int i = 0; i < 6; ++i) records.emplace_back(Key(i), ImageRecord(i, dims));
+    WriteDB(GetParam(), path, records);
+    std::unique_ptr<DataSource> src = LoadDataSource(GetParam(), path);
+    ASSERT_EQ(src->size(), 6);
+    EXPECT_EQ(src->sample_dims(), (std::vector<int64_t>{3, 5, 6}));
+    std::vector<uint8_t> chw(90);
+    for (int i = 0; i < 6; ++i) {
+      EXPECT_EQ(src->Label(i), i % 5);
+      src->ReadSample(i, chw.data());
+      for (int c = 0; c < 3; ++c) {
+        for (int p = 0; p < 30; ++p) {
+          const int k = hwc ? p * 3 + c : c * 30 + p;  // where (c, p) was stored
+          ASSERT_EQ(chw[c * 30 + p], (7 * i + k) % 251) << "sample " << i << " c " << c << " p " << p;
+        }
+      }
+    }
+    EXPECT_NE(src->description().find("6 samples"), std::string::npos) << src->description();
+  }
+}
+
+TEST_P(DBTest, DataInputTrainsFromADB) {
+  std::vector<std::pair<std::string, std::string>> records;
+  for (int i = 0; i < 10; ++i) records.emplace_back(Key(i), ImageRecord(i, {1, 2, 2}));
+  WriteDB(GetParam(), path_, records);
+  OperatorDef def = MakeOperatorDef(
+      "DataInput", "", {}, {"data", "label"},
+      {MakeArgument("source", path_), MakeArgument("format", GetParam()),
+       MakeArgument("batch_size", 4), MakeArgument("shuffle", 0),
+       MakeArgument("scale", 0.5f), MakeArgument("prefetch", 0)});
+  RunOp(def, {}, &ws_);
+  const Tensor& data = ws_.GetTensor("data");
+  EXPECT_EQ(data.dims(), (std::vector<int64_t>{4, 1, 2, 2}));
+  const std::vector<float> v = ToFloatVector(data);
+  for (int i = 0; i < 4; ++i) {
+    for (int k = 0; k < 4; ++k) EXPECT_FLOAT_EQ(v[i * 4 + k], 0.5f * ((7 * i + k) % 251));
+    EXPECT_EQ(ws_.GetTensor("label").data<int32_t>()[i], i % 5);
+  }
+}
+
+TEST_P(DBTest, DataSourceErrorsNameTheRecord) {
+  auto load = [&](const std::vector<std::pair<std::string, std::string>>& records) {
+    TempDir dir;
+    const std::string path = dir / "db";
+    WriteDB(GetParam(), path, records);
+    LoadDataSource(GetParam(), path);
+  };
+  const std::string ok = ImageRecord(0, {1, 5, 5});
+  ExpectThrows([&] { load({{"a", ok}, {"b", "garbage"}}); }, {"record 'b'", "not a serialized"});
+  ExpectThrows([&] { load({{"a", ok}, {"b", ImageRecord(1, {1, 5, 6})}}); },
+               {"record 'b'", "differ from the first record's [1, 5, 5]"});
+  ExpectThrows([&] { load({{"a", ImageRecord(0, {3, 5, 1})}}); }, {"cannot tell", "[3, 5, 1]"});
+  ExpectThrows([&] { load({{"a", Record(0)}}); }, {"record 'a'", "cannot tell"});
+  ExpectThrows([&] { load({{"a", ""}}); }, {"record 'a'", "0 tensor(s)"});
+  TensorProtos float_image;
+  TensorProto* f = float_image.add_protos();
+  f->set_data_type(TensorProto::FLOAT);
+  f->add_dims(1);
+  f->add_float_data(1.f);
+  TensorProto* l = float_image.add_protos();
+  l->set_data_type(TensorProto::FLOAT);
+  l->add_float_data(1.f);
+  std::string fi;
+  float_image.SerializeToString(&fi);
+  ExpectThrows([&] { load({{"a", fi}}); }, {"record 'a'", "expected uint8 pixels"});
+  ExpectThrows([&] { load({}); }, {"holds no records"});
+  ExpectThrows([&] { LoadDataSource("idx5", path_); }, {"unknown data format 'idx5'"});
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DBTest, ::testing::Values("leveldb", "lmdb"),

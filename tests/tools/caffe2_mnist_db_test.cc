@@ -185,6 +185,53 @@ TEST(Caffe2MnistDbTest, TutorialNetsTrainOnMakeMnistDbOutput) {
   }
 }
 
+// train_net reads a make_mnist_db DB directly (--data_format leveldb / lmdb), channel first or
+// last, and trains LeNet on it in mixed precision.
+TEST(Caffe2MnistDbTest, TrainNetTrainsFromMakeMnistDbOutput) {
+  if (!std::filesystem::exists(kImages)) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  for (const char* type : {"leveldb", "lmdb"}) {
+    if (!db::DBTypeAvailable(type)) continue;
+    const std::string dir = FreshDir(std::string("train_net_") + type);
+    const std::string db_path = dir + "/fashion-db";
+    // LevelDB channel first, LMDB channel last (make_mnist_db's default).
+    const std::string layout = std::string(type) == "leveldb" ? " --channel_first" : "";
+    ToolResult made = RunTool("make_mnist_db", MakeMnistDbArgs(kImages, kLabels, db_path,
+                                                               std::string("--db ") + type +
+                                                                   layout + " --data_limit 2000"));
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    const std::string summary = dir + "/summary.json";
+    ToolResult r = RunTool(
+        "train_net", "--net " + std::string(HALFCAF_SOURCE_DIR) +
+                         "/models/lenet/lenet_train_net.pbtxt --init_net " +
+                         std::string(HALFCAF_SOURCE_DIR) + "/models/lenet/lenet_init_net.pbtxt " +
+                         "--data_format " + type + " --train_data " + db_path + " --test_data " +
+                         db_path + " --iters 150 --batch_size 32 --dtype float16 --threads 2 "
+                         "--summary_json " + summary);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("2000 training samples"), std::string::npos) << r.out;
+    const std::string json = ReadFile(summary);
+    const size_t at = json.find("\"test_accuracy\": ");
+    ASSERT_NE(at, std::string::npos) << json;
+    EXPECT_GT(std::stod(json.substr(at + 17)), 0.65) << type << "\n" << r.out;
+  }
+  // The DB type must match the DB: one clear line, before any training.
+  if (db::DBTypeAvailable("leveldb") && db::DBTypeAvailable("lmdb")) {
+    const std::string dir = FreshDir("train_net_mismatch");
+    ASSERT_EQ(RunTool("make_mnist_db", MakeMnistDbArgs(kImages, kLabels, dir + "/l",
+                                                       "--db lmdb --data_limit 10"))
+                  .exit_code,
+              0);
+    ToolResult r = RunTool("train_net", "--net " + std::string(HALFCAF_SOURCE_DIR) +
+                                            "/models/lenet/lenet_train_net.pbtxt --init_net " +
+                                            std::string(HALFCAF_SOURCE_DIR) +
+                                            "/models/lenet/lenet_init_net.pbtxt --data_format "
+                                            "leveldb --train_data " + dir + "/l");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("cannot open leveldb DB '" + dir + "/l'"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("iter "), std::string::npos) << r.out;
+  }
+}
+
 // LMDB output, channel last, all items (no --data_limit), from small idx files.
 TEST(Caffe2MnistDbTest, WritesLmdbChannelLast) {
   if (!db::DBTypeAvailable("lmdb")) GTEST_SKIP() << "built without LMDB";
