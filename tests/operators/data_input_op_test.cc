@@ -629,7 +629,7 @@ TEST_F(DataInputOpTest, BadArguments) {
     }
     return DataDef(args);
   };
-  ExpectCreateFails(with({MakeArgument("format", "lmdb")}), {"`format`", "lmdb"});
+  ExpectCreateFails(with({MakeArgument("format", "tfrecord")}), {"`format`", "tfrecord"});
   ExpectCreateFails(with({MakeArgument("batch_size", 0)}), {"`batch_size`", "0"});
   ExpectCreateFails(with({MakeArgument("order", "CHWN")}), {"`order`", "CHWN"});
   ExpectCreateFails(with({MakeArgument("dtype", "int32")}), {"`dtype`", "int32"});
