@@ -38,6 +38,7 @@ NetDef ReadNet(const std::string& file) {
 // The text of a net file with every occurrence of `from` replaced by `to`, parsed.
 NetDef ReadNetReplacing(const std::string& file, const std::string& from, const std::string& to) {
   std::ifstream in(kDir + file);
+  HALFCAF_ENFORCE(in.good(), kDir + file, ": cannot open the Caffe2 test net");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   size_t n = 0;
   for (size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size())) {
