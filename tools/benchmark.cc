@@ -47,6 +47,9 @@ DEFINE_int32(image_size, 0, "zoo models: input height and width (0: 224 for ResN
 DEFINE_int32(num_classes, 0, "classes (0: 1000 for ResNet, 10 for LeNet and --net)");
 DEFINE_string(device, "cpu", "cpu or cuda");
 DEFINE_int32(gpu, 0, "CUDA device id");
+DEFINE_string(gpus, "", "train data-parallel on these CUDA devices, e.g. 0,1 (implies --device cuda)");
+DEFINE_int32(replicas, 0, "data-parallel replicas (default: one per --gpus entry, else 1); "
+             "--batch_size is the total over the replicas");
 DEFINE_string(precision, "fp32,fp16", "comma-separated: fp32 (FP32) and/or fp16 (mixed precision)");
 DEFINE_string(batch_size, "32,64", "comma-separated batch sizes");
 DEFINE_string(order, "NCHW", "storage order: NCHW or NHWC");
@@ -75,6 +78,9 @@ namespace halfcaf {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Where the benchmark runs (from --device / --gpu / --gpus / --replicas), set once in Main.
+Placement g_place;
 using bench::OpTypeStat;
 using bench::Result;
 
@@ -172,7 +178,10 @@ class PeakMemory {
     return static_cast<double>(std::max<int64_t>(peak - base_, 0)) / (1 << 20);
   }
   static std::string Kind() {
-    if (FLAGS_device == "cuda") return "CUDA device memory in use after the run minus before";
+    if (FLAGS_device == "cuda") {
+      return std::string("CUDA device memory in use after the run minus before") +
+             (g_place.replicas.empty() ? "" : " (replica 0's GPU)");
+    }
     return "peak resident set size (VmHWM) minus the resident set before the configuration";
   }
 
@@ -255,7 +264,8 @@ class TrainSession : public Session {
     o.optimizer.base_lr = 0.01f;
     o.optimizer.momentum = 0.9f;
     o.seed = FLAGS_seed;
-    if (FLAGS_device == "cuda") o.device = Device{DeviceType::CUDA, FLAGS_gpu};
+    o.device = g_place.device;
+    o.replicas = g_place.replicas;
     trainer_ = std::make_unique<Trainer>(m.init, m.forward, o);
     trainer_->Initialize();
     net_ = trainer_->workspace()->GetNet(trainer_->train_net().name());
@@ -753,8 +763,13 @@ int Main() {
   HALFCAF_ENFORCE(zoo || !FLAGS_init_net.empty(), "--net needs --init_net");
   HALFCAF_ENFORCE(zoo || !FLAGS_input_shape.empty(),
                   "--net needs --input_shape C,H,W (the shape of one sample)");
-  HALFCAF_ENFORCE(FLAGS_device == "cpu" || FLAGS_device == "cuda",
-                  "--device must be cpu or cuda, got '", FLAGS_device, "'");
+  g_place = ParsePlacement(FLAGS_device,
+                           !gflags::GetCommandLineFlagInfoOrDie("device").is_default, FLAGS_gpu,
+                           FLAGS_gpus, FLAGS_replicas);
+  if (g_place.device.type == DeviceType::CUDA) {
+    FLAGS_device = "cuda";
+    FLAGS_gpu = g_place.device.id;
+  }
   HALFCAF_ENFORCE(FLAGS_order == "NCHW" || FLAGS_order == "NHWC",
                   "--order must be NCHW or NHWC, got '", FLAGS_order, "'");
   HALFCAF_ENFORCE(FLAGS_mode == "train" || FLAGS_mode == "forward",
@@ -772,6 +787,17 @@ int Main() {
   HALFCAF_ENFORCE(FLAGS_compare.empty() || FLAGS_model == "resnet50" || FLAGS_model == "resnet18",
                   "--compare pytorch needs --model resnet50 or resnet18");
   const std::vector<int64_t> batches = ParsePositiveInts(FLAGS_batch_size, "batch_size");
+  if (!g_place.replicas.empty()) {
+    const int64_t n = static_cast<int64_t>(g_place.replicas.size());
+    HALFCAF_ENFORCE(FLAGS_mode == "train", "--replicas / --gpus time data-parallel training "
+                    "(--mode train)");
+    HALFCAF_ENFORCE(FLAGS_compare.empty(), "--compare pytorch: the peer trains on one device; "
+                    "compare without --replicas / --gpus");
+    for (int64_t b : batches) {
+      HALFCAF_ENFORCE(b % n == 0, "--batch_size ", b, " is not a multiple of the number of "
+                      "replicas (", n, ")");
+    }
+  }
   const std::vector<std::string> precisions = SplitList(FLAGS_precision);
   HALFCAF_ENFORCE(!precisions.empty(), "--precision is empty");
   for (const auto& p : precisions) {
@@ -786,6 +812,10 @@ int Main() {
 #ifdef HALFCAF_WITH_CUDA
     HALFCAF_ENFORCE(FLAGS_gpu >= 0 && FLAGS_gpu < NumCudaDevices(), "--gpu ", FLAGS_gpu,
                     ": this machine has ", NumCudaDevices(), " CUDA device(s)");
+    for (const Device& d : g_place.replicas) {
+      HALFCAF_ENFORCE(d.id < NumCudaDevices(), "--gpus: GPU ", d.id, " does not exist (",
+                      NumCudaDevices(), " CUDA device(s))");
+    }
     cudaSetDevice(FLAGS_gpu);
 #endif
   }
@@ -796,6 +826,7 @@ int Main() {
   info.model = zoo ? FLAGS_model : FLAGS_net;
   info.mode = FLAGS_mode;
   info.device = FLAGS_device == "cuda" ? "cuda:" + std::to_string(FLAGS_gpu) : "cpu";
+  if (!g_place.replicas.empty()) info.device = PlacementString(g_place);
   info.order = FLAGS_order;
   info.iters = FLAGS_iters;
   info.warmup = FLAGS_warmup;

@@ -152,26 +152,14 @@ TrainerOptions OptionsFromFlags() {
                     "--loss_scale must be positive and finite, got ", o.loss_scale);
   }
   o.scale_growth_interval = FLAGS_scale_growth_interval;
-  HALFCAF_ENFORCE(FLAGS_device == "cpu" || FLAGS_device == "cuda",
-                  "--device must be cpu or cuda, got '", FLAGS_device, "'");
-  if (FLAGS_device == "cuda") o.device = Device{DeviceType::CUDA, FLAGS_gpu};
-  std::vector<int64_t> gpus = ParseInts(FLAGS_gpus, "gpus");
-  HALFCAF_ENFORCE(gpus.empty() || FLAGS_device == "cuda" ||
-                      gflags::GetCommandLineFlagInfoOrDie("device").is_default,
-                  "--gpus runs on CUDA devices, but --device is '", FLAGS_device, "'");
-  HALFCAF_ENFORCE(FLAGS_replicas >= 0, "--replicas must be positive, got ", FLAGS_replicas);
-  if (!gpus.empty()) o.device = Device{DeviceType::CUDA, static_cast<int>(gpus[0])};
-  const int replicas = FLAGS_replicas > 0 ? FLAGS_replicas
-                                          : std::max<int>(1, static_cast<int>(gpus.size()));
-  if (replicas > 1) {
-    HALFCAF_ENFORCE(FLAGS_batch_size % replicas == 0, "--batch_size (", FLAGS_batch_size,
-                    ") must be a multiple of the number of replicas (", replicas, ")");
-    for (int i = 0; i < replicas; ++i) {
-      o.replicas.push_back(gpus.empty() ? o.device
-                                        : Device{DeviceType::CUDA,
-                                                 static_cast<int>(gpus[i % gpus.size()])});
-    }
-  }
+  const Placement place =
+      ParsePlacement(FLAGS_device, !gflags::GetCommandLineFlagInfoOrDie("device").is_default,
+                     FLAGS_gpu, FLAGS_gpus, FLAGS_replicas);
+  o.device = place.device;
+  o.replicas = place.replicas;
+  HALFCAF_ENFORCE(o.replicas.empty() || FLAGS_batch_size % static_cast<int>(o.replicas.size()) == 0,
+                  "--batch_size (", FLAGS_batch_size, ") must be a multiple of the number of "
+                  "replicas (", o.replicas.size(), ")");
   o.seed = FLAGS_seed;
   return o;
 }
@@ -263,14 +251,9 @@ int Main() {
                             ? FLAGS_iters
                             : static_cast<int64_t>(std::ceil(FLAGS_epochs * n_train /
                                                              FLAGS_batch_size));
-  std::string placement = options.device.ToString();
+  std::string placement = PlacementString({options.device, options.replicas});
   if (!options.replicas.empty()) {
-    placement = std::to_string(options.replicas.size()) + " data-parallel replicas (";
-    for (size_t i = 0; i < options.replicas.size(); ++i) {
-      placement += (i ? ", " : "") + options.replicas[i].ToString();
-    }
-    placement += "), " + std::to_string(FLAGS_batch_size / options.replicas.size()) +
-                 " images each";
+    placement += ", " + std::to_string(FLAGS_batch_size / options.replicas.size()) + " images each";
   }
   std::cout << "train_net: " << (options.float16 ? "mixed precision (float16)" : "float32")
             << " on " << placement << ", " << n_train << " training samples, batch "

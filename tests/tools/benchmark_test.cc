@@ -104,6 +104,24 @@ TEST(BenchmarkTest, LeNetTrainWritesSaneJsonCsvAndSvg) {
   EXPECT_NE(s.find(">4</text>"), std::string::npos);    // x tick at batch 4
 }
 
+// Data-parallel training on CPU replicas: the table says so, every configuration runs, and
+// images/s counts the whole batch.
+TEST(BenchmarkTest, DataParallelReplicas) {
+  std::string json = TestTempDir() + "/dp.json";
+  auto r = RunTool("benchmark", std::string(kTinyLeNet) + "--replicas 2 --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("2 data-parallel replicas (CPU, CPU)"), std::string::npos) << r.out;
+  const auto results = ResultObjects(ReadFile(json));
+  ASSERT_EQ(results.size(), 4u);  // fp32, fp16 x batch 2, 4
+  for (const auto& res : results) {
+    EXPECT_EQ(Field(res, "status"), "ok") << res;
+    EXPECT_NEAR(Number(res, "images_per_sec"),
+                Number(res, "batch_size") * 1000.0 / Number(res, "ms_per_iter_median"),
+                1e-3 * Number(res, "images_per_sec"))
+        << res;
+  }
+}
+
 TEST(BenchmarkTest, PerOpProfileListsConvForwardAndBackward) {
   const std::string json = TestTempDir() + "/perop.json";
   auto r =
@@ -218,6 +236,12 @@ TEST(BenchmarkTest, BadFlagsGiveOneClearErrorLine) {
       {"--model lenet --compare pytorch", "--compare pytorch needs --model resnet50 or resnet18"},
       {"--model resnet18 --compare tensorflow", "--compare must be pytorch"},
       {"--model lenet --batch_size 2 extra", "unexpected argument 'extra'"},
+      {"--model lenet --batch_size 9 --replicas 2",
+       "--batch_size 9 is not a multiple of the number of replicas (2)"},
+      {"--model lenet --replicas 2 --mode forward", "(--mode train)"},
+      {"--model resnet18 --replicas 2 --compare pytorch", "the peer trains on one device"},
+      {"--model lenet --gpus 0,one", "--gpus: 'one' is not a GPU id"},
+      {"--model lenet --device cpu --gpus 0,1", "--gpus runs on CUDA devices"},
       {"--net /nonexistent.pbtxt --init_net /nonexistent2.pbtxt --input_shape 1,28,28",
        "/nonexistent"},
   };

@@ -162,7 +162,7 @@ TEST(TrainNetTest, BadInputGivesOneClearLine) {
 #endif
   ExpectCleanError(RunTool("train_net", kTiny + "--replicas 3"),
                    "--batch_size (16) must be a multiple of the number of replicas (3)");
-  ExpectCleanError(RunTool("train_net", kTiny + "--gpus 0,x"), "--gpus: 'x' is not an integer");
+  ExpectCleanError(RunTool("train_net", kTiny + "--gpus 0,x"), "--gpus: 'x' is not a GPU id");
   ExpectCleanError(RunTool("train_net", kTiny + "--device cpu --gpus 0,1"),
                    "--gpus runs on CUDA devices");
 #ifndef HALFCAF_WITH_CUDA
