@@ -2,6 +2,7 @@
 #include "core/gradient.h"
 #include "core/operator.h"
 #include "gpu/cuda_context.h"
+#include "gpu/pinned_buffer.h"
 #include "gpu/elementwise_kernels.h"
 #include "gpu/math_gpu.h"
 #include "gpu/tensor_copy.h"
@@ -68,17 +69,31 @@ class HalfToFloatCUDAOp final : public Operator<CUDAContext> {
   }
 };
 
-// Copies between the host and the op's GPU; runs under a CUDA device option.
+// Copies between the host and the op's GPU; runs under a CUDA device option. To the GPU: through
+// a pinned staging buffer, queued on the op's stream (the host does not wait for the transfer;
+// kernels queued after it on the stream see the data). To the host: after the op's stream has
+// finished producing X, a synchronous copy.
 template <bool kToGpu>
 class CopyHostDeviceOp final : public Operator<CUDAContext> {
  public:
   using Operator::Operator;
   void RunOnDevice() override {
-    const Tensor& X = kToGpu ? CPUInput(0) : Input(0);
-    Tensor* Y = OutputBlob(0)->GetMutableTensor(kToGpu ? context_.device() : Device());
+    if (kToGpu) {
+      const Tensor& X = CPUInput(0);
+      Tensor* Y = OutputBlob(0)->GetMutableTensor(context_.device());
+      Y->Resize(X.dims());
+      void* dst = Y->raw_mutable_data(X.dtype());
+      if (X.nbytes() > 0) staging_.CopyToDevice(X.raw_data(), X.nbytes(), dst, context_.stream());
+      return;
+    }
+    const Tensor& X = Input(0);
+    Tensor* Y = OutputBlob(0)->GetMutableTensor(Device());
     context_.FinishDevice();  // producers of X on this stream are done
     Y->CopyFrom(X);
   }
+
+ private:
+  gpu::PinnedStagingBuffer staging_;
 };
 
 class GetCopyCPUToGPUGradient : public GradientMakerBase {

@@ -50,6 +50,33 @@ TEST(CudaContextTest, HalfConversionMatchesCpu) {
   for (int64_t i = 0; i < h.numel(); ++i) EXPECT_EQ(h.data<Half>()[i].x, hc.data<Half>()[i].x) << i;
 }
 
+// CopyCPUToGPU goes through a pinned staging buffer, asynchronously: one op instance run on
+// inputs that grow, shrink, change type and are empty, with the host input overwritten right
+// after each run, must still deliver each run's values.
+TEST(CudaContextTest, CopyCPUToGPUThroughPinnedStagingBuffer) {
+  REQUIRE_GPU();
+  Workspace ws;
+  SetInput(&ws, "x", RandomTensor({3}, 1));
+  auto to_gpu = MakeOperatorDef("CopyCPUToGPU", "", {"x"}, {"x_gpu"});
+  to_gpu.mutable_device_option()->set_device_type(1);
+  auto op = CreateOperator(to_gpu, &ws);
+  const std::vector<int64_t> sizes = {3, 100000, 7, 0, 2000000, 5};
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    Tensor x = RandomTensor({sizes[k]}, 10 + k);
+    if (k == 2) x = ToHalf(x);
+    SetInput(&ws, "x", x);
+    op->Run();
+    // Overwrite the host input at once: the transfer must not read it any more.
+    SetInput(&ws, "x", RandomTensor({sizes[k]}, 99));
+    Tensor back;
+    back.CopyFrom(ws.GetTensor("x_gpu"));  // waits for the queued copy
+    EXPECT_EQ(ws.GetTensor("x_gpu").device().type, DeviceType::CUDA);
+    EXPECT_EQ(back.dtype(), x.dtype());
+    ASSERT_EQ(back.dims(), x.dims());
+    EXPECT_EQ(ToFloatVector(back), ToFloatVector(x)) << "run " << k;
+  }
+}
+
 TEST(CudaContextTest, NoDeviceIsAClearError) {
   if (NumCudaDevices() > 0) GTEST_SKIP() << "a device exists";
   Workspace ws;
