@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,10 @@ class OperatorBase {
   // A CPU tensor input regardless of the op's device (counters, shape inputs).
   const Tensor& CPUInput(int i) const;
 
+  // The op's random generator (its context's; nullptr for ops without a context). Trainers save
+  // and restore its state so that random ops (Dropout) resume exactly.
+  virtual std::mt19937* random_generator() { return nullptr; }
+
  protected:
   const Tensor& TensorInput(int i, Device device) const;
 
@@ -82,6 +87,8 @@ class Operator : public OperatorBase {
     RunOnDevice();
   }
   virtual void RunOnDevice() = 0;
+
+  std::mt19937* random_generator() final { return &context_.RandGenerator(); }
 
   // An input tensor on this op's device (throws naming the blob if it is not one).
   const Tensor& Input(int i) const { return TensorInput(i, context_.device()); }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <glog/logging.h>
 
@@ -25,6 +26,38 @@ const char kGoodSteps[] = "loss_scale_good_steps";
 const char kSkipped[] = "skipped_steps";
 const char kReaderState[] = "data_reader_state";
 const char kLossGradSeed[] = "loss_grad_seed";
+// Checkpoint blobs holding the generator state of the k-th random op (Dropout) of the train net.
+const char kRngStatePrefix[] = "random_state_";
+
+bool IsRandomOp(const OperatorBase& op) { return op.type() == "Dropout"; }
+
+// The random ops of a net, in net order.
+std::vector<OperatorBase*> RandomOps(NetBase* net) {
+  std::vector<OperatorBase*> out;
+  for (const auto& op : net->ops()) {
+    if (IsRandomOp(*op) && op->random_generator() != nullptr) out.push_back(op.get());
+  }
+  return out;
+}
+
+// A generator's state as bytes in a uint8 tensor, and back.
+void SaveRandomState(const std::mt19937& rng, Tensor* t) {
+  std::ostringstream ss;
+  ss << rng;
+  const std::string bytes = ss.str();
+  t->Resize({static_cast<int64_t>(bytes.size())});
+  std::copy(bytes.begin(), bytes.end(), t->mutable_data<uint8_t>());
+}
+
+void LoadRandomState(const Tensor& t, const std::string& what, std::mt19937* rng) {
+  HALFCAF_ENFORCE(t.dtype() == DataType::UINT8, what, " is ", t.DebugString(),
+                  ", not a generator state");
+  std::istringstream ss(std::string(t.data<uint8_t>(), t.data<uint8_t>() + t.numel()));
+  std::mt19937 restored;
+  ss >> restored;
+  HALFCAF_ENFORCE(!ss.fail(), what, " does not hold a valid generator state");
+  *rng = restored;
+}
 
 bool Reads(const NetDef& net, const std::string& blob) {
   for (const auto& op : net.op()) {
@@ -446,6 +479,20 @@ void Trainer::Resume(const std::string& path) {
   HALFCAF_ENFORCE(ckpt.HasBlob(kReaderState), path, ": the checkpoint has no data position");
   const Tensor& st = ckpt.GetTensor(kReaderState);
   CreateNets();
+  // Random ops continue their sequences (a checkpoint from another replica count, or from
+  // before random states were saved, leaves the fresh ones: the masks then differ from an
+  // uninterrupted run's).
+  const std::vector<OperatorBase*> random_ops = RandomOps(train_net_);
+  for (size_t k = 0; k < random_ops.size(); ++k) {
+    const std::string name = kRngStatePrefix + std::to_string(k);
+    if (!ckpt.HasBlob(name)) {
+      LOG(WARNING) << path << ": no random state for " << random_ops[k]->DebugName()
+                   << " (random op " << k << "); its draws restart";
+      continue;
+    }
+    LoadRandomState(ckpt.GetTensor(name), path + ": blob '" + name + "'",
+                    random_ops[k]->random_generator());
+  }
   train_reader_->SetState(DataReaderState::FromVector(
       std::vector<int64_t>(st.data<int64_t>(), st.data<int64_t>() + st.numel())));
 }
@@ -458,16 +505,22 @@ void Trainer::SaveCheckpoint(const std::string& path) {
   std::copy(state.begin(), state.end(), t->mutable_data<int64_t>());
   std::vector<std::string> names = checkpoint_blobs_;
   names.push_back(kReaderState);
-  if (replicas_.empty()) {
-    WriteBlobsToFile(ws_, names, path);
-    return;
-  }
-  // Replica 0's blobs under their single-device names: a checkpoint resumes with any number of
-  // replicas, or none.
+  // Replica 0's blobs under their single-device names (a checkpoint resumes with any number of
+  // replicas, or none); without replicas the workspace's own blobs.
   Workspace out;
-  for (const auto& b : checkpoint_blobs_) out.CreateTensor(b)->CopyFrom(ws_.GetTensor(Name(0, b)));
-  out.CreateTensor(kReaderState)->CopyFrom(*t);
-  WriteBlobsToFile(out, names, path);
+  Workspace* src = &ws_;
+  if (!replicas_.empty()) {
+    src = &out;
+    for (const auto& b : checkpoint_blobs_) out.CreateTensor(b)->CopyFrom(ws_.GetTensor(Name(0, b)));
+    out.CreateTensor(kReaderState)->CopyFrom(*t);
+  }
+  const std::vector<OperatorBase*> random_ops = RandomOps(train_net_);
+  for (size_t k = 0; k < random_ops.size(); ++k) {
+    const std::string name = kRngStatePrefix + std::to_string(k);
+    SaveRandomState(*random_ops[k]->random_generator(), src->CreateTensor(name));
+    names.push_back(name);
+  }
+  WriteBlobsToFile(*src, names, path);
 }
 
 float Trainer::ReadScalar(const std::string& blob) const {

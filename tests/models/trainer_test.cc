@@ -1,0 +1,64 @@
+// Trainer behaviour not covered through train_net: exact resume of a net with random ops
+// (Dropout's generator state travels in the checkpoint), in FP32 and mixed precision.
+#include "models/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "tests/util/tiny_training.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+// The tiny convnet with Dropout (ratio 0.5) between Relu and MaxPool.
+NetDef TinyConvnetWithDropout(NetDef* init) {
+  NetDef fwd, out;
+  LoadTinyConvnet(init, &fwd);
+  for (const auto& op : fwd.op()) {
+    OperatorDef copy = op;
+    if (op.type() == "MaxPool") copy.set_input(0, "conv1_dropped");
+    *out.add_op() = copy;
+    if (op.type() == "Relu") {
+      *out.add_op() = MakeOperatorDef("Dropout", "drop1", {"conv1"}, {"conv1_dropped", "drop1_mask"},
+                                      {MakeArgument("ratio", 0.5f)});
+    }
+  }
+  return out;
+}
+
+std::vector<float> Losses(Trainer* t, int until) {
+  std::vector<float> out;
+  while (t->iteration() < until) out.push_back(t->Step().loss);
+  return out;
+}
+
+TEST(TrainerTest, ResumeWithDropoutIsExact) {
+  NetDef init;
+  const NetDef fwd = TinyConvnetWithDropout(&init);
+  const std::string ck = ::testing::TempDir() + "/trainer_dropout_ck.pb";
+  for (bool fp16 : {false, true}) {
+    const TrainerOptions o = TinyTrainingOptions(fp16, 8);
+    Trainer straight(init, fwd, o);
+    straight.Initialize();
+    const std::vector<float> want = Losses(&straight, 12);
+
+    Trainer first(init, fwd, o);
+    first.Initialize();
+    Losses(&first, 5);
+    first.SaveCheckpoint(ck);
+    Trainer resumed(init, fwd, o);
+    resumed.Resume(ck);
+    const std::vector<float> got = Losses(&resumed, 12);
+    ASSERT_EQ(got.size(), 7u);
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i], want[5 + i]) << (fp16 ? "fp16" : "fp32") << " iteration " << 6 + i;
+    }
+  }
+  std::remove(ck.c_str());
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
