@@ -81,7 +81,7 @@ void CopyTensorAsync(const Tensor& src, Tensor* dst, cudaStream_t stream) {
     HALFCAF_ENFORCE(on == from || on == to, "a copy from CUDA:", from, " to CUDA:", to,
                     " was queued on a stream of CUDA:", on);
     const int other = on == to ? from : to;
-    EnablePeerAccessOnce(to, from);
+    EnablePeerAccessOnce(on, other);  // the device of `stream` drives the copy
     cudaStream_t other_stream = CudaStream(other);
     StreamWaitsFor(stream, other_stream, other);
     HALFCAF_CUDA_CHECK(cudaMemcpyPeerAsync(d, to, src.raw_data(), from, src.nbytes(), stream));
