@@ -70,15 +70,22 @@ void CopyTensorAsync(const Tensor& src, Tensor* dst, cudaStream_t stream) {
     HALFCAF_CUDA_CHECK(
         cudaMemcpyAsync(d, src.raw_data(), src.nbytes(), cudaMemcpyDeviceToDevice, stream));
   } else {
-    // Streams of different devices are not ordered with each other: the copy waits for the work
-    // that produced src (the source device's stream), and later work there (which may overwrite
-    // src) waits for the copy.
+    // `stream` belongs to one of the two devices (Copy runs on the destination's, its gradient
+    // CopyOnDeviceLike on the source's). Streams of different devices are not ordered with each
+    // other: the copy waits for the work queued so far on the other device's stream (which
+    // produced src, or last used dst's memory), and later work there (which reads dst, or may
+    // overwrite src) waits for the copy. Events are recorded on streams of their own device.
     const int from = src.device().id, to = dst->device().id;
-    EnablePeerAccessOnce(to, from);
-    cudaStream_t src_stream = CudaStream(from);
-    StreamWaitsFor(stream, src_stream, from);
+    int on = -1;
+    HALFCAF_CUDA_CHECK(cudaStreamGetDevice(stream, &on));
+    HALFCAF_ENFORCE(on == from || on == to, "a copy from CUDA:", from, " to CUDA:", to,
+                    " was queued on a stream of CUDA:", on);
+    const int other = on == to ? from : to;
+    EnablePeerAccessOnce(on, other);  // the device of `stream` drives the copy
+    cudaStream_t other_stream = CudaStream(other);
+    StreamWaitsFor(stream, other_stream, other);
     HALFCAF_CUDA_CHECK(cudaMemcpyPeerAsync(d, to, src.raw_data(), from, src.nbytes(), stream));
-    StreamWaitsFor(src_stream, stream, to);
+    StreamWaitsFor(other_stream, stream, on);
   }
 }
 

@@ -10,9 +10,9 @@ namespace halfcaf {
 namespace gpu {
 
 // dst = src (dims, dtype, values). src is on a CUDA device; dst keeps its device (a CUDA device:
-// the same one, or another: a peer copy queued on `stream` after the work queued so far on the
-// source device's stream, which in turn waits for the copy before its later work). Nothing
-// happens when dst is src.
+// the same one, or another: a peer copy queued on `stream`, which must belong to the source or
+// the destination device, after the work queued so far on the other device's stream, which in
+// turn waits for the copy before its later work). Nothing happens when dst is src.
 void CopyTensorAsync(const Tensor& src, Tensor* dst, cudaStream_t stream);
 
 // Copies `rows` rows of `src_row` bytes from src (rows `src_pitch` bytes apart) to dst (rows
