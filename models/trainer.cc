@@ -479,9 +479,9 @@ void Trainer::Resume(const std::string& path) {
   HALFCAF_ENFORCE(ckpt.HasBlob(kReaderState), path, ": the checkpoint has no data position");
   const Tensor& st = ckpt.GetTensor(kReaderState);
   CreateNets();
-  // Random ops continue their sequences (a checkpoint from another replica count, or from
-  // before random states were saved, leaves the fresh ones: the masks then differ from an
-  // uninterrupted run's).
+  // Random ops continue their sequences. States are matched by position among the train net's
+  // random ops (replica 0's come first); ops without a saved state (more replicas than the
+  // checkpoint had, or a checkpoint from before random states were saved) start fresh.
   const std::vector<OperatorBase*> random_ops = RandomOps(train_net_);
   for (size_t k = 0; k < random_ops.size(); ++k) {
     const std::string name = kRngStatePrefix + std::to_string(k);
