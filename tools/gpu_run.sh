@@ -5,7 +5,8 @@
 # benchmark with the PyTorch peer when torch is importable. Results go to RESULTS_DIR.
 #
 # Usage: bash halfcaf_gpu/tools/gpu_run.sh [RESULTS_DIR]
-#   Environment: BENCH_BATCHES (default 32,64,128), BENCH_ITERS (default 20), GTEST_FILTER,
+#   Environment: BENCH_BATCHES (default 32,64,128), BENCH_BATCHES_NHWC (default 64,128; the NHWC
+#                sweep runs when more than 60 s of the budget is left), BENCH_ITERS (default 20), GTEST_FILTER,
 #                BUDGET_S (whole run, default 450 s), TESTS_S (GPU tests, default 240 s),
 #                LENET_S (each LeNet run, default 60 s); the benchmark gets what is left (<= 300 s).
 #
@@ -155,5 +156,18 @@ run_step "resnet50" "$RES/resnet50.txt" "$(step_limit 300)" \
   "${compare[@]}"
 grep -A12 '^halfcaf benchmark:' "$RES/resnet50.txt" | tee -a "$SUMMARY"
 pack_extras
+
+# NHWC (PyTorch channels_last) with what is left of the budget; log appended to resnet50.txt.
+if ((BUDGET - $(elapsed) > 60)); then
+  say "== ResNet-50 fp32 vs fp16, NHWC"
+  run_step "resnet50_nhwc" "$RES/resnet50.txt" "$(step_limit 300)" \
+    bin/benchmark --model resnet50 --device cuda --precision fp32,fp16 --order NHWC \
+    --batch_size "${BENCH_BATCHES_NHWC:-64,128}" --iters "${BENCH_ITERS:-20}" --warmup 5 \
+    --json "$WORK/resnet50_nhwc.json" --csv "$WORK/resnet50_nhwc.csv" "${compare[@]}"
+  grep -A12 '^halfcaf benchmark: resnet50, train, NHWC' "$RES/resnet50.txt" | tee -a "$SUMMARY"
+  pack_extras
+else
+  say "resnet50_nhwc: skipped (budget spent; rerun with BENCH_BATCHES_NHWC and a larger BUDGET_S)"
+fi
 say "gpu_run: status $status after $(elapsed)s, results in $RES"
 exit $status
