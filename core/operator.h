@@ -12,6 +12,7 @@
 #include "core/argument.h"
 #include "core/blob.h"
 #include "core/context.h"
+#include "core/float_io.h"
 #include "core/op_schema.h"
 #include "core/workspace.h"
 #include "proto/halfcaf.pb.h"
@@ -84,6 +85,7 @@ class Operator : public OperatorBase {
 
   void Run(int stream_id) final {
     context_.SwitchToDevice(stream_id);
+    FloatScratchScope scratch;  // float16 conversion buffers live while the op runs
     RunOnDevice();
   }
   virtual void RunOnDevice() = 0;
