@@ -34,16 +34,16 @@ class CudaCachingAllocator : public Allocator {
       }
     }
     if (!ptr) {
-      int prev = 0;
-      HALFCAF_CUDA_CHECK(cudaGetDevice(&prev));
-      HALFCAF_CUDA_CHECK(cudaSetDevice(dev));
-      cudaError_t err = cudaMalloc(&ptr, size);
-      if (err == cudaErrorMemoryAllocation) {  // give cached blocks back and retry once
-        (void)cudaGetLastError();
-        EmptyCache();
+      cudaError_t err;
+      {
+        CudaDeviceGuard on(dev);
         err = cudaMalloc(&ptr, size);
+        if (err == cudaErrorMemoryAllocation) {  // give cached blocks back and retry once
+          (void)cudaGetLastError();
+          EmptyCache();
+          err = cudaMalloc(&ptr, size);
+        }
       }
-      cudaSetDevice(prev);
       if (err != cudaSuccess) {
         (void)cudaGetLastError();
         HALFCAF_THROW("out of memory on CUDA:", dev, " allocating ", nbytes, " bytes (",
@@ -99,12 +99,8 @@ void CudaCopyBytes(size_t nbytes, const void* src, Device src_device, void* dst,
   // *current* device (through its legacy default stream), so make the tensor's device current:
   // the calling thread (a tool's main thread, a DAG worker) may have another one, or none yet.
   const int dev = src_device.type == DeviceType::CUDA ? src_device.id : dst_device.id;
-  int prev = 0;
-  HALFCAF_CUDA_CHECK(cudaGetDevice(&prev));
-  if (prev != dev) HALFCAF_CUDA_CHECK(cudaSetDevice(dev));
-  const cudaError_t err = cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault);
-  if (prev != dev) (void)cudaSetDevice(prev);
-  HALFCAF_CUDA_CHECK(err);
+  CudaDeviceGuard on(dev);
+  HALFCAF_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault));
 }
 
 [[maybe_unused]] const bool g_registered = [] {

@@ -36,3 +36,27 @@ const char* CublasStatusString(cublasStatus_t status);
       HALFCAF_THROW(#call, " failed: ", cudnnGetErrorString(hc_st_));                  \
     }                                                                                  \
   } while (0)
+
+namespace halfcaf {
+
+// Makes `device` current for the enclosing scope and restores the caller's current device at its
+// end (a thread's current device is state that later launches and library calls depend on).
+class CudaDeviceGuard {
+ public:
+  explicit CudaDeviceGuard(int device) {
+    HALFCAF_CUDA_CHECK(cudaGetDevice(&saved_));
+    changed_ = saved_ != device;
+    if (changed_) HALFCAF_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~CudaDeviceGuard() {
+    if (changed_) (void)cudaSetDevice(saved_);
+  }
+  CudaDeviceGuard(const CudaDeviceGuard&) = delete;
+  CudaDeviceGuard& operator=(const CudaDeviceGuard&) = delete;
+
+ private:
+  int saved_ = 0;
+  bool changed_ = false;
+};
+
+}  // namespace halfcaf

@@ -67,30 +67,13 @@ std::map<std::pair<int, int>, StreamResources>& Resources() {
   return *m;
 }
 
-// Makes `device` current for the creation of a per-device object (stream, library handle) and
-// restores the caller's device: CudaStream(other device) is called in the middle of an op (peer
-// copies), whose later launches must still go to the op's device.
-class CreateOnDevice {
- public:
-  explicit CreateOnDevice(int device) {
-    HALFCAF_CUDA_CHECK(cudaGetDevice(&saved_));
-    if (saved_ != device) HALFCAF_CUDA_CHECK(cudaSetDevice(device));
-    changed_ = saved_ != device;
-  }
-  ~CreateOnDevice() {
-    if (changed_) (void)cudaSetDevice(saved_);
-  }
-
- private:
-  int saved_ = 0;
-  bool changed_ = false;
-};
-
 StreamResources& GetResources(int device, int stream_id) {
   std::lock_guard<std::mutex> lk(g_res_mu);
   auto& r = Resources()[{device, stream_id}];
   if (!r.stream) {
-    CreateOnDevice on(device);
+    // On `device`, restoring the caller's: CudaStream(other device) is called in the middle of
+    // an op (peer copies), whose later launches must still go to the op's device.
+    CudaDeviceGuard on(device);
     // Blocking streams: synchronous copies (cudaMemcpy on the legacy stream) are ordered with
     // the kernels queued on them.
     HALFCAF_CUDA_CHECK(cudaStreamCreateWithFlags(&r.stream, cudaStreamDefault));
@@ -124,7 +107,7 @@ cublasHandle_t CUDAContext::cublas_handle() {
   StreamResources& r = GetResources(device_id_, stream_id_);
   std::lock_guard<std::mutex> lk(g_res_mu);
   if (!r.cublas) {
-    CreateOnDevice on(device_id_);
+    CudaDeviceGuard on(device_id_);
     HALFCAF_CUBLAS_CHECK(cublasCreate(&r.cublas));
     HALFCAF_CUBLAS_CHECK(cublasSetStream(r.cublas, r.stream));
     HALFCAF_CUBLAS_CHECK(cublasSetPointerMode(r.cublas, CUBLAS_POINTER_MODE_HOST));
@@ -136,7 +119,7 @@ cudnnHandle_t CUDAContext::cudnn_handle() {
   StreamResources& r = GetResources(device_id_, stream_id_);
   std::lock_guard<std::mutex> lk(g_res_mu);
   if (!r.cudnn) {
-    CreateOnDevice on(device_id_);
+    CudaDeviceGuard on(device_id_);
     HALFCAF_CUDNN_CHECK(cudnnCreate(&r.cudnn));
     HALFCAF_CUDNN_CHECK(cudnnSetStream(r.cudnn, r.stream));
   }

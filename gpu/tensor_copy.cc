@@ -12,19 +12,6 @@ namespace gpu {
 
 namespace {
 
-// Restores the current device when it goes out of scope.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    HALFCAF_CUDA_CHECK(cudaGetDevice(&saved_));
-    HALFCAF_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceGuard() { (void)cudaSetDevice(saved_); }
-
- private:
-  int saved_ = 0;
-};
-
 // Direct peer access from `device` to `peer` where the hardware allows it (otherwise
 // cudaMemcpyPeerAsync stages through the host, which is slower but correct). Once per pair.
 void EnablePeerAccessOnce(int device, int peer) {
@@ -35,7 +22,7 @@ void EnablePeerAccessOnce(int device, int peer) {
   int can = 0;
   HALFCAF_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device, peer));
   if (!can) return;
-  DeviceGuard guard(device);
+  CudaDeviceGuard guard(device);
   const cudaError_t err = cudaDeviceEnablePeerAccess(peer, 0);
   if (err == cudaErrorPeerAccessAlreadyEnabled) {
     (void)cudaGetLastError();
@@ -48,7 +35,7 @@ void EnablePeerAccessOnce(int device, int peer) {
 void StreamWaitsFor(cudaStream_t waiter, cudaStream_t producer, int producer_device) {
   cudaEvent_t event;
   {
-    DeviceGuard guard(producer_device);
+    CudaDeviceGuard guard(producer_device);
     HALFCAF_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
     HALFCAF_CUDA_CHECK(cudaEventRecord(event, producer));
   }

@@ -8,12 +8,30 @@
 // Inputs:  grad, moment (float), lr (1-element float), master (float),
 //          [loss_scale (1-element float), [found_inf (1-element float)]]
 // Outputs: moment (in place), master (in place), [copy (float16, shape of master)]
+#include "operators/mixed_precision_sgd_op.h"
+
 #include "core/float_io.h"
 #include "core/gradient.h"
 #include "core/operator.h"
 #include "operators/cpu_parallel.h"
 
 namespace halfcaf {
+
+MomentumUpdateArgs::MomentumUpdateArgs(const OperatorBase& op)
+    : momentum(op.GetSingleArgument<float>("momentum", 0.f)),
+      weight_decay(op.GetSingleArgument<float>("weight_decay", 0.f)),
+      nesterov(op.GetSingleArgument<bool>("nesterov", false)) {}
+
+void CheckMixedPrecisionUpdateInputs(const Tensor& grad, const Tensor& moment,
+                                     const Tensor& master) {
+  EnforceFloatType(grad, "grad");
+  HALFCAF_ENFORCE(master.dtype() == DataType::FLOAT && moment.dtype() == DataType::FLOAT,
+                  "master parameter and moment must be float, got ", master.DebugString(),
+                  " and ", moment.DebugString());
+  HALFCAF_ENFORCE(grad.dims() == master.dims() && moment.dims() == master.dims(), "grad ",
+                  DimsString(grad.dims()), ", moment ", DimsString(moment.dims()),
+                  " and parameter ", DimsString(master.dims()), " must have the same shape");
+}
 
 namespace {
 
@@ -26,10 +44,7 @@ float Scalar(const Tensor& t, const char* what) {
 class MixedPrecisionMomentumSGDUpdateOp final : public Operator<CPUContext> {
  public:
   MixedPrecisionMomentumSGDUpdateOp(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws),
-        momentum_(GetSingleArgument<float>("momentum", 0.f)),
-        weight_decay_(GetSingleArgument<float>("weight_decay", 0.f)),
-        nesterov_(GetSingleArgument<bool>("nesterov", false)) {}
+      : Operator(def, ws), args_(*this) {}
 
   void RunOnDevice() override {
     const Tensor& G = Input(0);
@@ -38,29 +53,25 @@ class MixedPrecisionMomentumSGDUpdateOp final : public Operator<CPUContext> {
     const float lr = Scalar(Input(2), "lr");
     const float scale = InputSize() > 4 ? Scalar(Input(4), "loss_scale") : 1.f;
     if (InputSize() > 5 && Scalar(Input(5), "found_inf") != 0.f) return;  // skipped step
-    EnforceFloatType(G, "grad");
-    HALFCAF_ENFORCE(P.dtype() == DataType::FLOAT && M.dtype() == DataType::FLOAT,
-                    "master parameter and moment must be float, got ", P.DebugString(), " and ",
-                    M.DebugString());
-    HALFCAF_ENFORCE(G.dims() == P.dims() && M.dims() == P.dims(), "grad ", DimsString(G.dims()),
-                    ", moment ", DimsString(M.dims()), " and parameter ", DimsString(P.dims()),
-                    " must have the same shape");
+    CheckMixedPrecisionUpdateInputs(G, M, P);
     HALFCAF_ENFORCE(scale > 0.f, "loss_scale must be positive, got ", scale);
     const float* g = ReadAsFloat(G, &g_);
     float* m = Output(0, M.dims())->mutable_data<float>();
     float* p = Output(1, P.dims())->mutable_data<float>();
     const float inv = 1.f / scale;
+    const float momentum = args_.momentum, weight_decay = args_.weight_decay;
+    const bool nesterov = args_.nesterov;
     const int64_t n = P.numel();
     ParallelFor(n, 4.0, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        const float gi = g[i] * inv + weight_decay_ * p[i];
-        if (nesterov_) {
+        const float gi = g[i] * inv + weight_decay * p[i];
+        if (nesterov) {
           const float m_old = m[i];
-          const float m_new = momentum_ * m_old + lr * gi;
+          const float m_new = momentum * m_old + lr * gi;
           m[i] = m_new;
-          p[i] -= (1.f + momentum_) * m_new - momentum_ * m_old;
+          p[i] -= (1.f + momentum) * m_new - momentum * m_old;
         } else {
-          const float v = lr * gi + momentum_ * m[i];
+          const float v = lr * gi + momentum * m[i];
           m[i] = v;
           p[i] -= v;
         }
@@ -73,8 +84,7 @@ class MixedPrecisionMomentumSGDUpdateOp final : public Operator<CPUContext> {
   }
 
  private:
-  float momentum_, weight_decay_;
-  bool nesterov_;
+  const MomentumUpdateArgs args_;
   std::vector<float> g_;
 };
 

@@ -10,6 +10,7 @@
 #include "gpu/cuda_context.h"
 #include "gpu/optimizer_kernels.h"
 #include "operators/loss_scale_op.h"
+#include "operators/mixed_precision_sgd_op.h"
 
 namespace halfcaf {
 
@@ -18,10 +19,7 @@ namespace {
 class MixedPrecisionMomentumSGDUpdateCUDAOp final : public Operator<CUDAContext> {
  public:
   MixedPrecisionMomentumSGDUpdateCUDAOp(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws),
-        momentum_(GetSingleArgument<float>("momentum", 0.f)),
-        weight_decay_(GetSingleArgument<float>("weight_decay", 0.f)),
-        nesterov_(GetSingleArgument<bool>("nesterov", false)) {}
+      : Operator(def, ws), args_(*this) {}
 
   void RunOnDevice() override {
     const Tensor& G = Input(0);
@@ -33,13 +31,7 @@ class MixedPrecisionMomentumSGDUpdateCUDAOp final : public Operator<CUDAContext>
     const Tensor* found_inf = InputSize() > 5 ? &Input(5) : nullptr;
     if (scale) EnforceFloatScalar(*scale, "loss_scale");
     if (found_inf) EnforceFloatScalar(*found_inf, "found_inf");
-    EnforceFloatType(G, "grad");
-    HALFCAF_ENFORCE(P.dtype() == DataType::FLOAT && M.dtype() == DataType::FLOAT,
-                    "master parameter and moment must be float, got ", P.DebugString(), " and ",
-                    M.DebugString());
-    HALFCAF_ENFORCE(G.dims() == P.dims() && M.dims() == P.dims(), "grad ", DimsString(G.dims()),
-                    ", moment ", DimsString(M.dims()), " and parameter ", DimsString(P.dims()),
-                    " must have the same shape");
+    CheckMixedPrecisionUpdateInputs(G, M, P);
     const std::vector<int64_t> dims = P.dims();
     float* m = Output(0, dims)->mutable_data<float>();
     float* p = Output(1, dims)->mutable_data<float>();
@@ -47,12 +39,12 @@ class MixedPrecisionMomentumSGDUpdateCUDAOp final : public Operator<CUDAContext>
     gpu::MixedPrecisionMomentumSGD(P.numel(), G.dtype(), G.raw_data(), m, p, LR.data<float>(),
                                    scale ? scale->data<float>() : nullptr,
                                    found_inf ? found_inf->data<float>() : nullptr, copy,
-                                   momentum_, weight_decay_, nesterov_, context_.stream());
+                                   args_.momentum, args_.weight_decay, args_.nesterov,
+                                   context_.stream());
   }
 
  private:
-  float momentum_, weight_decay_;
-  bool nesterov_;
+  const MomentumUpdateArgs args_;
 };
 
 }  // namespace

@@ -1,0 +1,21 @@
+// What the CPU and CUDA MixedPrecisionMomentumSGDUpdate operators share (the op is described in
+// mixed_precision_sgd_op.cc): its arguments and the checks on grad, moment and master.
+#pragma once
+
+#include "core/operator.h"
+
+namespace halfcaf {
+
+struct MomentumUpdateArgs {
+  float momentum, weight_decay;
+  bool nesterov;
+
+  // momentum (default 0), weight_decay (default 0), nesterov (default false).
+  explicit MomentumUpdateArgs(const OperatorBase& op);
+};
+
+// grad float or float16, moment and master float, all three of one shape; throws naming them.
+void CheckMixedPrecisionUpdateInputs(const Tensor& grad, const Tensor& moment,
+                                     const Tensor& master);
+
+}  // namespace halfcaf
