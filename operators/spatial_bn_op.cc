@@ -268,17 +268,24 @@ SpatialBNOp::SpatialBNOp(const OperatorDef& def, Workspace* ws)
   EnforceSpatialBNForwardArgs(*this, is_test_, momentum_);
 }
 
-float* SpatialBNOp::RunningStat(int in, int out, int64_t C, const char* what) {
-  const Blob& b = InputBlob(in);
-  HALFCAF_ENFORCE(b.empty() || b.IsTensor(), what, " ('", input_name(in),
+bool HasRunningStat(const OperatorBase& op, int in, const char* what) {
+  const Blob& b = op.InputBlob(in);
+  HALFCAF_ENFORCE(b.empty() || b.IsTensor(), what, " ('", op.input_name(in),
                   "') holds a non-tensor object");
-  const bool has_data =
-      b.IsTensor() && b.GetTensor().dtype() != DataType::UNDEFINED && b.GetTensor().numel() > 0;
-  if (has_data) {
-    const Tensor& t = Input(in);  // checks the device
-    HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what, " must be float, got ", t.DebugString());
-    HALFCAF_ENFORCE(t.numel() == C, what, " ('", input_name(in), "') must have ", C,
-                    " elements (one per channel), got ", DimsString(t.dims()));
+  return b.IsTensor() && b.GetTensor().dtype() != DataType::UNDEFINED &&
+         b.GetTensor().numel() > 0;
+}
+
+void CheckRunningStat(const OperatorBase& op, int in, const Tensor& t, int64_t C,
+                      const char* what) {
+  HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what, " must be float, got ", t.DebugString());
+  HALFCAF_ENFORCE(t.numel() == C, what, " ('", op.input_name(in), "') must have ", C,
+                  " elements (one per channel), got ", DimsString(t.dims()));
+}
+
+float* SpatialBNOp::RunningStat(int in, int out, int64_t C, const char* what) {
+  if (HasRunningStat(*this, in, what)) {
+    CheckRunningStat(*this, in, Input(in), C, what);  // Input checks the device
     return Output(out)->mutable_data<float>();
   }
   float* p = Output(out, {C})->mutable_data<float>();

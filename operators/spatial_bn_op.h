@@ -46,6 +46,14 @@ void EnforceBNSingleBatch(const OperatorBase& op);
 // SpatialBN's forward arguments and output count, checked the same way on every device.
 void EnforceSpatialBNForwardArgs(const OperatorBase& op, bool is_test, float momentum);
 
+// Running statistic input `in` of a training SpatialBN (CPU and CUDA): true when it holds data
+// to update; false when it is empty or absent (the op zero-initialises it). Throws when the blob
+// holds a non-tensor object.
+bool HasRunningStat(const OperatorBase& op, int in, const char* what);
+// Checks a running statistic that has data (the op fetched it on its device): float, C values.
+void CheckRunningStat(const OperatorBase& op, int in, const Tensor& t, int64_t C,
+                      const char* what);
+
 class SpatialBNOp final : public Operator<CPUContext> {
  public:
   SpatialBNOp(const OperatorDef& def, Workspace* ws);

@@ -141,16 +141,8 @@ class SpatialBNCudnnOp final : public Operator<CUDAContext> {
  private:
   // Running statistic in output `out` (aliasing input `in`), zero-initialised when empty.
   float* RunningStat(int in, int out, int64_t C, const char* what) {
-    const Blob& b = InputBlob(in);
-    HALFCAF_ENFORCE(b.empty() || b.IsTensor(), what, " ('", input_name(in),
-                    "') holds a non-tensor object");
-    const bool has_data =
-        b.IsTensor() && b.GetTensor().dtype() != DataType::UNDEFINED && b.GetTensor().numel() > 0;
-    if (has_data) {
-      const Tensor& t = Input(in);  // checks the device
-      HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what, " must be float, got ", t.DebugString());
-      HALFCAF_ENFORCE(t.numel() == C, what, " ('", input_name(in), "') must have ", C,
-                      " elements (one per channel), got ", DimsString(t.dims()));
+    if (HasRunningStat(*this, in, what)) {
+      CheckRunningStat(*this, in, Input(in), C, what);  // Input checks the device
       return Output(out)->mutable_data<float>();
     }
     float* p = Output(out, {C})->mutable_data<float>();
