@@ -13,8 +13,7 @@ namespace {
 
 constexpr float kLogThreshold = 1e-20f;
 
-}  // namespace
-
+// (N, D) for X of dims (N, D) or (D, one sample); throws naming `op` otherwise.
 void LabelCrossEntropyShape(const Tensor& X, const std::string& op, int64_t* N, int64_t* D) {
   HALFCAF_ENFORCE(X.ndim() == 1 || X.ndim() == 2, op, ": X must be (N, D) or (D), got dims ",
                   DimsString(X.dims()));
@@ -22,13 +21,25 @@ void LabelCrossEntropyShape(const Tensor& X, const std::string& op, int64_t* N, 
   *D = X.dim(-1);
 }
 
+}  // namespace
+
+void CheckLabelCrossEntropyInputs(const Tensor& X, const Tensor& labels, const Tensor* dY,
+                                  const std::string& op, int64_t* N, int64_t* D) {
+  EnforceFloatType(X, "X");
+  if (dY) EnforceFloatType(*dY, "dY");
+  LabelCrossEntropyShape(X, op, N, D);
+  CheckLabelTensor(labels, *N, {*N}, op);
+  if (dY) {
+    HALFCAF_ENFORCE(dY->numel() == *N, op, ": dY must hold one value per sample (", *N,
+                    "), got dims ", DimsString(dY->dims()));
+  }
+}
+
 void LabelCrossEntropyOp::RunOnDevice() {
   const Tensor& X = Input(0);
   const Tensor& L = Input(1);
-  EnforceFloatType(X, "X");
   int64_t N, D;
-  LabelCrossEntropyShape(X, DebugName(), &N, &D);
-  CheckLabelTensor(L, N, {N}, DebugName());
+  CheckLabelCrossEntropyInputs(X, L, nullptr, DebugName(), &N, &D);
   const float* x = ReadAsFloat(X, &x_);
   const int32_t* l = L.data<int32_t>();
   Tensor* Y = Output(0, {N});
@@ -43,13 +54,8 @@ void LabelCrossEntropyGradientOp::RunOnDevice() {
   const Tensor& X = Input(0);
   const Tensor& L = Input(1);
   const Tensor& dY = Input(2);
-  EnforceFloatType(X, "X");
-  EnforceFloatType(dY, "dY");
   int64_t N, D;
-  LabelCrossEntropyShape(X, DebugName(), &N, &D);
-  CheckLabelTensor(L, N, {N}, DebugName());
-  HALFCAF_ENFORCE(dY.numel() == N, DebugName(), ": dY must hold one value per sample (", N,
-                  "), got dims ", DimsString(dY.dims()));
+  CheckLabelCrossEntropyInputs(X, L, &dY, DebugName(), &N, &D);
   const float* x = ReadAsFloat(X, &x_);
   const float* dy = ReadAsFloat(dY, &dy_);
   const int32_t* l = L.data<int32_t>();

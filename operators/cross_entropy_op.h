@@ -12,8 +12,11 @@
 
 namespace halfcaf {
 
-// (N, D) for X of dims (N, D) or (D, one sample); throws naming `op` otherwise.
-void LabelCrossEntropyShape(const Tensor& X, const std::string& op, int64_t* N, int64_t* D);
+// The checks LabelCrossEntropy(Gradient) make on every device: X float or float16 of dims (N, D)
+// or (D, one sample), labels (N) int32, and for the gradient (dY given) dY float or float16 with N values.
+// Returns (N, D) through the pointers.
+void CheckLabelCrossEntropyInputs(const Tensor& X, const Tensor& labels, const Tensor* dY,
+                                  const std::string& op, int64_t* N, int64_t* D);
 
 class LabelCrossEntropyOp final : public Operator<CPUContext> {
  public:

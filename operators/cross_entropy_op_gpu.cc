@@ -21,10 +21,8 @@ class LabelCrossEntropyCUDAOp final : public Operator<CUDAContext> {
   void RunOnDevice() override {
     const Tensor& X = Input(0);
     const Tensor& L = Input(1);
-    EnforceFloatType(X, "X");
     int64_t N, D;
-    LabelCrossEntropyShape(X, DebugName(), &N, &D);
-    CheckLabelTensor(L, N, {N}, DebugName());
+    CheckLabelCrossEntropyInputs(X, L, nullptr, DebugName(), &N, &D);
     float* y = Output(0, {N})->mutable_data<float>();
     const int32_t* l = L.data<int32_t>();
     unsigned long long* bad = check_.Reset(&context_);
@@ -48,13 +46,8 @@ class LabelCrossEntropyGradientCUDAOp final : public Operator<CUDAContext> {
     const Tensor& X = Input(0);
     const Tensor& L = Input(1);
     const Tensor& dY = Input(2);
-    EnforceFloatType(X, "X");
-    EnforceFloatType(dY, "dY");
     int64_t N, D;
-    LabelCrossEntropyShape(X, DebugName(), &N, &D);
-    CheckLabelTensor(L, N, {N}, DebugName());
-    HALFCAF_ENFORCE(dY.numel() == N, DebugName(), ": dY must hold one value per sample (", N,
-                    "), got dims ", DimsString(dY.dims()));
+    CheckLabelCrossEntropyInputs(X, L, &dY, DebugName(), &N, &D);
     Tensor* dX = Output(0, X.dims());
     const int32_t* l = L.data<int32_t>();
     unsigned long long* bad = check_.Reset(&context_);
