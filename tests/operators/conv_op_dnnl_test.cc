@@ -5,6 +5,7 @@
 #include <typeinfo>
 
 #include "tests/util/gradient_checker.h"
+#include "tests/util/conv_case.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -16,27 +17,7 @@ bool HaveDnnl() { return OperatorRegistry::Find(DeviceType::CPU, "Conv", "DNNL")
 #define SKIP_WITHOUT_DNNL() \
   if (!HaveDnnl()) GTEST_SKIP() << "built without oneDNN"
 
-struct Case {
-  int64_t N, C, H, W, M, kh, kw;
-  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
-  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
-  int64_t group = 1;
-  bool nhwc = false;
-  bool bias = true;
-
-  int64_t OutH() const { return (H + pt + pb - (dh * (kh - 1) + 1)) / sh + 1; }
-  int64_t OutW() const { return (W + pl + pr - (dw * (kw - 1) + 1)) / sw + 1; }
-  std::vector<int64_t> XDims() const {
-    return nhwc ? std::vector<int64_t>{N, H, W, C} : std::vector<int64_t>{N, C, H, W};
-  }
-  std::vector<int64_t> WDims() const {
-    return nhwc ? std::vector<int64_t>{M, kh, kw, C / group}
-                : std::vector<int64_t>{M, C / group, kh, kw};
-  }
-  std::vector<int64_t> YDims() const {
-    return nhwc ? std::vector<int64_t>{N, OutH(), OutW(), M}
-                : std::vector<int64_t>{N, M, OutH(), OutW()};
-  }
+struct Case : ConvShape {
   std::vector<Argument> Args() const {
     return {MakeArgument("kernels", std::vector<int64_t>{kh, kw}),
             MakeArgument("strides", std::vector<int64_t>{sh, sw}),

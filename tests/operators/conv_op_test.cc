@@ -2,6 +2,7 @@
 
 #include "operators/conv_pool_op_base.h"
 #include "tests/util/gradient_checker.h"
+#include "tests/util/conv_case.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -9,27 +10,7 @@ namespace testing {
 namespace {
 
 // One convolution setup; the test computes it directly with nested loops.
-struct ConvCase {
-  int64_t N, C, H, W, M, kh, kw;
-  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
-  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
-  int64_t group = 1;
-  bool nhwc = false;
-  bool bias = true;
-
-  int64_t OutH() const { return (H + pt + pb - (dh * (kh - 1) + 1)) / sh + 1; }
-  int64_t OutW() const { return (W + pl + pr - (dw * (kw - 1) + 1)) / sw + 1; }
-  std::vector<int64_t> XDims() const {
-    return nhwc ? std::vector<int64_t>{N, H, W, C} : std::vector<int64_t>{N, C, H, W};
-  }
-  std::vector<int64_t> WDims() const {
-    return nhwc ? std::vector<int64_t>{M, kh, kw, C / group}
-                : std::vector<int64_t>{M, C / group, kh, kw};
-  }
-  std::vector<int64_t> YDims() const {
-    return nhwc ? std::vector<int64_t>{N, OutH(), OutW(), M}
-                : std::vector<int64_t>{N, M, OutH(), OutW()};
-  }
+struct ConvCase : ConvShape {
   int64_t XIndex(int64_t n, int64_t c, int64_t h, int64_t w) const {
     return nhwc ? ((n * H + h) * W + w) * C + c : ((n * C + c) * H + h) * W + w;
   }
