@@ -435,15 +435,25 @@ void Trainer::CreateNets() {
 }
 
 void Trainer::CreateTestNet() {
-  // A batch size that divides the test set, so every sample counts exactly once.
-  const int64_t n = opt_.data_format == "synthetic"
-                        ? opt_.synthetic_count
-                        : LoadDataSource(opt_.data_format, opt_.test_data)->size();
-  const int64_t b = LargestDivisorAtMost(n, std::max<int64_t>(opt_.batch_size, 100));
+  // The evaluation batch must divide the test set, so every sample counts exactly once. The net
+  // is built with the preferred batch (the training batch, at least 100) and its reader reports
+  // the set's size; only when that batch does not divide it is the net built again (the set is
+  // read from disk a second time only then).
+  const int64_t preferred = std::max<int64_t>(opt_.batch_size, 100);
+  int64_t b = preferred;
+  BuildTestNet(b);
+  const int64_t n = test_reader_->source().size();
+  if (n % b != 0) {
+    b = LargestDivisorAtMost(n, preferred);
+    BuildTestNet(b);
+  }
   test_batches_ = n / b;
+}
+
+void Trainer::BuildTestNet(int64_t batch) {
   // Replica 0 evaluates (its BN statistics).
   const std::string data = Name(0, opt_.data_blob), label = Name(0, opt_.label_blob);
-  test_ = MakeDataNet(opt_.test_data, false, b, data, label);
+  test_ = MakeDataNet(opt_.test_data, false, batch, data, label);
   test_.set_name("test");
   NetDef fwd = test_forward_;
   if (!replicas_.empty()) fwd = ReplicateNet(fwd, Replica{Device{}, replicas_[0].prefix}, {});
@@ -451,6 +461,7 @@ void Trainer::CreateTestNet() {
   PlaceOnDevice(&test_, opt_.device, data, label);
   test_net_ = ws_.CreateNet(test_);
   test_reader_ = dynamic_cast<DataInputOp*>(test_net_->ops().at(0).get());
+  HALFCAF_ENFORCE(test_reader_ != nullptr, "the test net's first op is not its DataInput reader");
 }
 
 void Trainer::Initialize() {

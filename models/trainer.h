@@ -106,6 +106,7 @@ class Trainer {
   void CreateNets();
   // The evaluation net (reader over the whole test set + the test-mode forward net).
   void CreateTestNet();
+  void BuildTestNet(int64_t batch);  // the evaluation net with this batch size
   // Blob `blob` of replica `r` (the name itself without data parallelism).
   std::string Name(size_t r, const std::string& blob) const;
   float ReadScalar(const std::string& blob) const;

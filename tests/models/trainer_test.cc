@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "tests/util/tiny_training.h"
@@ -57,6 +58,27 @@ TEST(TrainerTest, ResumeWithDropoutIsExact) {
     }
   }
   std::remove(ck.c_str());
+}
+
+// The evaluation covers each test sample exactly once, whether or not the preferred evaluation
+// batch (the training batch, at least 100) divides the set; the mean loss does not depend on how
+// the set is cut into batches.
+TEST(TrainerTest, EvaluateCoversEveryTestSampleOnce) {
+  NetDef init, fwd;
+  LoadTinyConvnet(&init, &fwd);
+  for (int64_t count : {150, 300, 97}) {
+    std::vector<double> losses;
+    for (int64_t batch : {int64_t{8}, count}) {
+      TrainerOptions o = TinyTrainingOptions(false, batch);
+      o.synthetic_count = count;
+      Trainer t(init, fwd, o);
+      t.Initialize();
+      const EvalStats e = t.Evaluate();
+      EXPECT_EQ(e.samples, count) << "count " << count << ", batch " << batch;
+      losses.push_back(e.loss);
+    }
+    EXPECT_NEAR(losses[0], losses[1], 1e-5 * std::abs(losses[1])) << "count " << count;
+  }
 }
 
 }  // namespace
