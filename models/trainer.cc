@@ -216,7 +216,11 @@ NetDef Trainer::MakeDataNet(const std::string& source, bool train, int64_t batch
       MakeArgument("std", opt_.data_std),
       MakeArgument("order", opt_.order),
       MakeArgument("dtype", opt_.float16 ? "float16" : "float"),
-      MakeArgument("prefetch", opt_.prefetch ? 1 : 0)};
+      MakeArgument("prefetch", opt_.prefetch ? 1 : 0),
+      MakeArgument("crop", opt_.crop),
+      MakeArgument("pad", opt_.pad),
+      MakeArgument("mirror", opt_.mirror ? 1 : 0),
+      MakeArgument("is_test", train ? 0 : 1)};
   if (opt_.data_format == "synthetic") {
     args.push_back(MakeArgument("synthetic_shape", opt_.synthetic_shape));
     args.push_back(MakeArgument("num_classes", opt_.num_classes));

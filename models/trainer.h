@@ -26,7 +26,13 @@ struct TrainerOptions {
   std::string data_format = "idx";  // idx | cifar10 | synthetic
   int64_t batch_size = 64;
   std::string order = "NCHW";
-  float data_scale = 1.f / 255.f, data_mean = 0.f, data_std = 1.f;
+  // A pixel p becomes (p * data_scale - mean[c]) / std[c]; one value or one per channel.
+  float data_scale = 1.f / 255.f;
+  std::vector<float> data_mean = {0.f}, data_std = {1.f};
+  // Augmentation of training samples (DataInput's crop / pad / mirror; evaluation takes the
+  // centre crop x crop window and never flips).
+  int64_t crop = 0, pad = 0;
+  bool mirror = false;
   std::vector<int64_t> synthetic_shape = {1, 28, 28};
   int num_classes = 10;
   int64_t synthetic_count = 1024;

@@ -10,6 +10,14 @@ namespace halfcaf {
 
 namespace {
 
+// SplitMix64's finaliser: a well-mixed 64-bit value from any 64-bit input.
+uint64_t Mix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 // Uniform integer in [0, n) from a 64-bit engine, by rejection; unlike
 // std::uniform_int_distribution its results are the same with every standard library.
 uint64_t UniformBelow(std::mt19937_64& rng, uint64_t n) {
@@ -75,8 +83,14 @@ DataInputOp::DataInputOp(const OperatorDef& def, Workspace* ws)
       shuffle_(GetSingleArgument<bool>("shuffle", true)),
       prefetch_(GetSingleArgument<bool>("prefetch", true)),
       nhwc_(IsNHWC(args_)),
-      dtype_(OutputDType(args_)) {
+      dtype_(OutputDType(args_)),
+      crop_(GetSingleArgument<int64_t>("crop", 0)),
+      pad_(GetSingleArgument<int64_t>("pad", 0)),
+      mirror_(GetSingleArgument<bool>("mirror", false)),
+      is_test_(GetSingleArgument<bool>("is_test", false)) {
   HALFCAF_ENFORCE(batch_size_ > 0, "DataInput: `batch_size` must be > 0, got ", batch_size_);
+  HALFCAF_ENFORCE(crop_ >= 0, "DataInput: `crop` must be >= 0 (0: no crop), got ", crop_);
+  HALFCAF_ENFORCE(pad_ >= 0, "DataInput: `pad` must be >= 0, got ", pad_);
   uint64_t seed = 0;
   if (HasArgument("seed")) {
     seed = static_cast<uint64_t>(GetSingleArgument<int64_t>("seed", 0));
@@ -126,6 +140,54 @@ DataInputOp::DataInputOp(const OperatorDef& def, Workspace* ws)
   lut_h_.resize(lut_f_.size());
   FloatToHalfArray(lut_f_.data(), lut_h_.data(), lut_f_.size());
   sample_buf_.resize(static_cast<size_t>(source_->sample_numel()));
+  const auto& d = source_->sample_dims();
+  if (crop_ > 0) {
+    HALFCAF_ENFORCE(crop_ <= d[1] + 2 * pad_ && crop_ <= d[2] + 2 * pad_, "DataInput: `crop` ",
+                    crop_, " is larger than the ", d[1], "x", d[2], " samples of ",
+                    source_->description(), pad_ > 0 ? MakeString(" padded by ", pad_) : "");
+  }
+  augment_ = pad_ > 0 || mirror_ || (crop_ > 0 && (crop_ != d[1] || crop_ != d[2]));
+  if (augment_) {
+    const auto out = OutputSampleDims();
+    crop_buf_.resize(static_cast<size_t>(out[0] * out[1] * out[2]));
+  }
+}
+
+std::vector<int64_t> DataInputOp::OutputSampleDims() const {
+  const auto& d = source_->sample_dims();
+  if (crop_ == 0) return d;
+  return {d[0], crop_, crop_};
+}
+
+const uint8_t* DataInputOp::Augment(const uint8_t* chw, const DataReaderState& pos,
+                                    int64_t index) {
+  const auto& d = source_->sample_dims();
+  const int64_t channels = d[0], h = d[1], w = d[2];
+  const auto out = OutputSampleDims();
+  const int64_t ch = out[1], cw = out[2];
+  // The window's top-left corner in the padded image, and the flip.
+  const int64_t room_y = h + 2 * pad_ - ch, room_x = w + 2 * pad_ - cw;
+  int64_t y0 = room_y / 2, x0 = room_x / 2;
+  bool flip = false;
+  if (!is_test_) {
+    const uint64_t r = Mix64(Mix64(Mix64(pos.seed) ^ static_cast<uint64_t>(pos.epoch)) ^
+                             static_cast<uint64_t>(index));
+    y0 = static_cast<int64_t>((r & 0xffffff) % static_cast<uint64_t>(room_y + 1));
+    x0 = static_cast<int64_t>(((r >> 24) & 0xffffff) % static_cast<uint64_t>(room_x + 1));
+    flip = mirror_ && ((r >> 63) & 1);
+  }
+  uint8_t* dst = crop_buf_.data();
+  for (int64_t c = 0; c < channels; ++c) {
+    const uint8_t* plane = chw + c * h * w;
+    for (int64_t y = 0; y < ch; ++y) {
+      const int64_t sy = y0 + y - pad_;
+      for (int64_t x = 0; x < cw; ++x) {
+        const int64_t sx = x0 + (flip ? cw - 1 - x : x) - pad_;
+        *dst++ = (sy >= 0 && sy < h && sx >= 0 && sx < w) ? plane[sy * w + sx] : 0;
+      }
+    }
+  }
+  return crop_buf_.data();
 }
 
 DataInputOp::~DataInputOp() { StopWorker(); }
@@ -161,7 +223,7 @@ int64_t DataInputOp::SampleAt(int64_t epoch, int64_t pos, uint64_t seed) {
 
 template <typename T>
 void DataInputOp::Convert(const uint8_t* chw, const T* lut, T* out) const {
-  const auto& d = source_->sample_dims();
+  const auto d = OutputSampleDims();
   const int64_t channels = d[0], hw = d[1] * d[2];
   if (!nhwc_) {
     for (int64_t c = 0; c < channels; ++c) {
@@ -181,7 +243,8 @@ void DataInputOp::Convert(const uint8_t* chw, const T* lut, T* out) const {
 
 void DataInputOp::Produce(DataReaderState pos, Batch* batch) {
   const int64_t n = source_->size();
-  const int64_t numel = source_->sample_numel();
+  const auto od = OutputSampleDims();
+  const int64_t numel = od[0] * od[1] * od[2];
   const size_t elem = DataTypeSize(dtype_);
   batch->data.resize(static_cast<size_t>(batch_size_ * numel) * elem);
   batch->labels.resize(static_cast<size_t>(batch_size_));
@@ -196,14 +259,16 @@ void DataInputOp::Produce(DataReaderState pos, Batch* batch) {
       pos.index = 0;
     }
     const int64_t s = SampleAt(pos.epoch, pos.index, pos.seed);
-    ++pos.index;
     source_->ReadSample(s, sample_buf_.data());
+    const uint8_t* pixels =
+        augment_ ? Augment(sample_buf_.data(), pos, pos.index) : sample_buf_.data();
+    ++pos.index;
     batch->labels[b] = source_->Label(s);
     uint8_t* out = batch->data.data() + static_cast<size_t>(b * numel) * elem;
     if (dtype_ == DataType::FLOAT) {
-      Convert(sample_buf_.data(), lut_f_.data(), reinterpret_cast<float*>(out));
+      Convert(pixels, lut_f_.data(), reinterpret_cast<float*>(out));
     } else {
-      Convert(sample_buf_.data(), lut_h_.data(), reinterpret_cast<Half*>(out));
+      Convert(pixels, lut_h_.data(), reinterpret_cast<Half*>(out));
     }
   }
   if (pos.index >= n) {
@@ -234,7 +299,7 @@ void DataInputOp::RunOnDevice() {
   }
   consume_pos_ = ready_.end;
 
-  const auto& d = source_->sample_dims();
+  const auto d = OutputSampleDims();
   std::vector<int64_t> dims = nhwc_ ? std::vector<int64_t>{batch_size_, d[1], d[2], d[0]}
                                     : std::vector<int64_t>{batch_size_, d[0], d[1], d[2]};
   Tensor* data = Output(0, dims);
@@ -303,6 +368,8 @@ std::vector<TensorShape> DataInputShapes(const OperatorDef& def, const std::vect
   std::vector<int64_t> chw;
   if (format == "synthetic") chw = args.GetRepeatedArgument<int64_t>("synthetic_shape");
   if (format == "cifar10") chw = {3, 32, 32};
+  const int64_t crop = args.GetSingleArgument<int64_t>("crop", 0);
+  if (chw.size() == 3 && crop > 0) chw = {chw[0], crop, crop};
   TensorShape data{{}, dtype, true};
   if (chw.size() == 3) {
     data.unknown = false;
@@ -343,7 +410,11 @@ OPERATOR_SCHEMA(DataInput)
         "are the same as without). Trainers save and restore the exact position through "
         "DataInputOp::GetState/SetState (operators/data_input_op.h). File problems (missing, "
         "truncated, wrong magic number, image/label count mismatch) fail when the op is created, "
-        "naming the file.")
+        "naming the file. Augmentation for training: `pad` zero pixels around each sample, a "
+        "random `crop` x `crop` window (crop 0 keeps the sample size, so pad alone shifts it "
+        "randomly), and with mirror=1 a left-right flip with probability 1/2; the draws depend "
+        "only on (seed, epoch, position), so they survive prefetch and resume. is_test=1 takes "
+        "the centre window and never flips (for evaluation).")
     .Output(0, "data", "float or float16 (N, C, H, W), or (N, H, W, C) with order=NHWC")
     .Output(1, "label", "int32 (N): class of each sample")
     .Output(2, "position",
@@ -368,6 +439,10 @@ OPERATOR_SCHEMA(DataInput)
     .Arg("synthetic_shape", "ints (C, H, W): sample shape for format synthetic")
     .Arg("num_classes", "int, default 10: labels are 0..num_classes-1 (synthetic)")
     .Arg("synthetic_count", "int, default 1024: samples per epoch (synthetic)")
-    .Arg("prefetch", "int, default 1: prepare the next batch on a background thread");
+    .Arg("prefetch", "int, default 1: prepare the next batch on a background thread")
+    .Arg("crop", "int, default 0: output samples are crop x crop (0: the samples' own size)")
+    .Arg("pad", "int, default 0: zero pixels added on every side before cropping")
+    .Arg("mirror", "int, default 0: flip each sample left-right with probability 1/2")
+    .Arg("is_test", "int, default 0: centre crop and no flip (evaluation)");
 
 }  // namespace halfcaf

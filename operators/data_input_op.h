@@ -7,13 +7,21 @@
 //            sample
 //   args     source, format ("idx" | "cifar10" | "synthetic"), batch_size, shuffle (1), seed,
 //            scale (1/255), mean (0), std (1), order ("NCHW"), dtype ("float"),
-//            synthetic_shape (C, H, W), num_classes (10), synthetic_count (1024), prefetch (1)
+//            synthetic_shape (C, H, W), num_classes (10), synthetic_count (1024), prefetch (1),
+//            crop (0), pad (0), mirror (0), is_test (0)
 //
 // A pixel p (uint8) becomes (p * scale - mean[c]) / std[c]. The whole data set is loaded once as
 // uint8; batches are converted as they are made. Samples are visited in a fresh random order each
 // epoch (shuffle=1); epoch e's order depends only on (seed, e). A batch that runs past the end of
 // an epoch continues with the first samples of the next one. With prefetch=1 a background thread
 // prepares the next batch while the current one is in use; prefetching never changes the batches.
+//
+// Augmentation (training): each sample is padded by `pad` zero pixels on every side, a random
+// crop x crop window is cut from it (crop 0: the padded size, so pad alone gives random shifts),
+// and with mirror=1 it is flipped left-right with probability 1/2. The draws of a sample depend
+// only on (seed, epoch, position in the epoch), so augmented batches are the same with or without
+// prefetch and after a resume. With is_test=1 (evaluation) the window is the centre one (of the
+// unpadded image) and nothing is flipped.
 //
 // Checkpoint / resume: GetState() is the position of the next batch Run() will produce;
 // SetState() on a fresh op (same data set and arguments) makes the following batches identical to
@@ -78,6 +86,10 @@ class DataInputOp final : public Operator<CPUContext> {
   void Produce(DataReaderState from, Batch* batch);
   // Index in the data set of the sample at `pos` (epoch order, shuffled or not).
   int64_t SampleAt(int64_t epoch, int64_t pos, uint64_t seed);
+  // The augmented sample at `pos` (crop / pad / mirror) from `chw` into `crop_buf_`.
+  const uint8_t* Augment(const uint8_t* chw, const DataReaderState& pos, int64_t index);
+  // Output sample dims {C, H, W} (after cropping).
+  std::vector<int64_t> OutputSampleDims() const;
   template <typename T>
   void Convert(const uint8_t* chw, const T* lut, T* out) const;
 
@@ -90,6 +102,9 @@ class DataInputOp final : public Operator<CPUContext> {
   int64_t batch_size_;
   bool shuffle_, prefetch_, nhwc_;
   DataType dtype_;
+  int64_t crop_, pad_;
+  bool mirror_, is_test_;
+  bool augment_ = false;  // any of crop / pad / mirror changes the samples
   std::unique_ptr<DataSource> source_;
 
   // Per channel: value of each of the 256 pixel levels, in float and in float16.
@@ -97,7 +112,7 @@ class DataInputOp final : public Operator<CPUContext> {
   std::vector<Half> lut_h_;
 
   // Producer side (the worker thread with prefetch, else Run).
-  std::vector<uint8_t> sample_buf_;
+  std::vector<uint8_t> sample_buf_, crop_buf_;
   std::vector<int64_t> order_;
   int64_t order_epoch_ = -1;
   uint64_t order_seed_ = 0;

@@ -29,8 +29,13 @@ DEFINE_string(synthetic_shape, "1,28,28", "C,H,W of synthetic samples");
 DEFINE_int32(num_classes, 10, "classes of synthetic data");
 DEFINE_string(order, "NCHW", "data layout given to the net: NCHW or NHWC");
 DEFINE_double(data_scale, 1.0 / 255.0, "pixels are multiplied by this");
-DEFINE_double(data_mean, 0.0, "then this is subtracted");
-DEFINE_double(data_std, 1.0, "then the result is divided by this");
+DEFINE_string(data_mean, "0", "then this is subtracted: one value, or one per channel (a,b,c)");
+DEFINE_string(data_std, "1", "then the result is divided by this: one value, or one per channel");
+DEFINE_int32(crop, 0, "augmentation: train on random crop x crop windows (evaluation: the centre "
+             "window); 0 keeps the samples' size");
+DEFINE_int32(pad, 0, "augmentation: zero pixels added around each training sample before the "
+             "random window is cut (with --crop 0: random shifts)");
+DEFINE_bool(mirror, false, "augmentation: flip training samples left-right with probability 1/2");
 DEFINE_int32(batch_size, 64, "images per iteration");
 DEFINE_double(epochs, 1.0, "epochs to train (ignored when --iters is given)");
 DEFINE_int64(iters, 0, "total iterations to train (overrides --epochs)");
@@ -90,6 +95,21 @@ std::vector<int64_t> ParseInts(const std::string& s, const char* flag) {
   return out;
 }
 
+std::vector<float> ParseFloats(const std::string& s, const char* flag) {
+  std::vector<float> out;
+  for (const auto& item : SplitList(s)) {
+    try {
+      size_t used = 0;
+      out.push_back(std::stof(item, &used));
+      HALFCAF_ENFORCE(used == item.size(), "");
+    } catch (...) {
+      HALFCAF_THROW("--", flag, ": '", item, "' is not a number");
+    }
+  }
+  HALFCAF_ENFORCE(!out.empty(), "--", flag, " needs one value or one per channel");
+  return out;
+}
+
 TrainerOptions OptionsFromFlags() {
   TrainerOptions o;
   o.train_data = FLAGS_train_data;
@@ -105,8 +125,13 @@ TrainerOptions OptionsFromFlags() {
   o.num_classes = FLAGS_num_classes;
   o.order = FLAGS_order;
   o.data_scale = static_cast<float>(FLAGS_data_scale);
-  o.data_mean = static_cast<float>(FLAGS_data_mean);
-  o.data_std = static_cast<float>(FLAGS_data_std);
+  o.data_mean = ParseFloats(FLAGS_data_mean, "data_mean");
+  o.data_std = ParseFloats(FLAGS_data_std, "data_std");
+  HALFCAF_ENFORCE(FLAGS_crop >= 0 && FLAGS_pad >= 0, "--crop and --pad must be >= 0, got ",
+                  FLAGS_crop, " and ", FLAGS_pad);
+  o.crop = FLAGS_crop;
+  o.pad = FLAGS_pad;
+  o.mirror = FLAGS_mirror;
   o.batch_size = FLAGS_batch_size;
   o.prefetch = FLAGS_prefetch;
   o.data_blob = FLAGS_data_blob;

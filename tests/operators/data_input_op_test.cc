@@ -458,6 +458,111 @@ TEST_F(DataInputOpTest, PrefetchShutsDownCleanly) {
   }
 }
 
+// Synthetic 1 x 6 x 7 samples (pixel levels as values: scale 1), without shuffling, so sample b of
+// the first batch is sample b of the set; `extra` adds augmentation arguments.
+OperatorDef AugmentDef(std::vector<Argument> extra, int prefetch = 0) {
+  std::vector<Argument> args = {
+      MakeArgument("format", "synthetic"), MakeArgument("batch_size", 40),
+      MakeArgument("synthetic_shape", std::vector<int>{1, 6, 7}),
+      MakeArgument("synthetic_count", 40), MakeArgument("seed", 3), MakeArgument("shuffle", 0),
+      MakeArgument("scale", 1.f), MakeArgument("prefetch", prefetch)};
+  for (auto& a : extra) args.push_back(a);
+  return DataDef(args);
+}
+
+// The window (y0, x0) of sample `orig` (6 x 7) padded by `pad` with zeros, `ch` x `cw`, flipped
+// left-right when `flip`.
+std::vector<float> Window(const float* orig, int pad, int y0, int x0, int ch, int cw, bool flip) {
+  std::vector<float> w;
+  for (int y = 0; y < ch; ++y) {
+    for (int x = 0; x < cw; ++x) {
+      const int sy = y0 + y - pad, sx = x0 + (flip ? cw - 1 - x : x) - pad;
+      w.push_back(sy >= 0 && sy < 6 && sx >= 0 && sx < 7 ? orig[sy * 7 + sx] : 0.f);
+    }
+  }
+  return w;
+}
+
+TEST_F(DataInputOpTest, AugmentationCutsPaddedWindowsAndFlips) {
+  const Batch orig = RunBatches(AugmentDef({}), 1)[0];
+  const Batch aug = RunBatches(AugmentDef({MakeArgument("crop", 5), MakeArgument("pad", 2),
+                                           MakeArgument("mirror", 1)}),
+                               1)[0];
+  ASSERT_EQ(aug.dims, (std::vector<int64_t>{40, 1, 5, 5}));
+  EXPECT_EQ(aug.labels, orig.labels);
+  std::set<std::vector<int>> seen;  // (y0, x0, flip) of each sample
+  for (int b = 0; b < 40; ++b) {
+    const std::vector<float> got(aug.data.begin() + b * 25, aug.data.begin() + (b + 1) * 25);
+    bool found = false;
+    for (int y0 = 0; y0 <= 5 && !found; ++y0) {
+      for (int x0 = 0; x0 <= 6 && !found; ++x0) {
+        for (bool flip : {false, true}) {
+          if (Window(orig.data.data() + b * 42, 2, y0, x0, 5, 5, flip) == got) {
+            seen.insert({y0, x0, flip ? 1 : 0});
+            found = true;
+            break;
+          }
+        }
+      }
+    }
+    EXPECT_TRUE(found) << "sample " << b << " is no 5x5 window of the padded sample";
+  }
+  // Random windows and flips, not one fixed choice.
+  EXPECT_GT(seen.size(), 10u);
+  std::set<int> flips;
+  for (const auto& s : seen) flips.insert(s[2]);
+  EXPECT_EQ(flips.size(), 2u);
+
+  // Evaluation: the centre window, never flipped.
+  const Batch test = RunBatches(AugmentDef({MakeArgument("crop", 5), MakeArgument("pad", 2),
+                                            MakeArgument("mirror", 1), MakeArgument("is_test", 1)}),
+                                1)[0];
+  for (int b = 0; b < 40; ++b) {
+    const std::vector<float> got(test.data.begin() + b * 25, test.data.begin() + (b + 1) * 25);
+    EXPECT_EQ(got, Window(orig.data.data() + b * 42, 2, 2, 3, 5, 5, false)) << "sample " << b;
+  }
+  // pad alone keeps the size and shifts.
+  const Batch shifted = RunBatches(AugmentDef({MakeArgument("pad", 1)}), 1)[0];
+  EXPECT_EQ(shifted.dims, (std::vector<int64_t>{40, 1, 6, 7}));
+  EXPECT_NE(shifted.data, orig.data);
+}
+
+TEST_F(DataInputOpTest, AugmentationIsRepeatableAndChangesWithTheEpoch) {
+  const std::vector<Argument> aug = {MakeArgument("crop", 4), MakeArgument("pad", 1),
+                                     MakeArgument("mirror", 1), MakeArgument("order", "NHWC"),
+                                     MakeArgument("dtype", "float16")};
+  const auto off = RunBatches(AugmentDef(aug, 0), 3);
+  const auto on = RunBatches(AugmentDef(aug, 1), 3);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(on[i].data, off[i].data) << "prefetch changed batch " << i;
+  }
+  // Same samples in every epoch (no shuffle), other windows.
+  EXPECT_EQ(off[0].labels, off[1].labels);
+  EXPECT_NE(off[0].data, off[1].data);
+
+  // A reader restored to the second batch's position draws the same windows.
+  Workspace ws;
+  auto first = CreateOperator(AugmentDef(aug), &ws);
+  RunBatch(first.get(), &ws);
+  const DataReaderState state = static_cast<DataInputOp*>(first.get())->GetState();
+  Workspace ws2;
+  auto second = CreateOperator(AugmentDef(aug), &ws2);
+  static_cast<DataInputOp*>(second.get())->SetState(state);
+  EXPECT_EQ(RunBatch(second.get(), &ws2).data, off[1].data);
+}
+
+TEST_F(DataInputOpTest, AugmentationArgumentErrors) {
+  ExpectCreateFails(AugmentDef({MakeArgument("crop", 11)}), {"crop", "11", "6x7"});
+  ExpectCreateFails(AugmentDef({MakeArgument("crop", 9), MakeArgument("pad", 1)}),
+                    {"crop", "padded by 1"});
+  ExpectCreateFails(AugmentDef({MakeArgument("pad", -1)}), {"pad", "-1"});
+  ExpectCreateFails(AugmentDef({MakeArgument("crop", -2)}), {"crop", "-2"});
+  // crop 9 fits 7 + 2 * 1.
+  Workspace ws;
+  EXPECT_NO_THROW(CreateOperator(AugmentDef({MakeArgument("crop", 9), MakeArgument("pad", 2)}),
+                                 &ws));
+}
+
 TEST_F(DataInputOpTest, SyntheticShapeLabelsAndDeterminism) {
   auto def = [](int seed) {
     return DataDef({MakeArgument("format", "synthetic"), MakeArgument("batch_size", 16),
@@ -528,6 +633,12 @@ TEST_F(DataInputOpTest, ShapeInference) {
                           {});
   EXPECT_TRUE(idx[0].unknown);
   EXPECT_FALSE(idx[1].unknown);
+  auto cropped =
+      schema->InferShapes(DataDef({MakeArgument("source", "x"), MakeArgument("format", "cifar10"),
+                                   MakeArgument("batch_size", 8), MakeArgument("crop", 28),
+                                   MakeArgument("pad", 4)}),
+                          {});
+  EXPECT_EQ(cropped[0].dims, (std::vector<int64_t>{8, 3, 28, 28}));
 }
 
 TEST_F(DataInputOpTest, FileErrorsNameTheFile) {

@@ -1,4 +1,5 @@
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -53,27 +54,41 @@ TEST(TrainNetTest, LearnsSyntheticDataInBothPrecisions) {
   }
 }
 
-// Stopping after K iterations and resuming gives exactly the losses of an uninterrupted run.
+// Stopping after K iterations and resuming gives exactly the losses of an uninterrupted run, with
+// and without data augmentation (its random windows and flips continue where they stopped).
 TEST(TrainNetTest, ResumeIsExact) {
   std::string dir = TestTempDir();
-  for (const char* dtype : {"float", "float16"}) {
-    std::string ck = dir + "/ck_" + dtype;
+  struct Case {
+    const char* name;
+    std::string flags;
+  };
+  std::map<std::string, std::vector<std::string>> losses;
+  for (const Case& c : {Case{"float", "--dtype float "}, Case{"float16", "--dtype float16 "},
+                        Case{"augmented", "--dtype float --pad 1 --mirror --data_mean 0.5 "
+                                          "--data_std 0.25 "}}) {
+    std::string ck = dir + "/ck_" + c.name;
     std::system(("rm -rf " + ck).c_str());  // train_net creates the folder
-    const std::string common = kTiny + "--log_every 1 --dtype " + dtype + " ";
-    auto a = RunTool("train_net", common + "--iters 30 --log_csv " + dir + "/a.csv");
+    const std::string common = kTiny + "--log_every 1 " + c.flags;
+    const std::string a_csv = dir + "/a_" + c.name + ".csv", b_csv = dir + "/b_" + c.name + ".csv";
+    auto a = RunTool("train_net", common + "--iters 30 --log_csv " + a_csv);
     ASSERT_EQ(a.exit_code, 0) << a.err;
     auto b1 = RunTool("train_net", common + "--iters 12 --checkpoint_dir " + ck +
                                        " --checkpoint_every 5");
     ASSERT_EQ(b1.exit_code, 0) << b1.err;
     auto b2 = RunTool("train_net", common + "--iters 30 --resume --checkpoint_dir " + ck +
-                                       " --log_csv " + dir + "/b.csv");
+                                       " --log_csv " + b_csv);
     ASSERT_EQ(b2.exit_code, 0) << b2.err;
     EXPECT_NE(b2.out.find("resumed at iteration 12"), std::string::npos) << b2.out;
-    auto la = CsvColumn(dir + "/a.csv", 2), lb = CsvColumn(dir + "/b.csv", 2);
+    auto la = CsvColumn(a_csv, 2), lb = CsvColumn(b_csv, 2);
     ASSERT_EQ(la.size(), 30u);
     ASSERT_EQ(lb.size(), 18u);
-    for (size_t i = 0; i < lb.size(); ++i) EXPECT_EQ(lb[i], la[12 + i]) << dtype << " iter " << 13 + i;
+    for (size_t i = 0; i < lb.size(); ++i) {
+      EXPECT_EQ(lb[i], la[12 + i]) << c.name << " iter " << 13 + i;
+    }
+    losses[c.name] = la;
   }
+  // The augmentation flags reach the reader: the losses differ from the plain run's.
+  EXPECT_NE(losses["augmented"], losses["float"]);
 }
 
 TEST(TrainNetTest, SeparateTestNet) {
@@ -156,6 +171,10 @@ TEST(TrainNetTest, BadInputGivesOneClearLine) {
   ExpectCleanError(RunTool("train_net", lenet + " --train_data " + bad), bad);
   // Unsupported dtype / device / loss scale.
   ExpectCleanError(RunTool("train_net", kTiny + "--dtype float64"), "--dtype must be float or float16");
+  ExpectCleanError(RunTool("train_net", kTiny + "--data_mean 0.1,x"), "--data_mean: 'x' is not a number");
+  ExpectCleanError(RunTool("train_net", kTiny + "--data_std 1,2"), "`std` needs 1 or 1");
+  ExpectCleanError(RunTool("train_net", kTiny + "--crop 12"), "`crop` 12 is larger than the 8x8");
+  ExpectCleanError(RunTool("train_net", kTiny + "--pad -1"), "--crop and --pad must be >= 0");
   ExpectCleanError(RunTool("train_net", kTiny + "--device tpu"), "--device must be cpu or cuda");
 #ifndef HALFCAF_WITH_CUDA
   ExpectCleanError(RunTool("train_net", kTiny + "--device cuda"), "needs the CUDA backend");
