@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <random>
 
 #include "core/allocator.h"
@@ -20,6 +21,9 @@ class CPUContext {
 
   Device device() const { return Device{DeviceType::CPU, 0}; }
   void SwitchToDevice(int /*stream_id*/) {}
+  // What an operator holds while it runs so that ops sharing per-stream state never overlap;
+  // CPU ops share none: an empty lock.
+  std::unique_lock<std::mutex> ExclusiveStream() { return {}; }
   // Waits for queued work; CPU work is synchronous.
   void FinishDevice() {}
   std::mt19937& RandGenerator() { return rng_; }

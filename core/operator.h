@@ -85,6 +85,7 @@ class Operator : public OperatorBase {
 
   void Run(int stream_id) final {
     context_.SwitchToDevice(stream_id);
+    auto exclusive = context_.ExclusiveStream();  // see CUDAContext::ExclusiveStream
     FloatScratchScope scratch;  // float16 conversion buffers live while the op runs
     RunOnDevice();
   }

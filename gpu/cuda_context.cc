@@ -59,6 +59,7 @@ struct StreamResources {
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;
+  std::mutex run_mu;  // held by the op running on this stream (CUDAContext::ExclusiveStream)
 };
 
 std::mutex g_res_mu;
@@ -95,6 +96,10 @@ CUDAContext::CUDAContext(const DeviceOption& option)
 void CUDAContext::SwitchToDevice(int stream_id) {
   stream_id_ = stream_id;
   HALFCAF_CUDA_CHECK(cudaSetDevice(device_id_));
+}
+
+std::unique_lock<std::mutex> CUDAContext::ExclusiveStream() {
+  return std::unique_lock<std::mutex>(GetResources(device_id_, stream_id_).run_mu);
 }
 
 void CUDAContext::FinishDevice() { HALFCAF_CUDA_CHECK(cudaStreamSynchronize(stream())); }

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <mutex>
 #include <random>
 #include <string>
 
@@ -37,6 +38,11 @@ class CUDAContext {
 
   Device device() const { return Device{DeviceType::CUDA, device_id_}; }
   void SwitchToDevice(int stream_id);
+  // Held by an operator while it runs: ops on one (device, stream) share its cuBLAS / cuDNN
+  // handles, which must not be used by two threads at once, so a dag net's workers run them one
+  // at a time (ops on other devices or streams, and CPU ops, still overlap). Their kernels are
+  // queued on that one stream in dependency order, so the device sees them in a valid order.
+  std::unique_lock<std::mutex> ExclusiveStream();
   // Blocks until the current stream's work is done; errors from kernels surface here.
   void FinishDevice();
   cudaStream_t stream() const;

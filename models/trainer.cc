@@ -431,6 +431,17 @@ float Trainer::MeanOverReplicas(const std::string& blob) const {
 }
 
 void Trainer::CreateNets() {
+  std::set<int> gpus;
+  for (const auto& r : replicas_) {
+    if (r.device.type == DeviceType::CUDA) gpus.insert(r.device.id);
+  }
+  const std::string type = !opt_.net_type.empty() ? opt_.net_type
+                                                  : (gpus.size() >= 2 ? "dag" : "simple");
+  HALFCAF_ENFORCE(type == "simple" || type == "dag", "the training net type must be simple or dag, "
+                  "got '", opt_.net_type, "'");
+  train_.set_type(type);
+  // One worker per replica (each replica's chain of ops) and one for the CPU-side ops.
+  if (type == "dag") train_.set_num_workers(static_cast<int>(std::max<size_t>(replicas_.size(), 1)) + 1);
   train_net_ = ws_.CreateNet(train_);
   train_reader_ = dynamic_cast<DataInputOp*>(train_net_->ops().at(0).get());
   CHECK(train_reader_ != nullptr);

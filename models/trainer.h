@@ -57,6 +57,10 @@ struct TrainerOptions {
   // (models/data_parallel.h). batch_size is the total over all replicas.
   Device device;
   std::vector<Device> replicas;
+  // Executor of the training net: "simple" (ops in order), "dag" (independent ops on worker
+  // threads: data-parallel replicas on different GPUs then queue their work concurrently, each
+  // waiting on its own device) or "" = dag when the replicas span two or more GPUs, else simple.
+  std::string net_type;
   uint32_t seed = 1;
 };
 

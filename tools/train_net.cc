@@ -63,6 +63,8 @@ DEFINE_string(gpus, "", "data parallel on these CUDA devices, e.g. 0,1,2,3 (impl
 DEFINE_int32(replicas, 0, "data-parallel replicas (default: one per --gpus entry, else 1); replica "
              "i runs on the i-th listed GPU (cycling), on --gpu, or on the CPU; --batch_size is "
              "the total over all replicas");
+DEFINE_string(net_type, "", "executor of the training net: simple, dag, or empty = dag when the "
+              "replicas span two or more GPUs (their work is then queued concurrently), else simple");
 DEFINE_int32(threads, 0, "CPU threads for BLAS (0: all cores)");
 DEFINE_uint32(seed, 1, "seed for initialisation and data order");
 DEFINE_string(data_blob, "data", "the net's data blob");
@@ -134,6 +136,7 @@ TrainerOptions OptionsFromFlags() {
   o.mirror = FLAGS_mirror;
   o.batch_size = FLAGS_batch_size;
   o.prefetch = FLAGS_prefetch;
+  o.net_type = FLAGS_net_type;
   o.data_blob = FLAGS_data_blob;
   o.label_blob = FLAGS_label_blob;
   o.loss_blob = FLAGS_loss_blob;

@@ -150,6 +150,35 @@ TEST(DataParallelTest, MixedPrecisionReplicasFollowOneDevice) {
   ExpectNear(two.fc_w, one.fc_w, 2e-3f, 1e-2f);
 }
 
+// The dag executor (the default for replicas on several GPUs) runs the replicas' chains
+// concurrently; their ops and the all-reduce tree are ordered by their blobs, so the run is
+// bitwise the one the simple executor gives, in FP32 and in mixed precision.
+TEST(DataParallelTest, DagExecutorGivesTheSimpleNetsRun) {
+  for (bool fp16 : {false, true}) {
+    for (int n : {2, 3}) {
+      TrainerOptions o = TinyOptions(n, fp16, 12);
+      o.net_type = "simple";
+      const TinyTrainingRun simple = TrainTiny(o, 12);
+      o.net_type = "dag";
+      const TinyTrainingRun dag = TrainTiny(o, 12);
+      EXPECT_EQ(dag.losses, simple.losses) << n << " replicas" << (fp16 ? " fp16" : "");
+      EXPECT_EQ(dag.fc_w, simple.fc_w) << n << " replicas" << (fp16 ? " fp16" : "");
+    }
+  }
+  TrainerOptions bad = TinyOptions(2, false, 12);
+  bad.net_type = "async";
+  NetDef init, fwd;
+  LoadTinyConvnet(&init, &fwd);
+  try {
+    Trainer t(init, fwd, bad);
+    t.Initialize();
+    ADD_FAILURE() << "net type 'async' was accepted";
+  } catch (const EnforceNotMet& e) {
+    EXPECT_NE(std::string(e.what()).find("must be simple or dag, got 'async'"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A checkpoint holds replica 0's state under single-device names: it resumes with another
 // replica count and continues the same run.
 TEST(DataParallelTest, CheckpointsMoveBetweenReplicaCounts) {

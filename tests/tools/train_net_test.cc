@@ -137,6 +137,11 @@ TEST(TrainNetTest, DataParallelReplicasFollowOneDevice) {
   for (size_t i = 0; i < l1.size(); ++i) {
     EXPECT_NEAR(std::stod(l2[i]), std::stod(l1[i]), 1e-4 * std::stod(l1[i])) << "iter " << i + 1;
   }
+  // The dag executor runs the same net to the same losses, bit for bit.
+  auto dag = RunTool("train_net", common + "--replicas 2 --net_type dag --log_csv " + dir +
+                                      "/dag.csv");
+  ASSERT_EQ(dag.exit_code, 0) << dag.err;
+  EXPECT_EQ(CsvColumn(dir + "/dag.csv", 2), l2);
   auto resumed = RunTool("train_net", kTiny + "--iters 25 --resume --checkpoint_dir " + ck);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NE(resumed.out.find("resumed at iteration 20"), std::string::npos) << resumed.out;
@@ -175,6 +180,7 @@ TEST(TrainNetTest, BadInputGivesOneClearLine) {
   ExpectCleanError(RunTool("train_net", kTiny + "--data_std 1,2"), "`std` needs 1 or 1");
   ExpectCleanError(RunTool("train_net", kTiny + "--crop 12"), "`crop` 12 is larger than the 8x8");
   ExpectCleanError(RunTool("train_net", kTiny + "--pad -1"), "--crop and --pad must be >= 0");
+  ExpectCleanError(RunTool("train_net", kTiny + "--net_type async"), "must be simple or dag");
   ExpectCleanError(RunTool("train_net", kTiny + "--device tpu"), "--device must be cpu or cuda");
 #ifndef HALFCAF_WITH_CUDA
   ExpectCleanError(RunTool("train_net", kTiny + "--device cuda"), "needs the CUDA backend");
