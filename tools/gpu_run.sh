@@ -136,9 +136,10 @@ for dtype in float float16; do
       tr '\n' ' ')"
   fi
 done
-# Data parallel without NCCL: two replicas on this GPU, gradients summed by Copy + Sum.
+# Data parallel without NCCL: two replicas on this GPU, gradients summed by Copy + Sum, on the dag
+# executor (as with several GPUs: its workers take turns on the GPU's stream and handles).
 run_step "lenet_float16_2replicas" "$RES/lenet.txt" "$(step_limit "${LENET_S:-60}")" \
-  bin/train_net --device cuda --replicas 2 --net models/lenet/lenet_train_net.pbtxt \
+  bin/train_net --device cuda --replicas 2 --net_type dag --net models/lenet/lenet_train_net.pbtxt \
   --init_net models/lenet/lenet_init_net.pbtxt "${data[@]}" --log_every 100 --dtype float16 \
   --summary_json "$WORK/lenet_float16_2replicas.json"
 [[ -f "$WORK/lenet_float16_2replicas.json" ]] && say "  lenet_float16_2replicas: $(tr -d '\n' \
