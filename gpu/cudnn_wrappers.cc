@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "core/tensor.h"
 #include "gpu/cuda_context.h"
@@ -107,6 +108,41 @@ void TensorDescriptor::Set4d(cudnnTensorFormat_t format, cudnnDataType_t type, i
       get(), format, type, CudnnDim(n, "N"), CudnnDim(c, "C"), CudnnDim(h, "H"), CudnnDim(w, "W")));
 }
 
+namespace {
+
+// cuDNN's int dims, each checked; `what` names the array in errors.
+std::vector<int> CudnnDims(const std::vector<int64_t>& v, const char* what) {
+  std::vector<int> out;
+  out.reserve(v.size());
+  for (int64_t x : v) out.push_back(CudnnDim(x, what));
+  return out;
+}
+
+void CheckNdRank(size_t rank, const char* what) {
+  HALFCAF_ENFORCE(rank >= 4 && rank <= CUDNN_DIM_MAX, what, " needs 4 to ", CUDNN_DIM_MAX,
+                  " dims for cuDNN, got ", rank);
+}
+
+}  // namespace
+
+void TensorDescriptor::SetNd(cudnnTensorFormat_t format, cudnnDataType_t type,
+                             const std::vector<int64_t>& dims) {
+  CheckNdRank(dims.size(), "tensor descriptor");
+  if (dims.size() == 4) return Set4d(format, type, dims[0], dims[1], dims[2], dims[3]);
+  const std::vector<int> d = CudnnDims(dims, "tensor dim");
+  HALFCAF_CUDNN_CHECK(
+      cudnnSetTensorNdDescriptorEx(get(), format, type, static_cast<int>(d.size()), d.data()));
+}
+
+void FilterDescriptor::SetNd(cudnnTensorFormat_t format, cudnnDataType_t type,
+                             const std::vector<int64_t>& dims) {
+  CheckNdRank(dims.size(), "filter descriptor");
+  if (dims.size() == 4) return Set4d(format, type, dims[0], dims[1], dims[2], dims[3]);
+  const std::vector<int> d = CudnnDims(dims, "filter dim");
+  HALFCAF_CUDNN_CHECK(
+      cudnnSetFilterNdDescriptor(get(), type, format, static_cast<int>(d.size()), d.data()));
+}
+
 void FilterDescriptor::Set4d(cudnnTensorFormat_t format, cudnnDataType_t type, int64_t k, int64_t c,
                              int64_t h, int64_t w) {
   HALFCAF_CUDNN_CHECK(cudnnSetFilter4dDescriptor(get(), type, format, CudnnDim(k, "filter K"),
@@ -121,6 +157,28 @@ void ConvolutionDescriptor::Set2d(int64_t pad_h, int64_t pad_w, int64_t stride_h
       get(), CudnnDim(pad_h, "pad_h"), CudnnDim(pad_w, "pad_w"), CudnnDim(stride_h, "stride_h"),
       CudnnDim(stride_w, "stride_w"), CudnnDim(dilation_h, "dilation_h"),
       CudnnDim(dilation_w, "dilation_w"), CUDNN_CROSS_CORRELATION, compute_type));
+  HALFCAF_CUDNN_CHECK(cudnnSetConvolutionGroupCount(get(), group));
+}
+
+void ConvolutionDescriptor::SetNd(const std::vector<int64_t>& pads,
+                                  const std::vector<int64_t>& strides,
+                                  const std::vector<int64_t>& dilations,
+                                  cudnnDataType_t compute_type, int group) {
+  const size_t nd = pads.size();
+  HALFCAF_ENFORCE(strides.size() == nd && dilations.size() == nd && nd >= 2 &&
+                      nd + 2 <= CUDNN_DIM_MAX,
+                  "convolution descriptor: pads, strides and dilations need one entry per spatial "
+                  "dim (2 to ", CUDNN_DIM_MAX - 2, "), got ", nd, ", ", strides.size(), ", ",
+                  dilations.size());
+  if (nd == 2) {
+    return Set2d(pads[0], pads[1], strides[0], strides[1], dilations[0], dilations[1],
+                 compute_type, group);
+  }
+  const std::vector<int> p = CudnnDims(pads, "pad"), s = CudnnDims(strides, "stride"),
+                         d = CudnnDims(dilations, "dilation");
+  HALFCAF_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(get(), static_cast<int>(nd), p.data(),
+                                                      s.data(), d.data(), CUDNN_CROSS_CORRELATION,
+                                                      compute_type));
   HALFCAF_CUDNN_CHECK(cudnnSetConvolutionGroupCount(get(), group));
 }
 
@@ -141,6 +199,21 @@ void PoolingDescriptor::Set2d(cudnnPoolingMode_t mode, int64_t window_h, int64_t
       get(), mode, nan, CudnnDim(window_h, "window_h"), CudnnDim(window_w, "window_w"),
       CudnnDim(pad_h, "pad_h"), CudnnDim(pad_w, "pad_w"), CudnnDim(stride_h, "stride_h"),
       CudnnDim(stride_w, "stride_w")));
+}
+
+void PoolingDescriptor::SetNd(cudnnPoolingMode_t mode, const std::vector<int64_t>& window,
+                              const std::vector<int64_t>& pads,
+                              const std::vector<int64_t>& strides, cudnnNanPropagation_t nan) {
+  const size_t nd = window.size();
+  HALFCAF_ENFORCE(pads.size() == nd && strides.size() == nd && nd >= 2 && nd + 2 <= CUDNN_DIM_MAX,
+                  "pooling descriptor: window, pads and strides need one entry per spatial dim "
+                  "(2 to ", CUDNN_DIM_MAX - 2, "), got ", nd, ", ", pads.size(), ", ",
+                  strides.size());
+  if (nd == 2) return Set2d(mode, window[0], window[1], pads[0], pads[1], strides[0], strides[1], nan);
+  const std::vector<int> w = CudnnDims(window, "window"), p = CudnnDims(pads, "pad"),
+                         s = CudnnDims(strides, "stride");
+  HALFCAF_CUDNN_CHECK(cudnnSetPoolingNdDescriptor(get(), mode, nan, static_cast<int>(nd), w.data(),
+                                                  p.data(), s.data()));
 }
 
 void ActivationDescriptor::Set(cudnnActivationMode_t mode, double coef, cudnnNanPropagation_t nan) {

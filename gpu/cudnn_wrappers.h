@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "core/types.h"
 #include "gpu/cuda_check.h"
@@ -77,6 +78,9 @@ class TensorDescriptor
   TensorDescriptor() = default;
   void Set4d(cudnnTensorFormat_t format, cudnnDataType_t type, int64_t n, int64_t c, int64_t h,
              int64_t w);
+  // A fully packed tensor of dims (n, c, spatial...) (4 to CUDNN_DIM_MAX entries; 4 uses Set4d),
+  // NCHW-style (channels second) or NHWC-style (channels last) in memory.
+  void SetNd(cudnnTensorFormat_t format, cudnnDataType_t type, const std::vector<int64_t>& dims);
 };
 
 // Filter (k output channels, c input channels per group, h, w); NCHW means (k, c, h, w) in
@@ -88,9 +92,12 @@ class FilterDescriptor
   FilterDescriptor() = default;
   void Set4d(cudnnTensorFormat_t format, cudnnDataType_t type, int64_t k, int64_t c, int64_t h,
              int64_t w);
+  // Dims (k, c, spatial...) (4 to CUDNN_DIM_MAX entries; 4 uses Set4d).
+  void SetNd(cudnnTensorFormat_t format, cudnnDataType_t type, const std::vector<int64_t>& dims);
 };
 
-// 2-D cross-correlation (what deep-learning frameworks call convolution) with symmetric pads.
+// Cross-correlation (what deep-learning frameworks call convolution) with symmetric pads, over
+// 2 (Set2d) or more (SetNd: one pad / stride / dilation per spatial dim) spatial dims.
 class ConvolutionDescriptor
     : public detail::CudnnDescriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
                                      cudnnDestroyConvolutionDescriptor> {
@@ -98,6 +105,9 @@ class ConvolutionDescriptor
   ConvolutionDescriptor() = default;
   void Set2d(int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w, int64_t dilation_h,
              int64_t dilation_w, cudnnDataType_t compute_type, int group);
+  // 2 spatial dims use Set2d.
+  void SetNd(const std::vector<int64_t>& pads, const std::vector<int64_t>& strides,
+             const std::vector<int64_t>& dilations, cudnnDataType_t compute_type, int group);
   void SetMathType(cudnnMathType_t math);
   cudnnMathType_t math_type() const;
 };
@@ -109,6 +119,10 @@ class PoolingDescriptor
   PoolingDescriptor() = default;
   void Set2d(cudnnPoolingMode_t mode, int64_t window_h, int64_t window_w, int64_t pad_h,
              int64_t pad_w, int64_t stride_h, int64_t stride_w,
+             cudnnNanPropagation_t nan = CUDNN_PROPAGATE_NAN);
+  // One window / pad / stride entry per spatial dim (2 uses Set2d).
+  void SetNd(cudnnPoolingMode_t mode, const std::vector<int64_t>& window,
+             const std::vector<int64_t>& pads, const std::vector<int64_t>& strides,
              cudnnNanPropagation_t nan = CUDNN_PROPAGATE_NAN);
 };
 

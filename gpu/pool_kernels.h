@@ -1,4 +1,4 @@
-// 2-D max / average pooling kernels on CUDA with exactly the CPU operators' semantics
+// 1-D to 3-D max / average pooling kernels on CUDA with exactly the CPU operators' semantics
 // (operators/pool_op.cc): each window is clipped to the image; average pooling divides by the
 // number of in-image elements; a window wholly in the padding (Caffe's legacy pooling) gives 0;
 // the max-pool gradient goes to the first element (in scan order) holding the window's maximum.
@@ -14,16 +14,19 @@
 namespace halfcaf {
 namespace gpu {
 
+// Up to three spatial dims (D, H, W); fewer are expressed with leading unit dims (D = OD = kd =
+// sd = 1, pd = 0 for 2-D; also H = ... = 1 for 1-D). NHWC is 2-D only (D = 1).
 struct PoolShape {
-  int64_t N, C, H, W;  // input
-  int64_t OH, OW;      // output
-  int64_t kh, kw;      // window
-  int64_t sh, sw;      // strides
-  int64_t ph, pw;      // head pads (the tails only shape OH, OW)
-  bool nhwc;           // false: NCHW
+  int64_t N, C;
+  int64_t D = 1, H, W;     // input
+  int64_t OD = 1, OH, OW;  // output
+  int64_t kd = 1, kh, kw;  // window
+  int64_t sd = 1, sh, sw;  // strides
+  int64_t pd = 0, ph, pw;  // head pads (the tails only shape OD, OH, OW)
+  bool nhwc;               // false: NCHW
   // constexpr: usable in kernels too (--expt-relaxed-constexpr).
-  constexpr int64_t in_numel() const { return N * C * H * W; }
-  constexpr int64_t out_numel() const { return N * C * OH * OW; }
+  constexpr int64_t in_numel() const { return N * C * D * H * W; }
+  constexpr int64_t out_numel() const { return N * C * OD * OH * OW; }
 };
 
 // y = pool(x); T float or Half.
@@ -32,7 +35,7 @@ void MaxPoolForward(const PoolShape& s, const T* x, T* y, cudaStream_t stream);
 template <typename T>
 void AveragePoolForward(const PoolShape& s, const T* x, T* y, cudaStream_t stream);
 
-// argmax[o] = h * W + w of the first maximum of window o (-1 for an empty window).
+// argmax[o] = (d * H + h) * W + w of the first maximum of window o (-1 for an empty window).
 template <typename T>
 void MaxPoolArgmax(const PoolShape& s, const T* x, int32_t* argmax, cudaStream_t stream);
 

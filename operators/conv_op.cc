@@ -13,7 +13,9 @@ int64_t CheckConvFilter(const ConvPoolArgs& a, const ConvPoolGeometry& g,
                         const std::vector<int64_t>& w) {
   const bool nchw = a.order == StorageOrder::NCHW;
   const int nd = g.num_spatial_dims();
-  const char* layout = nchw ? "(M, C/group, kH, kW)" : "(M, kH, kW, C/group)";
+  const char* layout = nd != 2 ? (nchw ? "(M, C/group, kernel...)" : "(M, kernel..., C/group)")
+                       : nchw  ? "(M, C/group, kH, kW)"
+                               : "(M, kH, kW, C/group)";
   HALFCAF_ENFORCE(static_cast<int>(w.size()) == nd + 2, a.op_label, ": filter must have ", nd + 2,
                   " dims ", layout, " in ", StorageOrderName(a.order), " order, got ",
                   DimsString(w));
@@ -60,6 +62,12 @@ void CheckConvGradientOutputs(const ConvPoolArgs& a, bool no_bias, int n) {
   }
 }
 
+void CheckConvLayout(const ConvPoolArgs& a) {
+  HALFCAF_ENFORCE(a.order == StorageOrder::NCHW || a.num_spatial_dims() == 2, a.op_label,
+                  ": NHWC order supports only 2-D convolution, got a ", a.num_spatial_dims(),
+                  "-D kernel ", DimsString(a.kernel), "; use order NCHW");
+}
+
 namespace {
 
 Im2ColShape MakeIm2ColShape(const ConvPoolGeometry& g) {
@@ -78,16 +86,45 @@ bool IsPointwise(const ConvPoolGeometry& g) {
   return true;
 }
 
-void Enforce2D(const ConvPoolArgs& a) {
-  HALFCAF_ENFORCE(a.num_spatial_dims() == 2, a.op_label,
-                  ": only 2-D convolution is implemented, got kernels ", DimsString(a.kernel));
-}
+// im2col / col2im of one group's channels of an NCHW image: the fast 2-D functions for 2-D
+// convolutions, the generic N-d ones for the others (1-D, 3-D, ...).
+class NchwColumns {
+ public:
+  explicit NchwColumns(const ConvPoolGeometry& g) : two_d_(g.num_spatial_dims() == 2) {
+    if (two_d_) {
+      s2_ = MakeIm2ColShape(g);
+    } else {
+      sn_ = Im2ColNdShape{g.in,       g.kernel, g.dilation,
+                          std::vector<int64_t>(g.pads.begin(), g.pads.begin() + g.in.size()),
+                          g.stride,   g.out};
+    }
+  }
+  void Im2Col(int64_t channels, const float* image, float* col) const {
+    if (two_d_) {
+      Im2ColNCHW(s2_, channels, image, col);
+    } else {
+      Im2ColNdNCHW(sn_, channels, image, col);
+    }
+  }
+  void Col2Im(int64_t channels, const float* col, float* image) const {
+    if (two_d_) {
+      Col2ImNCHW(s2_, channels, col, image);
+    } else {
+      Col2ImNdNCHW(sn_, channels, col, image);
+    }
+  }
+
+ private:
+  bool two_d_;
+  Im2ColShape s2_{};
+  Im2ColNdShape sn_;
+};
 
 }  // namespace
 
 ConvOp::ConvOp(const OperatorDef& def, Workspace* ws)
     : ConvPoolOpBase(def, ws, ConvPoolKind::kConv) {
-  Enforce2D(cp_);
+  CheckConvLayout(cp_);
 }
 
 void ConvOp::RunOnDevice() {
@@ -114,17 +151,17 @@ void ConvOp::RunOnDevice() {
   const int64_t G = cp_.group, C = g.C, Cg = C / G, Mg = M / G;
   const int64_t P = g.out_size(), HW = g.in_size();
   const int64_t K = Cg * g.kernel_size();
-  const Im2ColShape s = MakeIm2ColShape(g);
   const bool pointwise = IsPointwise(g);
 
   if (cp_.order == StorageOrder::NCHW) {
+    const NchwColumns cols(g);
     if (!pointwise) col_.resize(static_cast<size_t>(K * P));
     for (int64_t n = 0; n < g.N; ++n) {
       for (int64_t gr = 0; gr < G; ++gr) {
         const float* xg = x + (n * C + gr * Cg) * HW;
         const float* col = xg;
         if (!pointwise) {
-          Im2ColNCHW(s, Cg, xg, col_.data());
+          cols.Im2Col(Cg, xg, col_.data());
           col = col_.data();
         }
         float* yg = y + (n * M + gr * Mg) * P;
@@ -140,6 +177,7 @@ void ConvOp::RunOnDevice() {
       }
     }
   } else {
+    const Im2ColShape s = MakeIm2ColShape(g);  // NHWC is 2-D only (CheckConvLayout)
     const bool direct = pointwise && G == 1;
     if (!direct) col_.resize(static_cast<size_t>(K * P));
     for (int64_t n = 0; n < g.N; ++n) {
@@ -169,7 +207,7 @@ void ConvOp::RunOnDevice() {
 ConvGradientOp::ConvGradientOp(const OperatorDef& def, Workspace* ws)
     : ConvPoolOpBase(def, ws, ConvPoolKind::kConv),
       no_bias_(GetSingleArgument<int>("no_bias", 0) != 0) {
-  Enforce2D(cp_);
+  CheckConvLayout(cp_);
   CheckConvGradientOutputs(cp_, no_bias_, OutputSize());
 }
 
@@ -210,11 +248,11 @@ void ConvGradientOp::RunOnDevice() {
   const int64_t G = cp_.group, C = g.C, Cg = C / G, Mg = M / G;
   const int64_t P = g.out_size(), HW = g.in_size();
   const int64_t K = Cg * g.kernel_size();
-  const Im2ColShape s = MakeIm2ColShape(g);
   const bool pointwise = IsPointwise(g);
   using math::Trans;
 
   if (cp_.order == StorageOrder::NCHW) {
+    const NchwColumns cols(g);
     if (!pointwise) {
       col_.resize(static_cast<size_t>(K * P));
       if (dx) col_grad_.resize(static_cast<size_t>(K * P));
@@ -224,7 +262,7 @@ void ConvGradientOp::RunOnDevice() {
         const float* xg = x + (n * C + gr * Cg) * HW;
         const float* col = xg;
         if (!pointwise) {
-          Im2ColNCHW(s, Cg, xg, col_.data());
+          cols.Im2Col(Cg, xg, col_.data());
           col = col_.data();
         }
         const float* dyg = dy + (n * M + gr * Mg) * P;
@@ -246,12 +284,13 @@ void ConvGradientOp::RunOnDevice() {
             math::Gemm(Trans::kYes, Trans::kNo, K, P, Mg, 1.f, wg, dyg, 0.f, dxg);
           } else {
             math::Gemm(Trans::kYes, Trans::kNo, K, P, Mg, 1.f, wg, dyg, 0.f, col_grad_.data());
-            Col2ImNCHW(s, Cg, col_grad_.data(), dxg);
+            cols.Col2Im(Cg, col_grad_.data(), dxg);
           }
         }
       }
     }
   } else {
+    const Im2ColShape s = MakeIm2ColShape(g);  // NHWC is 2-D only (CheckConvLayout)
     const bool direct = pointwise && G == 1;
     if (!direct) {
       col_.resize(static_cast<size_t>(K * P));
@@ -342,14 +381,17 @@ OpCost ConvGradientCost(const OperatorDef& def, const std::vector<TensorShape>& 
 }
 
 const char* kConvDoc =
-    "2-D convolution: Y = X (*) filter + bias, with groups, strides, dilations and asymmetric "
-    "pads. NCHW: X (N, C, H, W), filter (M, C/group, kH, kW), Y (N, M, outH, outW). NHWC: X "
-    "(N, H, W, C), filter (M, kH, kW, C/group), Y (N, outH, outW, M); unlike Caffe2's CPU op, "
-    "groups are supported in NHWC too. The bias input is optional. Output sizes follow "
-    "legacy_pad (default: floor((in + pad_head + pad_tail - dk) / stride) + 1 with "
-    "dk = dilation * (k - 1) + 1). Float and float16 (float accumulation; output dtype of X). "
-    "The default CPU implementation is im2col + GEMM per image and group; builds with oneDNN "
-    "prefer engine DNNL (oneDNN's convolution, float only; other cases use the default).";
+    "Convolution over 1, 2, 3 or more spatial dims (the length of 'kernels'; the kernel and "
+    "kernel_h/kernel_w forms mean 2-D): Y = X (*) filter + bias, with groups, strides, "
+    "dilations and asymmetric pads. NCHW: X (N, C, spatial...), filter (M, C/group, kernel...), "
+    "Y (N, M, out...). NHWC (2-D only): X (N, H, W, C), filter (M, kH, kW, C/group), Y (N, outH, "
+    "outW, M); unlike Caffe2's CPU op, groups are supported in NHWC too. The bias input is "
+    "optional. Output sizes follow legacy_pad (default: floor((in + pad_head + pad_tail - dk) / "
+    "stride) + 1 with dk = dilation * (k - 1) + 1). Conv1D, Conv2D and Conv3D are aliases of "
+    "Conv: they take the same arguments and do not check the kernel's rank. Float and float16 "
+    "(float accumulation; output dtype of X). The default CPU implementation is im2col + GEMM "
+    "per image and group; builds with oneDNN prefer engine DNNL (oneDNN's convolution, float "
+    "only; other cases use the default).";
 
 OpSchema& DescribeConv(OpSchema& s) {
   return s.NumInputs(2, 3)
@@ -357,9 +399,10 @@ OpSchema& DescribeConv(OpSchema& s) {
       .TensorInferenceFunction(ConvShapeInference)
       .CostInferenceFunction(ConvCost)
       .SetDoc(kConvDoc)
-      .Arg("kernel / kernels / kernel_h, kernel_w", "ints, required: kernel size per spatial dim")
-      .Arg("stride / strides / stride_h, stride_w", "ints, default 1")
-      .Arg("pad / pads / pad_t, pad_l, pad_b, pad_r",
+      .Arg("kernels / kernel / kernel_h, kernel_w",
+           "ints, required: kernel size per spatial dim (kernels sets the number of dims)")
+      .Arg("strides / stride / stride_h, stride_w", "ints, default 1")
+      .Arg("pads / pad / pad_t, pad_l, pad_b, pad_r",
            "ints, default 0; pads lists all head pads then all tail pads")
       .Arg("dilation / dilations / dilation_h, dilation_w",
            "ints, default 1 (must be 1 when group != 1)")
@@ -368,7 +411,7 @@ OpSchema& DescribeConv(OpSchema& s) {
       .Arg("order", "string, default \"NCHW\": \"NCHW\" or \"NHWC\" (any case)")
       .Arg("no_gradient_to_input", "int, default 0: the gradient op does not compute dX")
       .Input(0, "X", "input images")
-      .Input(1, "filter", "weights, (M, C/group, kH, kW) or NHWC (M, kH, kW, C/group)")
+      .Input(1, "filter", "weights, (M, C/group, kernel...) or NHWC (M, kH, kW, C/group)")
       .Input(2, "bias", "optional, (M)")
       .Output(0, "Y", "output images with M channels");
 }
@@ -394,19 +437,29 @@ OpSchema& DescribeConvGradient(OpSchema& s) {
 }  // namespace
 
 REGISTER_CPU_OPERATOR(Conv, ConvOp);
+REGISTER_CPU_OPERATOR(Conv1D, ConvOp);
 REGISTER_CPU_OPERATOR(Conv2D, ConvOp);
+REGISTER_CPU_OPERATOR(Conv3D, ConvOp);
 REGISTER_CPU_OPERATOR(ConvGradient, ConvGradientOp);
+REGISTER_CPU_OPERATOR(Conv1DGradient, ConvGradientOp);
 REGISTER_CPU_OPERATOR(Conv2DGradient, ConvGradientOp);
+REGISTER_CPU_OPERATOR(Conv3DGradient, ConvGradientOp);
 REGISTER_GRADIENT(Conv, GetConvGradient);
+REGISTER_GRADIENT(Conv1D, GetConvGradient);
 REGISTER_GRADIENT(Conv2D, GetConvGradient);
+REGISTER_GRADIENT(Conv3D, GetConvGradient);
 
-[[maybe_unused]] static OpSchema& g_conv_schema =
-    DescribeConv(OpSchemaRegistry::NewSchema("Conv", __FILE__, __LINE__));
-[[maybe_unused]] static OpSchema& g_conv2d_schema =
-    DescribeConv(OpSchemaRegistry::NewSchema("Conv2D", __FILE__, __LINE__));
-[[maybe_unused]] static OpSchema& g_conv_gradient_schema =
-    DescribeConvGradient(OpSchemaRegistry::NewSchema("ConvGradient", __FILE__, __LINE__));
-[[maybe_unused]] static OpSchema& g_conv2d_gradient_schema =
-    DescribeConvGradient(OpSchemaRegistry::NewSchema("Conv2DGradient", __FILE__, __LINE__));
+#define HALFCAF_CONV_SCHEMA(type, describe)           \
+  [[maybe_unused]] static OpSchema& g_schema_##type = \
+      describe(OpSchemaRegistry::NewSchema(#type, __FILE__, __LINE__))
+HALFCAF_CONV_SCHEMA(Conv, DescribeConv);
+HALFCAF_CONV_SCHEMA(Conv1D, DescribeConv);
+HALFCAF_CONV_SCHEMA(Conv2D, DescribeConv);
+HALFCAF_CONV_SCHEMA(Conv3D, DescribeConv);
+HALFCAF_CONV_SCHEMA(ConvGradient, DescribeConvGradient);
+HALFCAF_CONV_SCHEMA(Conv1DGradient, DescribeConvGradient);
+HALFCAF_CONV_SCHEMA(Conv2DGradient, DescribeConvGradient);
+HALFCAF_CONV_SCHEMA(Conv3DGradient, DescribeConvGradient);
+#undef HALFCAF_CONV_SCHEMA
 
 }  // namespace halfcaf

@@ -1,14 +1,16 @@
-// Conv (alias Conv2D): 2-D convolution, Y = X (*) filter + bias, computed per image and group as
-// im2col + GEMM.
-//   X      NCHW (N, C, H, W) or NHWC (N, H, W, C); float or float16
-//   filter NCHW (M, C/group, kH, kW) or NHWC (M, kH, kW, C/group)
+// Conv (aliases Conv1D, Conv2D, Conv3D): convolution over any number of spatial dims (the length
+// of `kernels`; 2 for the kernel / kernel_h+kernel_w forms), Y = X (*) filter + bias, computed per
+// image and group as im2col + GEMM.
+//   X      NCHW (N, C, spatial...) or, 2-D only, NHWC (N, H, W, C); float or float16
+//   filter NCHW (M, C/group, kernel...) or NHWC (M, kH, kW, C/group)
 //   bias   optional, (M)
-//   Y      NCHW (N, M, outH, outW) or NHWC (N, outH, outW, M), dtype of X
+//   Y      NCHW (N, M, out...) or NHWC (N, outH, outW, M), dtype of X
 // Arguments: the conv/pool set of conv_pool_op_base.h (kernel*, stride*, pad*, dilation*,
-// legacy_pad, group, order).
+// legacy_pad, group, order). The aliases do not check the kernel's rank (as in Caffe2).
 //
-// ConvGradient (alias Conv2DGradient): (X, filter, dY) -> (dfilter, dbias, dX), or with no_bias=1
-// (dfilter, dX); dX is computed only when its output slot is present.
+// ConvGradient (aliases Conv1DGradient, Conv2DGradient, Conv3DGradient): (X, filter, dY) ->
+// (dfilter, dbias, dX), or with no_bias=1 (dfilter, dX); dX is computed only when its output slot
+// is present.
 #pragma once
 
 #include <vector>
@@ -28,6 +30,8 @@ void CheckConvBias(const ConvPoolArgs& args, const std::vector<int64_t>& bias_di
 void CheckConvGradientDY(const ConvPoolArgs& args, const std::vector<int64_t>& dy_dims,
                          const std::vector<int64_t>& y_dims, const std::vector<int64_t>& x_dims,
                          const std::vector<int64_t>& filter_dims);
+// NHWC is 2-D only (as in Caffe2's non-cuDNN engines): throws naming the op otherwise.
+void CheckConvLayout(const ConvPoolArgs& args);
 // Checks ConvGradient's output count against no_bias: (dfilter[, dX]) or (dfilter, dbias[, dX]).
 void CheckConvGradientOutputs(const ConvPoolArgs& args, bool no_bias, int num_outputs);
 

@@ -1,7 +1,8 @@
-// Conv / Conv2D and ConvGradient / Conv2DGradient on cuDNN (engine CUDNN, also the plain CUDA
+// Conv / Conv1D / Conv2D / Conv3D and their gradients on cuDNN (engine CUDNN, also the plain CUDA
 // implementation). Same inputs, outputs, shapes and errors as the CPU operators in conv_op.cc
-// (which hold the schemas and the gradient maker); float and float16 data, NCHW and NHWC, group,
-// stride, dilation, symmetric pads, optional bias.
+// (which hold the schemas and the gradient maker); float and float16 data, NCHW for 1-D to 3-D
+// (1-D runs as 2-D with a unit leading dim: cuDNN convolves 4-D and 5-D tensors) and NHWC for
+// 2-D, group, stride, dilation, symmetric pads, optional bias.
 //
 // Precision: accumulation is always FP32 (compute type CUDNN_DATA_FLOAT). With float16 data and
 // enable_tensor_core=1 (default) the convolution descriptor allows CUDNN_TENSOR_OP_MATH (the chosen
@@ -47,15 +48,17 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
         exhaustive_search_(GetSingleArgument<int>("exhaustive_search", 0) != 0),
         deterministic_(GetSingleArgument<int>("deterministic", 0) != 0),
         ws_limit_(GetSingleArgument<int64_t>("ws_nbytes_limit", kDefaultWorkspaceLimit)) {
-    if (cp_.num_spatial_dims() != 2) {
-      HALFCAF_UNSUPPORTED(cp_.op_label, ": the cuDNN convolution handles 2-D kernels, got kernels ",
-                          DimsString(cp_.kernel));
-    }
+    const int nd = cp_.num_spatial_dims();
+    // This is the only CUDA convolution, so what it cannot run is an error, not a decline.
+    HALFCAF_ENFORCE(nd >= 1 && nd <= 3, cp_.op_label,
+                    ": the CUDA convolution handles 1-D to 3-D kernels, got kernels ",
+                    DimsString(cp_.kernel));
+    CheckConvLayout(cp_);
     if (cp_.legacy_pad == LegacyPadding::NOTSET) {
-      for (int d = 0; d < 2; ++d) {
-        if (cp_.pads[d] != cp_.pads[2 + d]) {
+      for (int d = 0; d < nd; ++d) {
+        if (cp_.pads[d] != cp_.pads[nd + d]) {
           HALFCAF_UNSUPPORTED(cp_.op_label, ": cuDNN takes symmetric pads only, got pads ",
-                              DimsString(cp_.pads), " (t, l, b, r)");
+                              DimsString(cp_.pads), nd == 2 ? " (t, l, b, r)" : " (heads, tails)");
         }
       }
     }
@@ -87,7 +90,7 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
                     X.DebugString(), " and filter ", W.DebugString());
     *g = Geometry(X.dims());
     *M = CheckConvFilter(cp_, *g, W.dims());
-    for (int d = 0; d < 2; ++d) {
+    for (int d = 0; d < g->num_spatial_dims(); ++d) {
       HALFCAF_ENFORCE(g->pad_head(d) == g->pad_tail(d), cp_.op_label,
                       ": cuDNN takes symmetric pads only, but legacy_pad ",
                       LegacyPaddingName(cp_.legacy_pad), " gives pads ", DimsString(g->pads),
@@ -108,24 +111,51 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
     desc_key_.clear();  // stays empty if a descriptor call below throws
     dtype_ = dtype;
     const cudnnDataType_t type = CudnnDataType(dtype);
-    const cudnnTensorFormat_t format =
-        cp_.order == StorageOrder::NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
-    x_desc_.Set4d(format, type, g.N, g.C, g.in[0], g.in[1]);
-    y_desc_.Set4d(format, type, g.N, M, g.out[0], g.out[1]);
-    bias_desc_.Set4d(format, type, 1, M, 1, 1);
-    w_desc_.Set4d(format, type, M, g.C / cp_.group, g.kernel[0], g.kernel[1]);
+    const cudnnTensorFormat_t format = Format();
+    const ConvPoolGeometry c = CudnnGeometry(g);
+    x_desc_.SetNd(format, type, Dims(g.N, g.C, c.in));
+    const std::vector<int64_t> y_dims = Dims(g.N, M, c.out);
+    y_desc_.SetNd(format, type, y_dims);
+    bias_desc_.SetNd(format, type, BiasDims(M, c));
+    w_desc_.SetNd(format, type, Dims(M, g.C / cp_.group, c.kernel));
     // FP32 accumulation for float and float16 data alike.
-    conv_desc_.Set2d(g.pad_head(0), g.pad_head(1), g.stride[0], g.stride[1], g.dilation[0],
-                     g.dilation[1], CUDNN_DATA_FLOAT, cp_.group);
+    const int nd = c.num_spatial_dims();
+    conv_desc_.SetNd(std::vector<int64_t>(c.pads.begin(), c.pads.begin() + nd), c.stride,
+                     c.dilation, CUDNN_DATA_FLOAT, cp_.group);
     conv_desc_.SetMathType(BaseMath());
     // cuDNN must see the output shape the CPU geometry gives (and Y was allocated with).
-    int on = 0, oc = 0, oh = 0, ow = 0;
-    HALFCAF_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv_desc_.get(), x_desc_.get(),
-                                                              w_desc_.get(), &on, &oc, &oh, &ow));
-    HALFCAF_ENFORCE(on == g.N && oc == M && oh == g.out[0] && ow == g.out[1], cp_.op_label,
-                    ": cuDNN's output (", on, ", ", oc, ", ", oh, ", ", ow, ") differs from (",
-                    g.N, ", ", M, ", ", g.out[0], ", ", g.out[1], ") (N, M, H, W)");
+    std::vector<int> out(y_dims.size(), 0);
+    if (nd == 2) {
+      HALFCAF_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(
+          conv_desc_.get(), x_desc_.get(), w_desc_.get(), &out[0], &out[1], &out[2], &out[3]));
+    } else {
+      HALFCAF_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(
+          conv_desc_.get(), x_desc_.get(), w_desc_.get(), static_cast<int>(out.size()),
+          out.data()));
+    }
+    HALFCAF_ENFORCE(std::vector<int64_t>(out.begin(), out.end()) == y_dims, cp_.op_label,
+                    ": cuDNN's output ", DimsString(std::vector<int64_t>(out.begin(), out.end())),
+                    " differs from ", DimsString(y_dims), " (N, M, spatial...)");
     desc_key_ = key;
+  }
+
+  cudnnTensorFormat_t Format() const {
+    return cp_.order == StorageOrder::NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+  }
+
+  // cuDNN convolves 2-D and 3-D: a 1-D convolution runs as 2-D with a leading unit dim.
+  static ConvPoolGeometry CudnnGeometry(const ConvPoolGeometry& g) {
+    return g.num_spatial_dims() == 1 ? WithLeadingUnitDims(g, 1) : g;
+  }
+  // (a, b, spatial...), the dims order of every cuDNN descriptor here.
+  static std::vector<int64_t> Dims(int64_t a, int64_t b, const std::vector<int64_t>& spatial) {
+    std::vector<int64_t> d{a, b};
+    d.insert(d.end(), spatial.begin(), spatial.end());
+    return d;
+  }
+  // The bias as a (1, M, 1...) tensor of Y's rank.
+  static std::vector<int64_t> BiasDims(int64_t M, const ConvPoolGeometry& c) {
+    return Dims(1, M, std::vector<int64_t>(c.num_spatial_dims(), 1));
   }
 
   // The math type the descriptor starts from, before an algorithm is chosen: tensor ops for
@@ -470,10 +500,9 @@ class CudnnConvGradientOp final : public CudnnConvOpBase {
   void BiasGradientOnly(const ConvPoolGeometry& g, int64_t M, const Tensor& dY, void* db) {
     desc_key_.clear();
     const cudnnDataType_t type = CudnnDataType(dY.dtype());
-    const cudnnTensorFormat_t format =
-        cp_.order == StorageOrder::NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
-    y_desc_.Set4d(format, type, g.N, M, g.out[0], g.out[1]);
-    bias_desc_.Set4d(format, type, 1, M, 1, 1);
+    const ConvPoolGeometry c = CudnnGeometry(g);
+    y_desc_.SetNd(Format(), type, Dims(g.N, M, c.out));
+    bias_desc_.SetNd(Format(), type, BiasDims(M, c));
     const float one = 1.f, zero = 0.f;
     HALFCAF_CUDNN_CHECK(cudnnConvolutionBackwardBias(context_.cudnn_handle(), &one, y_desc_.get(),
                                                      dY.raw_data(), &zero, bias_desc_.get(), db));
@@ -495,12 +524,20 @@ class CudnnConvGradientOp final : public CudnnConvOpBase {
 }  // namespace
 
 REGISTER_CUDA_OPERATOR(Conv, CudnnConvOp);
+REGISTER_CUDA_OPERATOR(Conv1D, CudnnConvOp);
 REGISTER_CUDA_OPERATOR(Conv2D, CudnnConvOp);
+REGISTER_CUDA_OPERATOR(Conv3D, CudnnConvOp);
 REGISTER_CUDA_OPERATOR(ConvGradient, CudnnConvGradientOp);
+REGISTER_CUDA_OPERATOR(Conv1DGradient, CudnnConvGradientOp);
 REGISTER_CUDA_OPERATOR(Conv2DGradient, CudnnConvGradientOp);
+REGISTER_CUDA_OPERATOR(Conv3DGradient, CudnnConvGradientOp);
 REGISTER_CUDNN_OPERATOR(Conv, CudnnConvOp);
+REGISTER_CUDNN_OPERATOR(Conv1D, CudnnConvOp);
 REGISTER_CUDNN_OPERATOR(Conv2D, CudnnConvOp);
+REGISTER_CUDNN_OPERATOR(Conv3D, CudnnConvOp);
 REGISTER_CUDNN_OPERATOR(ConvGradient, CudnnConvGradientOp);
+REGISTER_CUDNN_OPERATOR(Conv1DGradient, CudnnConvGradientOp);
 REGISTER_CUDNN_OPERATOR(Conv2DGradient, CudnnConvGradientOp);
+REGISTER_CUDNN_OPERATOR(Conv3DGradient, CudnnConvGradientOp);
 
 }  // namespace halfcaf

@@ -1,6 +1,6 @@
-// Conv and ConvGradient (and the Conv2D aliases) with engine DNNL: oneDNN's convolution
-// primitives, FP32, 2-D, NCHW and NHWC, groups, strides, dilations, asymmetric pads, optional
-// bias. Same arguments, checks, outputs and error messages as the default CPU operators
+// Conv and ConvGradient (and the Conv1D/2D/3D aliases) with engine DNNL: oneDNN's convolution
+// primitives, FP32, 1-D to 3-D NCHW and 2-D NHWC, groups, strides, dilations, asymmetric pads,
+// optional bias. Same arguments, checks, outputs and error messages as the default CPU operators
 // (conv_op.h); CreateOperator prefers this engine on CPU.
 //
 // Primitives are created once per input shape and reused. The tensors stay in halfcaf's plain
@@ -8,8 +8,8 @@
 // DnnlArg reorders into and out of them around each run. Measured on ResNet-50 training (batch 8,
 // 2 threads, AVX-512): the blocked kernels plus the reorders take ~15% less time than oneDNN's
 // kernels on the plain layouts (backward ~20% less, forward about the same).
-// Declines (HALFCAF_UNSUPPORTED, so the default op is created) for float16 inputs and for other
-// than 2-D convolutions; float16 data arriving later, an empty tensor, or a shape oneDNN rejects
+// Declines (HALFCAF_UNSUPPORTED, so the default op is created) for float16 inputs, for more than
+// 3 spatial dims and for NHWC other than 2-D; float16 data arriving later, an empty tensor, or a shape oneDNN rejects
 // run through a default op created on demand.
 #include <memory>
 #include <unordered_map>
@@ -28,10 +28,17 @@ namespace {
 
 using dnnl::memory;
 
-// The float-only engine declines when an input already holds a non-float tensor.
+// The float-only engine declines when an input already holds a non-float tensor, and leaves the
+// cases oneDNN has no layout for (more than 3 spatial dims) and those the default op reports
+// (NHWC other than 2-D) to the default op.
 void DeclineNonFloatInputs(const OperatorBase& op, const ConvPoolArgs& a) {
-  if (a.num_spatial_dims() != 2) {
-    HALFCAF_UNSUPPORTED(a.op_label, ": the DNNL engine handles only 2-D convolution");
+  const int nd = a.num_spatial_dims();
+  if (nd < 1 || nd > 3) {
+    HALFCAF_UNSUPPORTED(a.op_label, ": the DNNL engine handles 1-D to 3-D convolution, got ", nd,
+                        "-D");
+  }
+  if (nd != 2 && a.order == StorageOrder::NHWC) {
+    HALFCAF_UNSUPPORTED(a.op_label, ": the DNNL engine takes NHWC for 2-D convolution only");
   }
   for (int i = 0; i < op.InputSize(); ++i) {
     const Blob& b = op.InputBlob(i);
@@ -82,32 +89,60 @@ struct ConvDescs {
   memory::dims strides, dilates, pad_l, pad_r;
 };
 
+// Strides of a dense (outer, inner, spatial...) tensor whose `inner` dim is stored last when
+// `inner_last` (NHWC image, NHWC filter), second otherwise (NCHW).
+memory::dims DenseStrides(int64_t inner, const std::vector<int64_t>& spatial, bool inner_last) {
+  const int nd = static_cast<int>(spatial.size());
+  memory::dims st(nd + 2);
+  int64_t step = inner_last ? inner : 1;
+  for (int d = nd - 1; d >= 0; --d) {
+    st[2 + d] = step;
+    step *= spatial[d];
+  }
+  if (inner_last) {
+    st[1] = 1;
+  } else {
+    st[1] = step;
+    step *= inner;
+  }
+  st[0] = step;
+  return st;
+}
+
 ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_t M, bool bias) {
   const auto f32 = memory::data_type::f32;
-  const bool nchw = a.order == StorageOrder::NCHW;
+  const bool nhwc = a.order == StorageOrder::NHWC;
   const int64_t N = g.N, C = g.C, G = a.group, Cg = C / G, Mg = M / G;
-  const int64_t kh = g.kernel[0], kw = g.kernel[1];
-  auto image = [&](int64_t ch, int64_t h, int64_t w) {
-    return memory::desc(
-        {N, ch, h, w}, f32,
-        nchw ? memory::dims{ch * h * w, h * w, w, 1} : memory::dims{h * w * ch, 1, w * ch, ch});
+  auto image = [&](int64_t ch, const std::vector<int64_t>& spatial) {
+    memory::dims dims{N, ch};
+    dims.insert(dims.end(), spatial.begin(), spatial.end());
+    return memory::desc(dims, f32, DenseStrides(ch, spatial, nhwc));
   };
   ConvDescs d;
-  d.src = image(C, g.in[0], g.in[1]);
-  d.dst = image(M, g.out[0], g.out[1]);
-  // Filter strides for (out channel, in channel, h, w): NCHW (M, Cg, kh, kw), NHWC (M, kh, kw, Cg).
-  const memory::dims ws = nchw ? memory::dims{Cg * kh * kw, kh * kw, kw, 1}
-                               : memory::dims{kh * kw * Cg, 1, kw * Cg, Cg};
+  d.src = image(C, g.in);
+  d.dst = image(M, g.out);
+  // Filter (out channel, in channel, kernel...): NCHW (M, Cg, k...), NHWC (M, k..., Cg).
+  const memory::dims ws = DenseStrides(Cg, g.kernel, nhwc);
+  memory::dims wdims{M, Cg};
+  wdims.insert(wdims.end(), g.kernel.begin(), g.kernel.end());
   if (G == 1) {
-    d.weights = memory::desc({M, Cg, kh, kw}, f32, ws);
+    d.weights = memory::desc(wdims, f32, ws);
   } else {
-    d.weights = memory::desc({G, Mg, Cg, kh, kw}, f32, {Mg * ws[0], ws[0], ws[1], ws[2], ws[3]});
+    // Grouped: (G, Mg, Cg, kernel...), group g's filters start Mg filters after group g-1's.
+    wdims[0] = Mg;
+    wdims.insert(wdims.begin(), G);
+    memory::dims gws = ws;
+    gws.insert(gws.begin(), Mg * ws[0]);
+    d.weights = memory::desc(wdims, f32, gws);
   }
   if (bias) d.bias = memory::desc({M}, f32, memory::dims{1});
-  d.strides = {g.stride[0], g.stride[1]};
-  d.dilates = {g.dilation[0] - 1, g.dilation[1] - 1};  // oneDNN counts the gaps
-  d.pad_l = {g.pad_head(0), g.pad_head(1)};
-  d.pad_r = {g.pad_tail(0), g.pad_tail(1)};
+  const int nd = g.num_spatial_dims();
+  for (int i = 0; i < nd; ++i) {
+    d.strides.push_back(g.stride[i]);
+    d.dilates.push_back(g.dilation[i] - 1);  // oneDNN counts the gaps
+    d.pad_l.push_back(g.pad_head(i));
+    d.pad_r.push_back(g.pad_tail(i));
+  }
   return d;
 }
 
@@ -317,8 +352,12 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
 }  // namespace
 
 REGISTER_CPU_OPERATOR_WITH_ENGINE(Conv, DNNL, ConvDnnlOp);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(Conv1D, DNNL, ConvDnnlOp);
 REGISTER_CPU_OPERATOR_WITH_ENGINE(Conv2D, DNNL, ConvDnnlOp);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(Conv3D, DNNL, ConvDnnlOp);
 REGISTER_CPU_OPERATOR_WITH_ENGINE(ConvGradient, DNNL, ConvGradientDnnlOp);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(Conv1DGradient, DNNL, ConvGradientDnnlOp);
 REGISTER_CPU_OPERATOR_WITH_ENGINE(Conv2DGradient, DNNL, ConvGradientDnnlOp);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(Conv3DGradient, DNNL, ConvGradientDnnlOp);
 
 }  // namespace halfcaf

@@ -255,8 +255,33 @@ std::vector<int64_t> ConvPoolGeometry::OutputDims(int64_t channels, StorageOrder
 
 ConvPoolGeometry ComputeConvPoolGeometry(const ConvPoolArgs& a,
                                          const std::vector<int64_t>& x_dims) {
-  const int nd = a.num_spatial_dims();
   const bool nchw = a.order == StorageOrder::NCHW;
+  if (a.global_pooling) {
+    // The window is the whole input, whatever its rank (strides, dilations and pads are all
+    // defaults, so their lengths do not matter).
+    HALFCAF_ENFORCE(x_dims.size() >= 3, a.op_label,
+                    ": global pooling needs X with at least 3 dims ",
+                    nchw ? "(N, C, spatial...)" : "(N, spatial..., C)", ", got ", DimsString(x_dims));
+    const int64_t gnd = static_cast<int64_t>(x_dims.size()) - 2;
+    HALFCAF_ENFORCE(nchw || gnd == 2, a.op_label,
+                    ": NHWC order supports only 2-D pooling, got X ", DimsString(x_dims),
+                    " (", gnd, " spatial dims); use order NCHW");
+    ConvPoolGeometry g;
+    g.N = x_dims[0];
+    g.C = nchw ? x_dims[1] : x_dims.back();
+    g.in.assign(x_dims.begin() + (nchw ? 2 : 1), x_dims.begin() + (nchw ? 2 : 1) + gnd);
+    g.kernel = g.in;
+    g.stride.assign(gnd, 1);
+    g.dilation.assign(gnd, 1);
+    g.pads.assign(2 * gnd, 0);
+    g.out.assign(gnd, 1);
+    for (int64_t d = 0; d < gnd; ++d) {
+      HALFCAF_ENFORCE(g.in[d] >= 1, a.op_label, ": global pooling over an empty input ",
+                      DimsString(x_dims));
+    }
+    return g;
+  }
+  const int nd = a.num_spatial_dims();
   HALFCAF_ENFORCE(static_cast<int>(x_dims.size()) == nd + 2, a.op_label, ": X must have ", nd + 2,
                   " dims ", nchw ? "(N, C, spatial...)" : "(N, spatial..., C)", " for a ", nd,
                   "-D window in ", StorageOrderName(a.order), " order, got ", DimsString(x_dims));
@@ -266,16 +291,6 @@ ConvPoolGeometry ComputeConvPoolGeometry(const ConvPoolArgs& a,
   g.in.assign(x_dims.begin() + (nchw ? 2 : 1), x_dims.begin() + (nchw ? 2 : 1) + nd);
   g.stride = a.stride;
   g.dilation = a.dilation;
-  if (a.global_pooling) {
-    g.kernel = g.in;
-    g.pads.assign(2 * nd, 0);
-    g.out.assign(nd, 1);
-    for (int d = 0; d < nd; ++d) {
-      HALFCAF_ENFORCE(g.in[d] >= 1, a.op_label, ": global pooling over an empty input ",
-                      DimsString(x_dims));
-    }
-    return g;
-  }
   g.kernel = a.kernel;
   g.pads = a.pads;
   g.out.resize(nd);
@@ -286,6 +301,25 @@ ConvPoolGeometry ComputeConvPoolGeometry(const ConvPoolArgs& a,
                                  &g.pads[d], &g.pads[nd + d], where);
   }
   return g;
+}
+
+ConvPoolGeometry WithLeadingUnitDims(const ConvPoolGeometry& g, int count) {
+  const int nd = g.num_spatial_dims();
+  ConvPoolGeometry r = g;
+  auto prepend = [count](std::vector<int64_t>* v, int64_t value) {
+    v->insert(v->begin(), count, value);
+  };
+  prepend(&r.in, 1);
+  prepend(&r.kernel, 1);
+  prepend(&r.stride, 1);
+  prepend(&r.dilation, 1);
+  prepend(&r.out, 1);
+  r.pads.assign(2 * (nd + count), 0);
+  for (int d = 0; d < nd; ++d) {
+    r.pads[count + d] = g.pad_head(d);
+    r.pads[nd + 2 * count + d] = g.pad_tail(d);
+  }
+  return r;
 }
 
 // ---- schema helpers --------------------------------------------------------------------------

@@ -45,6 +45,7 @@ struct ConvPoolArgs {
   // One entry per spatial dim (empty kernel when global_pooling: taken from the input).
   std::vector<int64_t> kernel, stride, dilation;
   std::vector<int64_t> pads;  // 2 * nd: all heads, then all tails (2-D: t, l, b, r)
+  // From the arguments; with global_pooling the geometry takes it from the input instead.
   int num_spatial_dims() const { return static_cast<int>(stride.size()); }
 };
 
@@ -83,9 +84,14 @@ struct ConvPoolGeometry {
   std::vector<int64_t> OutputDims(int64_t channels, StorageOrder order) const;
 };
 
-// Throws unless x_dims has the rank the arguments imply (2 + nd).
+// Throws unless x_dims has the rank the arguments imply (2 + nd). With global_pooling the rank
+// comes from x_dims instead (any number >= 1 of spatial dims; NHWC: 2 only).
 ConvPoolGeometry ComputeConvPoolGeometry(const ConvPoolArgs& args,
                                          const std::vector<int64_t>& x_dims);
+
+// The same geometry with `count` unit spatial dims in front (size 1, kernel 1, stride 1,
+// dilation 1, no pads): e.g. a 1-D problem as a 2-D one for libraries that start at 2-D (cuDNN).
+ConvPoolGeometry WithLeadingUnitDims(const ConvPoolGeometry& g, int count);
 
 // Base for conv/pool operators: parses and validates the arguments once, in the constructor.
 template <class Context>

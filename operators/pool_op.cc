@@ -31,19 +31,130 @@ Window WindowAt(const ConvPoolGeometry& g, int64_t oh, int64_t ow) {
   return win;
 }
 
-void Enforce2D(const ConvPoolArgs& a) {
-  HALFCAF_ENFORCE(a.num_spatial_dims() == 2, a.op_label,
-                  ": only 2-D pooling is implemented, got kernels ", DimsString(a.kernel));
-}
-
 const char* PoolName(PoolType t) { return t == PoolType::kMax ? "MaxPool" : "AveragePool"; }
 
+// ---- N-d NCHW pooling (1-D, 3-D, ...): the same window rules as the 2-D code above, on one
+// (n, c) plane at a time, with the spatial dims walked as multi-indices in scan order (last dim
+// fastest).
+
+// Steps the multi-index `idx` to the next position of a grid of `sizes` (last dim fastest).
+void NextIndex(const std::vector<int64_t>& sizes, std::vector<int64_t>* idx) {
+  for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
+    if (++(*idx)[d] < sizes[d]) return;
+    (*idx)[d] = 0;
+  }
+}
+
+// The in-image part [lo[d], hi[d]) of the window of output position `o`; returns its size.
+int64_t WindowNdAt(const ConvPoolGeometry& g, const std::vector<int64_t>& o,
+                   std::vector<int64_t>* lo, std::vector<int64_t>* hi) {
+  int64_t count = 1;
+  for (int d = 0; d < g.num_spatial_dims(); ++d) {
+    const int64_t start = o[d] * g.stride[d] - g.pad_head(d);
+    const int64_t l = std::max<int64_t>(start, 0);
+    const int64_t h = std::max(std::min(start + g.kernel[d], g.in[d]), l);  // may be empty
+    (*lo)[d] = l;
+    (*hi)[d] = h;
+    count *= h - l;
+  }
+  return count;
+}
+
+// Calls f(flat index in the plane) for each element of a non-empty window, in scan order.
+// `pos` is scratch with one entry per dim.
+template <typename F>
+void ForEachInWindow(const std::vector<int64_t>& in, const std::vector<int64_t>& lo,
+                     const std::vector<int64_t>& hi, std::vector<int64_t>* pos, F&& f) {
+  const int nd = static_cast<int>(in.size());
+  std::copy(lo.begin(), lo.end(), pos->begin());
+  while (true) {
+    int64_t base = 0;
+    for (int d = 0; d < nd - 1; ++d) base = base * in[d] + (*pos)[d];
+    base *= in[nd - 1];
+    for (int64_t i = lo[nd - 1]; i < hi[nd - 1]; ++i) f(base + i);
+    int d = nd - 2;
+    for (; d >= 0; --d) {
+      if (++(*pos)[d] < hi[d]) break;
+      (*pos)[d] = lo[d];
+    }
+    if (d < 0) return;
+  }
+}
+
+// Runs body(plane index, output multi-index, flat output index, lo, hi, count, pos scratch) for
+// every output of every (n, c) plane, planes split over the threads.
+template <typename F>
+void ForEachOutputNd(const ConvPoolGeometry& g, F&& body) {
+  const int nd = g.num_spatial_dims();
+  const int64_t out_size = g.out_size();
+  const double work = static_cast<double>(out_size) * g.kernel_size();
+  ParallelFor(g.N * g.C, work, [&](int64_t p0, int64_t p1) {
+    std::vector<int64_t> o(nd), lo(nd), hi(nd), pos(nd);
+    for (int64_t p = p0; p < p1; ++p) {
+      std::fill(o.begin(), o.end(), 0);
+      for (int64_t i = 0; i < out_size; ++i, NextIndex(g.out, &o)) {
+        const int64_t count = WindowNdAt(g, o, &lo, &hi);
+        body(p, i, lo, hi, count, &pos);
+      }
+    }
+  });
+}
+
+template <PoolType kType>
+void PoolForwardNd(const ConvPoolGeometry& g, const float* x, float* y) {
+  const int64_t in_size = g.in_size(), out_size = g.out_size();
+  ForEachOutputNd(g, [&](int64_t p, int64_t i, const std::vector<int64_t>& lo,
+                         const std::vector<int64_t>& hi, int64_t count, std::vector<int64_t>* pos) {
+    float acc = 0.f;
+    if (count > 0) {
+      const float* xp = x + p * in_size;
+      acc = kType == PoolType::kMax ? -std::numeric_limits<float>::infinity() : 0.f;
+      ForEachInWindow(g.in, lo, hi, pos, [&](int64_t j) {
+        acc = kType == PoolType::kMax ? std::max(acc, xp[j]) : acc + xp[j];
+      });
+      if (kType == PoolType::kAverage) acc /= static_cast<float>(count);
+    }
+    y[p * out_size + i] = acc;
+  });
+}
+
+// dx must be zero on entry. Planes are independent, so each thread owns its planes of dx.
+template <PoolType kType>
+void PoolBackwardNd(const ConvPoolGeometry& g, const float* x, const float* dy, float* dx) {
+  const int64_t in_size = g.in_size(), out_size = g.out_size();
+  ForEachOutputNd(g, [&](int64_t p, int64_t i, const std::vector<int64_t>& lo,
+                         const std::vector<int64_t>& hi, int64_t count, std::vector<int64_t>* pos) {
+    if (count == 0) return;
+    const float d = dy[p * out_size + i];
+    const float* xp = x + p * in_size;
+    float* dxp = dx + p * in_size;
+    if (kType == PoolType::kMax) {
+      int64_t best = -1;
+      ForEachInWindow(g.in, lo, hi, pos, [&](int64_t j) {
+        if (best < 0 || xp[j] > xp[best]) best = j;
+      });
+      dxp[best] += d;
+    } else {
+      const float share = d / static_cast<float>(count);
+      ForEachInWindow(g.in, lo, hi, pos, [&](int64_t j) { dxp[j] += share; });
+    }
+  });
+}
+
 }  // namespace
+
+void CheckPoolLayout(const ConvPoolArgs& a) {
+  // Global pooling takes its rank from X: ComputeConvPoolGeometry checks it at run time.
+  if (a.global_pooling) return;
+  HALFCAF_ENFORCE(a.order == StorageOrder::NCHW || a.num_spatial_dims() == 2, a.op_label,
+                  ": NHWC order supports only 2-D pooling, got a ", a.num_spatial_dims(),
+                  "-D window ", DimsString(a.kernel), "; use order NCHW");
+}
 
 template <PoolType kType>
 PoolOp<kType>::PoolOp(const OperatorDef& def, Workspace* ws)
     : ConvPoolOpBase(def, ws, ConvPoolKind::kPool) {
-  Enforce2D(cp_);
+  CheckPoolLayout(cp_);
 }
 
 template <PoolType kType>
@@ -55,6 +166,11 @@ void PoolOp<kType>::RunOnDevice() {
   const float* x = ReadAsFloat(X, &x_);
   FloatWriter yw(Y, X.dtype(), &y_);
   float* y = yw.data();
+  if (g.num_spatial_dims() != 2) {  // N-d: NCHW only (CheckPoolLayout)
+    PoolForwardNd<kType>(g, x, y);
+    yw.Commit();
+    return;
+  }
   const int64_t C = g.C, H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
   const float lowest = -std::numeric_limits<float>::infinity();
 
@@ -125,7 +241,7 @@ void PoolOp<kType>::RunOnDevice() {
 template <PoolType kType>
 PoolGradientOp<kType>::PoolGradientOp(const OperatorDef& def, Workspace* ws)
     : ConvPoolOpBase(def, ws, ConvPoolKind::kPool) {
-  Enforce2D(cp_);
+  CheckPoolLayout(cp_);
 }
 
 template <PoolType kType>
@@ -147,6 +263,11 @@ void PoolGradientOp<kType>::RunOnDevice() {
   FloatWriter dxw(Output(0, X.dims()), X.dtype(), &dx_);
   float* dx = dxw.data();
   std::fill_n(dx, X.numel(), 0.f);
+  if (g.num_spatial_dims() != 2) {  // N-d: NCHW only (CheckPoolLayout)
+    PoolBackwardNd<kType>(g, x, dy, dx);
+    dxw.Commit();
+    return;
+  }
   const int64_t C = g.C, H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
 
   if (cp_.order == StorageOrder::NCHW) {
@@ -249,15 +370,18 @@ OpSchema& DescribePool(OpSchema& s, PoolType t) {
       .TensorInferenceFunction(PoolShapeInference)
       .CostInferenceFunction(PoolCost)
       .SetDoc(what +
-              " 2-D, NCHW (N, C, H, W) or NHWC (N, H, W, C); channels are unchanged, "
-              "output sizes follow the kernel/stride/pad/legacy_pad arguments as for Conv. "
-              "global_pooling=1 pools the whole image (output 1x1, no kernel needed). Pads must "
-              "be smaller than the kernel; dilation must be 1. Float and float16 (output dtype "
-              "of X).")
-      .Arg("kernel / kernels / kernel_h, kernel_w", "ints: window size (unless global_pooling)")
-      .Arg("stride / strides / stride_h, stride_w", "ints, default 1")
-      .Arg("pad / pads / pad_t, pad_l, pad_b, pad_r",
-           "ints, default 0; each smaller than the kernel")
+              " Over 1, 2, 3 or more spatial dims (the length of 'kernels'; the kernel and "
+              "kernel_h/kernel_w forms mean 2-D): NCHW (N, C, spatial...), or NHWC (N, H, W, C) "
+              "for 2-D only; channels are unchanged, output sizes follow the kernel/stride/pad/"
+              "legacy_pad arguments as for Conv. global_pooling=1 pools the whole image "
+              "(output 1 per spatial dim, no kernel needed, any rank of X in NCHW). Pads must be smaller than the kernel; dilation must be 1. "
+              "The 1D/2D/3D aliases take the same arguments and do not check the window's rank. "
+              "Float and float16 (output dtype of X).")
+      .Arg("kernels / kernel / kernel_h, kernel_w",
+           "ints: window size per spatial dim (unless global_pooling)")
+      .Arg("strides / stride / stride_h, stride_w", "ints, default 1")
+      .Arg("pads / pad / pad_t, pad_l, pad_b, pad_r",
+           "ints, default 0; all head pads then all tail pads, each smaller than the kernel")
       .Arg("legacy_pad", "int, default 0: 0 NOTSET, 1 VALID, 2 SAME, 3 CAFFE_LEGACY_POOLING")
       .Arg("global_pooling", "int, default 0: pool over the whole image")
       .Arg("order", "string, default \"NCHW\": \"NCHW\" or \"NHWC\" (any case)")
@@ -295,29 +419,49 @@ using MaxPoolGradientOp = PoolGradientOp<PoolType::kMax>;
 using AveragePoolGradientOp = PoolGradientOp<PoolType::kAverage>;
 
 REGISTER_CPU_OPERATOR(MaxPool, MaxPoolOp);
-REGISTER_CPU_OPERATOR(MaxPool2D, MaxPoolOp);
 REGISTER_CPU_OPERATOR(AveragePool, AveragePoolOp);
+REGISTER_CPU_OPERATOR(MaxPool1D, MaxPoolOp);
+REGISTER_CPU_OPERATOR(AveragePool1D, AveragePoolOp);
+REGISTER_CPU_OPERATOR(MaxPool2D, MaxPoolOp);
 REGISTER_CPU_OPERATOR(AveragePool2D, AveragePoolOp);
+REGISTER_CPU_OPERATOR(MaxPool3D, MaxPoolOp);
+REGISTER_CPU_OPERATOR(AveragePool3D, AveragePoolOp);
 REGISTER_CPU_OPERATOR(MaxPoolGradient, MaxPoolGradientOp);
-REGISTER_CPU_OPERATOR(MaxPool2DGradient, MaxPoolGradientOp);
 REGISTER_CPU_OPERATOR(AveragePoolGradient, AveragePoolGradientOp);
+REGISTER_CPU_OPERATOR(MaxPool1DGradient, MaxPoolGradientOp);
+REGISTER_CPU_OPERATOR(AveragePool1DGradient, AveragePoolGradientOp);
+REGISTER_CPU_OPERATOR(MaxPool2DGradient, MaxPoolGradientOp);
 REGISTER_CPU_OPERATOR(AveragePool2DGradient, AveragePoolGradientOp);
+REGISTER_CPU_OPERATOR(MaxPool3DGradient, MaxPoolGradientOp);
+REGISTER_CPU_OPERATOR(AveragePool3DGradient, AveragePoolGradientOp);
 REGISTER_GRADIENT(MaxPool, GetPoolGradient);
-REGISTER_GRADIENT(MaxPool2D, GetPoolGradient);
 REGISTER_GRADIENT(AveragePool, GetPoolGradient);
+REGISTER_GRADIENT(MaxPool1D, GetPoolGradient);
+REGISTER_GRADIENT(AveragePool1D, GetPoolGradient);
+REGISTER_GRADIENT(MaxPool2D, GetPoolGradient);
 REGISTER_GRADIENT(AveragePool2D, GetPoolGradient);
+REGISTER_GRADIENT(MaxPool3D, GetPoolGradient);
+REGISTER_GRADIENT(AveragePool3D, GetPoolGradient);
 
 #define HALFCAF_POOL_SCHEMA(type, describe, kind)     \
   [[maybe_unused]] static OpSchema& g_schema_##type = \
       describe(OpSchemaRegistry::NewSchema(#type, __FILE__, __LINE__), PoolType::kind)
 HALFCAF_POOL_SCHEMA(MaxPool, DescribePool, kMax);
-HALFCAF_POOL_SCHEMA(MaxPool2D, DescribePool, kMax);
 HALFCAF_POOL_SCHEMA(AveragePool, DescribePool, kAverage);
+HALFCAF_POOL_SCHEMA(MaxPool1D, DescribePool, kMax);
+HALFCAF_POOL_SCHEMA(AveragePool1D, DescribePool, kAverage);
+HALFCAF_POOL_SCHEMA(MaxPool2D, DescribePool, kMax);
 HALFCAF_POOL_SCHEMA(AveragePool2D, DescribePool, kAverage);
+HALFCAF_POOL_SCHEMA(MaxPool3D, DescribePool, kMax);
+HALFCAF_POOL_SCHEMA(AveragePool3D, DescribePool, kAverage);
 HALFCAF_POOL_SCHEMA(MaxPoolGradient, DescribePoolGradient, kMax);
-HALFCAF_POOL_SCHEMA(MaxPool2DGradient, DescribePoolGradient, kMax);
 HALFCAF_POOL_SCHEMA(AveragePoolGradient, DescribePoolGradient, kAverage);
+HALFCAF_POOL_SCHEMA(MaxPool1DGradient, DescribePoolGradient, kMax);
+HALFCAF_POOL_SCHEMA(AveragePool1DGradient, DescribePoolGradient, kAverage);
+HALFCAF_POOL_SCHEMA(MaxPool2DGradient, DescribePoolGradient, kMax);
 HALFCAF_POOL_SCHEMA(AveragePool2DGradient, DescribePoolGradient, kAverage);
+HALFCAF_POOL_SCHEMA(MaxPool3DGradient, DescribePoolGradient, kMax);
+HALFCAF_POOL_SCHEMA(AveragePool3DGradient, DescribePoolGradient, kAverage);
 #undef HALFCAF_POOL_SCHEMA
 
 }  // namespace halfcaf

@@ -1,11 +1,13 @@
-// MaxPool / AveragePool (aliases MaxPool2D / AveragePool2D): 2-D pooling over windows.
-//   X  NCHW (N, C, H, W) or NHWC (N, H, W, C); float or float16
+// MaxPool / AveragePool (aliases MaxPool1D/2D/3D, AveragePool1D/2D/3D): pooling over windows of
+// any number of spatial dims (the length of `kernels`; 2 for the kernel / kernel_h+kernel_w forms).
+//   X  NCHW (N, C, spatial...) or, 2-D only, NHWC (N, H, W, C); float or float16
 //   Y  same channels, spatial sizes from the conv/pool arguments (conv_pool_op_base.h); dtype of X
 // AveragePool divides by the number of in-image elements of each window (padding excluded).
-// global_pooling=1 pools each channel's whole image (Y spatial 1x1).
+// global_pooling=1 pools each channel's whole image (Y spatial 1 per dim).
+// The 2-D code is specialised; other ranks run a generic N-d NCHW loop with the same rules.
 //
-// MaxPoolGradient / AveragePoolGradient: (X, Y, dY) -> dX. Max pooling sends each window's
-// gradient to the first element (in scan order) holding the window's maximum.
+// <type>Gradient: (X, Y, dY) -> dX. Max pooling sends each window's gradient to the first element
+// (in scan order, last dim fastest) holding the window's maximum.
 #pragma once
 
 #include <vector>
@@ -15,6 +17,9 @@
 namespace halfcaf {
 
 enum class PoolType { kMax, kAverage };
+
+// NHWC is 2-D only (as in Caffe2's non-cuDNN engines): throws naming the op otherwise.
+void CheckPoolLayout(const ConvPoolArgs& args);
 
 template <PoolType kType>
 class PoolOp final : public ConvPoolOpBase<CPUContext> {

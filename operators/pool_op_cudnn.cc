@@ -1,6 +1,7 @@
-// MaxPool / AveragePool (+ the 2D aliases) and their gradients on CUDA. Same inputs, outputs,
+// MaxPool / AveragePool (+ the 1D/2D/3D aliases) and their gradients on CUDA. Same inputs, outputs,
 // arguments, shapes and errors as the CPU operators in pool_op.cc (which hold the schemas and the
-// gradient maker); float and float16, NCHW and NHWC, global_pooling, every legacy_pad.
+// gradient maker); float and float16, 1-D to 3-D NCHW and 2-D NHWC, global_pooling, every
+// legacy_pad. 1-D runs as 2-D with a leading unit dim in cuDNN (which pools 4-D and 5-D tensors).
 //
 // Two registrations:
 // - the plain CUDA implementation (engine ""): own kernels (gpu/pool_kernels.cu) that reproduce
@@ -15,6 +16,7 @@
 // Max-pool gradient with ties: the CPU op and the own kernels send the gradient to the first
 // maximum in scan order; cuDNN's deterministic mode picks one maximum too, which on exact ties may
 // be another element.
+#include <string>
 #include <vector>
 
 #include "core/float_io.h"
@@ -29,22 +31,43 @@ namespace halfcaf {
 
 namespace {
 
-gpu::PoolShape ShapeOf(const ConvPoolGeometry& g, StorageOrder order) {
+// The own kernels' shape: 1-D to 3-D, fewer dims padded with leading unit dims.
+gpu::PoolShape ShapeOf(const ConvPoolGeometry& g, StorageOrder order, const std::string& label) {
+  const int nd = g.num_spatial_dims();
+  HALFCAF_ENFORCE(nd >= 1 && nd <= 3, label, ": CUDA pooling handles 1 to 3 spatial dims, got ",
+                  nd, " (input spatial sizes ", DimsString(g.in), ")");
+  const ConvPoolGeometry c = WithLeadingUnitDims(g, 3 - nd);
   gpu::PoolShape s;
-  s.N = g.N;
-  s.C = g.C;
-  s.H = g.in[0];
-  s.W = g.in[1];
-  s.OH = g.out[0];
-  s.OW = g.out[1];
-  s.kh = g.kernel[0];
-  s.kw = g.kernel[1];
-  s.sh = g.stride[0];
-  s.sw = g.stride[1];
-  s.ph = g.pad_head(0);
-  s.pw = g.pad_head(1);
+  s.N = c.N;
+  s.C = c.C;
+  s.D = c.in[0];
+  s.H = c.in[1];
+  s.W = c.in[2];
+  s.OD = c.out[0];
+  s.OH = c.out[1];
+  s.OW = c.out[2];
+  s.kd = c.kernel[0];
+  s.kh = c.kernel[1];
+  s.kw = c.kernel[2];
+  s.sd = c.stride[0];
+  s.sh = c.stride[1];
+  s.sw = c.stride[2];
+  s.pd = c.pad_head(0);
+  s.ph = c.pad_head(1);
+  s.pw = c.pad_head(2);
   s.nhwc = order == StorageOrder::NHWC;
   return s;
+}
+
+// cuDNN pools 4-D and 5-D tensors: a 1-D window runs as 2-D with a leading unit dim.
+ConvPoolGeometry CudnnGeometry(const ConvPoolGeometry& g) {
+  return g.num_spatial_dims() == 1 ? WithLeadingUnitDims(g, 1) : g;
+}
+
+std::vector<int64_t> Dims(int64_t n, int64_t c, const std::vector<int64_t>& spatial) {
+  std::vector<int64_t> d{n, c};
+  d.insert(d.end(), spatial.begin(), spatial.end());
+  return d;
 }
 
 // Arguments, checks and the cuDNN descriptors shared by the forward and gradient ops.
@@ -53,13 +76,17 @@ class PoolCUDAOpBase : public ConvPoolOpBase<CUDAContext> {
  public:
   PoolCUDAOpBase(const OperatorDef& def, Workspace* ws)
       : ConvPoolOpBase(def, ws, ConvPoolKind::kPool) {
-    HALFCAF_ENFORCE(cp_.num_spatial_dims() == 2, cp_.op_label,
-                    ": only 2-D pooling is implemented, got kernels ", DimsString(cp_.kernel));
+    CheckPoolLayout(cp_);
+    // Global pooling takes its rank from X (checked at run time, in ShapeOf).
+    const int nd = cp_.num_spatial_dims();
+    HALFCAF_ENFORCE(cp_.global_pooling || (nd >= 1 && nd <= 3), cp_.op_label,
+                    ": CUDA pooling handles 1-D to 3-D windows, got kernels ",
+                    DimsString(cp_.kernel));
     if (kCudnn && cp_.legacy_pad == LegacyPadding::NOTSET) {
-      for (int d = 0; d < 2; ++d) {
-        if (cp_.pads[d] != cp_.pads[2 + d]) {
+      for (int d = 0; d < nd; ++d) {
+        if (cp_.pads[d] != cp_.pads[nd + d]) {
           HALFCAF_UNSUPPORTED(cp_.op_label, ": cuDNN pooling takes symmetric pads only, got pads ",
-                              DimsString(cp_.pads), " (t, l, b, r)");
+                              DimsString(cp_.pads), nd == 2 ? " (t, l, b, r)" : " (heads, tails)");
         }
       }
     }
@@ -69,8 +96,9 @@ class PoolCUDAOpBase : public ConvPoolOpBase<CUDAContext> {
   // Whether cuDNN computes exactly this geometry: symmetric pads and cuDNN's output size, on
   // non-empty tensors.
   static bool CudnnFits(const ConvPoolGeometry& g) {
-    if (!kCudnn || g.N == 0 || g.C == 0) return false;
-    for (int d = 0; d < 2; ++d) {
+    const int nd = g.num_spatial_dims();
+    if (!kCudnn || g.N == 0 || g.C == 0 || nd < 1 || nd > 3) return false;
+    for (int d = 0; d < nd; ++d) {
       if (g.pad_head(d) != g.pad_tail(d)) return false;
       if (g.in[d] + 2 * g.pad_head(d) < g.kernel[d]) return false;
       if (g.out[d] != (g.in[d] + 2 * g.pad_head(d) - g.kernel[d]) / g.stride[d] + 1) return false;
@@ -89,12 +117,13 @@ class PoolCUDAOpBase : public ConvPoolOpBase<CUDAContext> {
     const cudnnDataType_t type = CudnnDataType(dtype, "pooling input X");
     const cudnnTensorFormat_t format =
         cp_.order == StorageOrder::NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
-    x_desc_.Set4d(format, type, g.N, g.C, g.in[0], g.in[1]);
-    y_desc_.Set4d(format, type, g.N, g.C, g.out[0], g.out[1]);
-    pool_desc_.Set2d(kType == PoolType::kMax ? CUDNN_POOLING_MAX_DETERMINISTIC
+    const ConvPoolGeometry c = CudnnGeometry(g);
+    x_desc_.SetNd(format, type, Dims(c.N, c.C, c.in));
+    y_desc_.SetNd(format, type, Dims(c.N, c.C, c.out));
+    pool_desc_.SetNd(kType == PoolType::kMax ? CUDNN_POOLING_MAX_DETERMINISTIC
                                              : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
-                     g.kernel[0], g.kernel[1], g.pad_head(0), g.pad_head(1), g.stride[0],
-                     g.stride[1], CUDNN_NOT_PROPAGATE_NAN);
+                     c.kernel, std::vector<int64_t>(c.pads.begin(), c.pads.begin() + c.in.size()),
+                     c.stride, CUDNN_NOT_PROPAGATE_NAN);
     desc_key_ = key;
   }
 
@@ -124,7 +153,7 @@ class PoolCUDAOp final : public PoolCUDAOpBase<kType, kCudnn> {
                                               this->y_desc_.get(), y));
       return;
     }
-    const gpu::PoolShape s = ShapeOf(g, this->cp_.order);
+    const gpu::PoolShape s = ShapeOf(g, this->cp_.order, this->cp_.op_label);
     cudaStream_t stream = this->context_.stream();
     if (X.dtype() == DataType::FLOAT) {
       Run(s, X.data<float>(), Y->mutable_data<float>(), stream);
@@ -178,7 +207,7 @@ class PoolGradientCUDAOp final : public PoolCUDAOpBase<kType, kCudnn> {
           &zero, this->x_desc_.get(), dx));
       return;
     }
-    const gpu::PoolShape s = ShapeOf(g, this->cp_.order);
+    const gpu::PoolShape s = ShapeOf(g, this->cp_.order, this->cp_.op_label);
     const bool dy16 = dY.dtype() == DataType::FLOAT16;
     if (X.dtype() == DataType::FLOAT) {
       dy16 ? Run(s, X.data<float>(), dY.data<Half>(), dX->mutable_data<float>())
@@ -218,20 +247,36 @@ using AveragePoolGradientCudnnOp = PoolGradientCUDAOp<PoolType::kAverage, true>;
 }  // namespace
 
 REGISTER_CUDA_OPERATOR(MaxPool, MaxPoolCUDAOp);
-REGISTER_CUDA_OPERATOR(MaxPool2D, MaxPoolCUDAOp);
 REGISTER_CUDA_OPERATOR(AveragePool, AveragePoolCUDAOp);
+REGISTER_CUDA_OPERATOR(MaxPool1D, MaxPoolCUDAOp);
+REGISTER_CUDA_OPERATOR(AveragePool1D, AveragePoolCUDAOp);
+REGISTER_CUDA_OPERATOR(MaxPool2D, MaxPoolCUDAOp);
 REGISTER_CUDA_OPERATOR(AveragePool2D, AveragePoolCUDAOp);
+REGISTER_CUDA_OPERATOR(MaxPool3D, MaxPoolCUDAOp);
+REGISTER_CUDA_OPERATOR(AveragePool3D, AveragePoolCUDAOp);
 REGISTER_CUDA_OPERATOR(MaxPoolGradient, MaxPoolGradientCUDAOp);
-REGISTER_CUDA_OPERATOR(MaxPool2DGradient, MaxPoolGradientCUDAOp);
 REGISTER_CUDA_OPERATOR(AveragePoolGradient, AveragePoolGradientCUDAOp);
+REGISTER_CUDA_OPERATOR(MaxPool1DGradient, MaxPoolGradientCUDAOp);
+REGISTER_CUDA_OPERATOR(AveragePool1DGradient, AveragePoolGradientCUDAOp);
+REGISTER_CUDA_OPERATOR(MaxPool2DGradient, MaxPoolGradientCUDAOp);
 REGISTER_CUDA_OPERATOR(AveragePool2DGradient, AveragePoolGradientCUDAOp);
+REGISTER_CUDA_OPERATOR(MaxPool3DGradient, MaxPoolGradientCUDAOp);
+REGISTER_CUDA_OPERATOR(AveragePool3DGradient, AveragePoolGradientCUDAOp);
 REGISTER_CUDNN_OPERATOR(MaxPool, MaxPoolCudnnOp);
-REGISTER_CUDNN_OPERATOR(MaxPool2D, MaxPoolCudnnOp);
 REGISTER_CUDNN_OPERATOR(AveragePool, AveragePoolCudnnOp);
+REGISTER_CUDNN_OPERATOR(MaxPool1D, MaxPoolCudnnOp);
+REGISTER_CUDNN_OPERATOR(AveragePool1D, AveragePoolCudnnOp);
+REGISTER_CUDNN_OPERATOR(MaxPool2D, MaxPoolCudnnOp);
 REGISTER_CUDNN_OPERATOR(AveragePool2D, AveragePoolCudnnOp);
+REGISTER_CUDNN_OPERATOR(MaxPool3D, MaxPoolCudnnOp);
+REGISTER_CUDNN_OPERATOR(AveragePool3D, AveragePoolCudnnOp);
 REGISTER_CUDNN_OPERATOR(MaxPoolGradient, MaxPoolGradientCudnnOp);
-REGISTER_CUDNN_OPERATOR(MaxPool2DGradient, MaxPoolGradientCudnnOp);
 REGISTER_CUDNN_OPERATOR(AveragePoolGradient, AveragePoolGradientCudnnOp);
+REGISTER_CUDNN_OPERATOR(MaxPool1DGradient, MaxPoolGradientCudnnOp);
+REGISTER_CUDNN_OPERATOR(AveragePool1DGradient, AveragePoolGradientCudnnOp);
+REGISTER_CUDNN_OPERATOR(MaxPool2DGradient, MaxPoolGradientCudnnOp);
 REGISTER_CUDNN_OPERATOR(AveragePool2DGradient, AveragePoolGradientCudnnOp);
+REGISTER_CUDNN_OPERATOR(MaxPool3DGradient, MaxPoolGradientCudnnOp);
+REGISTER_CUDNN_OPERATOR(AveragePool3DGradient, AveragePoolGradientCudnnOp);
 
 }  // namespace halfcaf

@@ -3,6 +3,7 @@
 // on and off; argument errors. Device tests skip without a GPU.
 #include <gtest/gtest.h>
 
+#include "tests/util/conv_case.h"
 #include "tests/util/device_checker.h"
 
 namespace halfcaf {
@@ -123,7 +124,8 @@ void CheckAll(const std::vector<Argument>& extra, const std::string& engine,
 
 // Host-only: the CUDA build registers the cuDNN engine and the plain CUDA implementation.
 TEST(ConvCudnnTest, Registered) {
-  for (const char* type : {"Conv", "Conv2D", "ConvGradient", "Conv2DGradient"}) {
+  for (const char* type : {"Conv", "Conv1D", "Conv2D", "Conv3D", "ConvGradient", "Conv1DGradient",
+                           "Conv2DGradient", "Conv3DGradient"}) {
     EXPECT_NE(OperatorRegistry::Find(DeviceType::CUDA, type, "CUDNN"), nullptr) << type;
     EXPECT_NE(OperatorRegistry::Find(DeviceType::CUDA, type, ""), nullptr) << type;
   }
@@ -279,6 +281,74 @@ TEST(ConvCudnnTest, Errors) {
       "ws_nbytes_limit");
   ExpectConvError(MakeOperatorDef("ConvGradient", "", {"X", "w", "X"}, {"dw", "db", "dX"}, {k3}),
                   in, "dY has dims");
+}
+
+// 1-D (run by cuDNN as 2-D with a unit leading dim) and 3-D NCHW convolutions, float and float16,
+// forward with and without bias and every gradient form, through both CUDA registrations.
+TEST(ConvCudnnTest, OneAndThreeDMatchCpu) {
+  REQUIRE_GPU();
+  struct NdCase {
+    const char* type;
+    ConvNdShape s;
+  };
+  const std::vector<NdCase> cases{
+      {"Conv1D", {2, 3, 4, {11}, {3}, {2}, {}, {1, 1}}},
+      {"Conv1D", {2, 4, 6, {9}, {3}, {}, {}, {1, 1}, 2}},
+      {"Conv", {2, 3, 2, {13}, {3}, {}, {2}, {2, 2}}},
+      {"Conv1D", {2, 8, 16, {7}, {1}}},
+      {"Conv3D", {2, 3, 2, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {}, {1, 1, 0, 1, 1, 0}}},
+      {"Conv3D", {2, 4, 4, {5, 4, 3}, {3, 1, 2}, {2, 1, 1}, {}, {1, 0, 1, 1, 0, 1}, 2}},
+      {"Conv", {1, 3, 2, {6, 5, 7}, {2, 2, 2}, {}, {2, 1, 3}, {1, 0, 1, 1, 0, 1}}},
+  };
+  DeviceCheckOptions opts;
+  opts.atol16 = 2e-2f;
+  for (const char* engine : {"CUDNN", ""}) {
+    opts.engine = engine;
+    uint32_t seed = 30;
+    for (const NdCase& c : cases) {
+      const std::map<std::string, Tensor> in{{"X", RandomTensor(c.s.XDims(), seed)},
+                                             {"w", RandomTensor(c.s.WDims(), seed + 1)},
+                                             {"b", RandomTensor({c.s.M}, seed + 2)},
+                                             {"dY", RandomTensor(c.s.YDims(), seed + 3)}};
+      seed += 4;
+      const std::vector<Argument> args = c.s.Args();
+      std::vector<Argument> no_bias = args;
+      no_bias.push_back(MakeArgument("no_bias", 1));
+      const std::string type = c.type, grad = type + "Gradient";
+      for (DataType dt : kDtypes) {
+        SCOPED_TRACE(MakeString(type, " X ", DimsString(c.s.XDims()), " ", DataTypeName(dt),
+                                " engine '", engine, "'"));
+        const auto data = AsDtype(in, dt);
+        DeviceChecker checker(opts);
+        checker.Check(MakeOperatorDef(type, "", {"X", "w", "b"}, {"Y"}, args), data);
+        checker.Check(MakeOperatorDef(type, "", {"X", "w"}, {"Y"}, args), data);
+        checker.Check(MakeOperatorDef(grad, "", {"X", "w", "dY"}, {"dw", "db", "dX"}, args), data);
+        checker.Check(MakeOperatorDef(grad, "", {"X", "w", "dY"}, {"dw", "dX"}, no_bias), data);
+        checker.Check(MakeOperatorDef(grad, "", {"X", "w", "dY"}, {"dw", "db"}, args), data);
+      }
+    }
+  }
+}
+
+TEST(ConvCudnnTest, NdErrors) {
+  REQUIRE_GPU();
+  const ConvNdShape s{1, 3, 4, {4, 5, 6}, {3, 3, 3}};
+  std::map<std::string, Tensor> in{{"X", RandomTensor(s.XDims(), 1)},
+                                   {"w", RandomTensor(s.WDims(), 2)}};
+  const Argument k3 = MakeArgument("kernels", s.kernel);
+  ExpectConvError(MakeOperatorDef("Conv3D", "", {"X", "w"}, {"Y"},
+                                  {k3, MakeArgument("pads", std::vector<int64_t>{1, 1, 1, 1, 0, 1})}),
+                  in, "symmetric pads");
+  ExpectConvError(MakeOperatorDef("Conv3D", "", {"X", "w"}, {"Y"}, {k3, MakeArgument("order", "NHWC")}),
+                  in, "NHWC order supports only 2-D convolution");
+  ExpectConvError(
+      MakeOperatorDef("Conv", "", {"X", "w"}, {"Y"},
+                      {MakeArgument("kernels", std::vector<int64_t>{1, 1, 1, 1})}),
+      in, "handles 1-D to 3-D kernels");
+  ExpectConvError(MakeOperatorDef("Conv3D", "", {"X", "w"}, {"Y"},
+                                  {MakeArgument("kernels", std::vector<int64_t>{3, 6, 3})}),
+                  {{"X", in["X"]}, {"w", RandomTensor({4, 3, 3, 6, 3}, 3)}},
+                  "smaller than the dilated kernel 6");
 }
 
 }  // namespace

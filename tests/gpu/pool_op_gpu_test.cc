@@ -1,5 +1,5 @@
-// MaxPool / AveragePool (+ 2D aliases) and their gradients on CUDA against the CPU operators:
-// float and float16, NCHW and NHWC, symmetric and asymmetric pads, legacy padding, global
+// MaxPool / AveragePool (+ 1D/2D/3D aliases) and their gradients on CUDA against the CPU
+// operators: float and float16, NCHW and NHWC (2-D), 1-D and 3-D NCHW, symmetric and asymmetric pads, legacy padding, global
 // pooling; engine CUDNN (cuDNN or its run-time fallback) and the own kernels (the default CUDA
 // implementation, created directly so that they run even where cuDNN would be chosen).
 // Device tests skip without a GPU.
@@ -161,11 +161,67 @@ void CheckAll(bool own) {
 
 // Host-only: both implementations are registered for every type.
 TEST(PoolGpuTest, Registered) {
-  for (const char* type :
-       {"MaxPool", "MaxPool2D", "AveragePool", "AveragePool2D", "MaxPoolGradient",
-        "MaxPool2DGradient", "AveragePoolGradient", "AveragePool2DGradient"}) {
-    EXPECT_NE(OperatorRegistry::Find(DeviceType::CUDA, type, "CUDNN"), nullptr) << type;
-    EXPECT_NE(OperatorRegistry::Find(DeviceType::CUDA, type, ""), nullptr) << type;
+  for (const std::string kind : {"MaxPool", "AveragePool"}) {
+    for (const std::string alias : {"", "1D", "2D", "3D"}) {
+      for (const std::string suffix : {"", "Gradient"}) {
+        const std::string type = kind + alias + suffix;
+        EXPECT_NE(OperatorRegistry::Find(DeviceType::CUDA, type, "CUDNN"), nullptr) << type;
+        EXPECT_NE(OperatorRegistry::Find(DeviceType::CUDA, type, ""), nullptr) << type;
+      }
+    }
+  }
+}
+
+// 1-D and 3-D NCHW pooling (1-D runs in cuDNN as 2-D with a unit leading dim; the own kernels
+// take 3-D windows): cuDNN engine and own kernels against the CPU, float and float16.
+TEST(PoolGpuTest, OneAndThreeDMatchCpu) {
+  REQUIRE_GPU();
+  using V = std::vector<int64_t>;
+  struct NdCase {
+    const char* name;
+    V x_dims;
+    std::vector<Argument> args;
+  };
+  const std::vector<NdCase> cases{
+      {"1-D k3 s2 p1", {2, 3, 11},
+       {MakeArgument("kernels", V{3}), MakeArgument("strides", V{2}), MakeArgument("pads", V{1, 1})}},
+      {"1-D asymmetric pads", {2, 3, 10},
+       {MakeArgument("kernels", V{4}), MakeArgument("strides", V{3}), MakeArgument("pads", V{2, 0})}},
+      {"1-D global", {2, 3, 9}, {MakeArgument("global_pooling", 1)}},
+      {"3-D symmetric pads", {2, 3, 4, 5, 6},
+       {MakeArgument("kernels", V{2, 3, 2}), MakeArgument("strides", V{1, 2, 2}),
+        MakeArgument("pads", V{1, 1, 0, 1, 1, 0})}},
+      {"3-D asymmetric pads", {2, 3, 5, 4, 7},
+       {MakeArgument("kernels", V{3, 2, 3}), MakeArgument("strides", V{2, 1, 2}),
+        MakeArgument("pads", V{1, 0, 1, 1, 1, 0})}},
+      {"3-D caffe legacy pooling", {1, 2, 6, 5, 6},
+       {MakeArgument("kernels", V{3, 3, 3}), MakeArgument("strides", V{2, 2, 2}),
+        MakeArgument("pads", V{1, 1, 1, 1, 1, 1}), MakeArgument("legacy_pad", 3)}},
+      {"3-D global", {2, 3, 4, 5, 3}, {MakeArgument("global_pooling", 1)}},
+  };
+  for (const NdCase& c : cases) {
+    const Tensor x = DistinctTensor(c.x_dims, 11);
+    for (const std::string kind : {"MaxPool", "AveragePool"}) {
+      const std::string type = kind + (c.x_dims.size() == 3 ? "1D" : "3D");
+      Workspace ws;
+      RunOp(MakeOperatorDef(type, "", {"X"}, {"Y"}, c.args), {{"X", x}}, &ws);
+      Tensor y;
+      y.CopyFrom(ws.GetTensor("Y"));
+      const std::map<std::string, Tensor> in{{"X", x}, {"Y", y}, {"dY", RandomTensor(y.dims(), 12)}};
+      const OperatorDef fwd = MakeOperatorDef(type, "", {"X"}, {"Y"}, c.args);
+      const OperatorDef grad =
+          MakeOperatorDef(type + "Gradient", "", {"X", "Y", "dY"}, {"dX"}, c.args);
+      for (DataType dt : kDtypes) {
+        SCOPED_TRACE(MakeString(c.name, " ", type, " ", DataTypeName(dt)));
+        const auto data = AsDtype(in, dt);
+        DeviceCheckOptions opts;
+        opts.engine = "CUDNN";
+        DeviceChecker(opts).Check(fwd, data);
+        DeviceChecker(opts).Check(grad, data);
+        CheckOwnKernels(fwd, data);
+        CheckOwnKernels(grad, data);
+      }
+    }
   }
 }
 
@@ -242,7 +298,14 @@ TEST(PoolGpuTest, Errors) {
                "pooled shape");
   expect_error(MakeOperatorDef("AveragePool", "", {"X"}, {"O"},
                                {MakeArgument("kernels", std::vector<int64_t>{2, 2, 2})}),
-               "2-D pooling");
+               "X must have 5 dims");
+  expect_error(MakeOperatorDef("AveragePool3D", "", {"X"}, {"O"},
+                               {MakeArgument("kernels", std::vector<int64_t>{2, 2, 2}),
+                                MakeArgument("order", "NHWC")}),
+               "NHWC order supports only 2-D pooling");
+  expect_error(MakeOperatorDef("MaxPool", "", {"X"}, {"O"},
+                               {MakeArgument("kernels", std::vector<int64_t>{1, 1, 1, 1})}),
+               "CUDA pooling handles 1-D to 3-D windows");
 }
 
 }  // namespace

@@ -277,6 +277,101 @@ TEST(ConvDnnlTest, BadShapesGiveTheDefaultMessages) {
   }
 }
 
+// 1-D and 3-D NCHW convolutions (oneDNN's ncw / ncdhw) against the default implementation.
+struct NdCase : ConvNdShape {
+  OperatorDef Forward(const std::string& type) const {
+    std::vector<std::string> inputs{"X", "W"};
+    if (bias) inputs.push_back("b");
+    return MakeOperatorDef(type, "conv", inputs, {"Y"}, Args());
+  }
+  OperatorDef Gradient(const std::string& type, bool with_dx) const {
+    std::vector<Argument> args = Args();
+    std::vector<std::string> outputs{"dW"};
+    if (bias) {
+      outputs.push_back("db");
+    } else {
+      args.push_back(MakeArgument("no_bias", 1));
+    }
+    if (with_dx) outputs.push_back("dX");
+    return MakeOperatorDef(type + "Gradient", "conv_grad", {"X", "W", "dY"}, outputs, args);
+  }
+  std::map<std::string, Tensor> Inputs(uint32_t seed) const {
+    std::map<std::string, Tensor> in{{"X", RandomTensor(XDims(), seed)},
+                                     {"W", RandomTensor(WDims(), seed + 1)},
+                                     {"dY", RandomTensor(YDims(), seed + 3)}};
+    if (bias) in["b"] = RandomTensor({M}, seed + 2);
+    return in;
+  }
+};
+
+TEST(ConvDnnlTest, OneAndThreeDMatchDefault) {
+  SKIP_WITHOUT_DNNL();
+  std::vector<std::pair<std::string, NdCase>> cases;
+  cases.push_back({"Conv1D", NdCase{{2, 3, 4, {11}, {3}, {2}, {}, {1, 2}}}});
+  cases.push_back({"Conv", NdCase{{2, 4, 6, {9}, {3}, {}, {}, {1, 0}, 2}}});
+  NdCase d1{{2, 3, 5, {13}, {3}, {}, {3}, {2, 1}}};
+  d1.bias = false;
+  cases.push_back({"Conv1D", d1});
+  cases.push_back({"Conv3D", NdCase{{2, 3, 2, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {},
+                                     {1, 1, 0, 0, 1, 1}}}});
+  cases.push_back({"Conv3D", NdCase{{2, 4, 4, {5, 4, 3}, {3, 1, 2}, {2, 1, 1}, {},
+                                     {1, 0, 1, 1, 0, 0}, 2}}});
+  NdCase d3{{1, 3, 2, {6, 5, 7}, {2, 2, 2}, {}, {2, 1, 3}, {1, 0, 1, 0, 1, 1}}};
+  d3.bias = false;
+  cases.push_back({"Conv", d3});
+  uint32_t seed = 500;
+  for (const auto& [type, c] : cases) {
+    SCOPED_TRACE(::testing::Message() << type << " X " << DimsString(c.XDims()) << " seed "
+                                      << seed);
+    auto in = c.Inputs(seed);
+    // The DNNL op accepts the case (no decline) and agrees with the default.
+    Workspace ws;
+    for (const auto& kv : in) SetInput(&ws, kv.first, kv.second);
+    EXPECT_NO_THROW((*OperatorRegistry::Find(DeviceType::CPU, type, "DNNL"))(c.Forward(type), &ws));
+    ExpectSameOutputs(c.Forward(type), in);
+    ExpectSameOutputs(c.Gradient(type, true), in);
+    ExpectSameOutputs(c.Gradient(type, false), in);
+    seed += 5;
+  }
+  GradientCheckOptions opts;
+  opts.max_elements = 80;
+  GradientChecker checker(opts);
+  for (const auto& [type, c] : cases) {
+    OperatorDef def = c.Forward(type);
+    def.set_engine("DNNL");
+    auto in = c.Inputs(seed++);
+    in.erase("dY");
+    for (int i = 0; i < def.input_size(); ++i) checker.Check(def, in, i, 0);
+  }
+}
+
+// NHWC other than 2-D and more than 3 spatial dims are left to the default op (which reports
+// NHWC and runs 4-D).
+TEST(ConvDnnlTest, DeclinesWhatOneDnnCannotTake) {
+  SKIP_WITHOUT_DNNL();
+  const OperatorCreator* dnnl = OperatorRegistry::Find(DeviceType::CPU, "Conv", "DNNL");
+  Workspace ws;
+  SetInput(&ws, "X", RandomTensor({1, 3, 3, 3, 2}, 1));
+  SetInput(&ws, "W", RandomTensor({2, 2, 2, 2, 2}, 2));
+  auto nhwc = MakeOperatorDef("Conv", "c", {"X", "W"}, {"Y"},
+                              {MakeArgument("kernels", std::vector<int64_t>{2, 2, 2}),
+                               MakeArgument("order", "NHWC")});
+  EXPECT_THROW((*dnnl)(nhwc, &ws), UnsupportedOperatorFeature);
+  ExpectError(nhwc,
+              {{"X", RandomTensor({1, 3, 3, 3, 2}, 1)}, {"W", RandomTensor({2, 2, 2, 2, 2}, 2)}},
+              "NHWC order supports only 2-D convolution");
+  NdCase c4{{1, 2, 3, {3, 4, 3, 5}, {2, 1, 2, 3}}};
+  auto in = c4.Inputs(9);
+  Workspace run;
+  for (const auto& kv : in) SetInput(&run, kv.first, kv.second);
+  EXPECT_THROW((*dnnl)(c4.Forward("Conv"), &run), UnsupportedOperatorFeature);
+  auto op = CreateOperator(c4.Forward("Conv"), &run);
+  op->Run(0);
+  ExpectNear(ToFloatVector(run.GetTensor("Y")),
+             c4.Direct(in["X"].data<float>(), in["W"].data<float>(), in["b"].data<float>()), 1e-5f,
+             1e-5f);
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace halfcaf

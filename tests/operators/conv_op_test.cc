@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "operators/conv_pool_op_base.h"
+#include "operators/im2col.h"
 #include "tests/util/gradient_checker.h"
 #include "tests/util/conv_case.h"
 #include "tests/util/op_test_util.h"
@@ -313,7 +314,7 @@ TEST(ConvOpTest, BadArguments) {
   ExpectError(ConvDef({MakeArgument("kernel", 3), MakeArgument("legacy_pad", 7)}), in,
               "legacy_pad must be 0");
   ExpectError(ConvDef({MakeArgument("kernels", std::vector<int64_t>{3, 3, 3})}), in,
-              "only 2-D convolution is implemented");
+              "X must have 5 dims (N, C, spatial...) for a 3-D window");
   ExpectError(ConvDef({MakeArgument("kernel", 3)}),
               {{"X", RandomTensor({2, 4, 7}, 1)}, {"W", in["W"]}}, "X must have 4 dims");
   ExpectError(ConvDef({MakeArgument("kernel", 3)}),
@@ -381,6 +382,23 @@ TEST(ConvPoolArgsTest, ComputeSizeAndPad) {
   EXPECT_THROW(ComputeSizeAndPad(4, 3, 1, 2, LegacyPadding::NOTSET, &h, &t), EnforceNotMet);
 }
 
+TEST(ConvPoolArgsTest, WithLeadingUnitDims) {
+  ConvPoolGeometry g;
+  g.N = 2, g.C = 3;
+  g.in = {11}, g.kernel = {3}, g.stride = {2}, g.dilation = {2}, g.pads = {1, 2}, g.out = {5};
+  const ConvPoolGeometry one = WithLeadingUnitDims(g, 1);
+  EXPECT_EQ(one.in, (std::vector<int64_t>{1, 11}));
+  EXPECT_EQ(one.kernel, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(one.stride, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(one.dilation, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(one.out, (std::vector<int64_t>{1, 5}));
+  EXPECT_EQ(one.pads, (std::vector<int64_t>{0, 1, 0, 2}));
+  EXPECT_EQ(one.N, 2);
+  EXPECT_EQ(one.C, 3);
+  EXPECT_EQ(WithLeadingUnitDims(g, 2).pads, (std::vector<int64_t>{0, 0, 1, 0, 0, 2}));
+  EXPECT_EQ(WithLeadingUnitDims(g, 2).out_size(), 5);
+}
+
 TEST(ConvOpTest, SchemaInfersShapeAndCost) {
   ConvCase c{2, 4, 7, 9, 6, 3, 2};
   c.group = 2;
@@ -409,6 +427,294 @@ TEST(ConvOpTest, SchemaInfersShapeAndCost) {
   }
   EXPECT_NE(OpSchemaRegistry::Schema("Conv2D"), nullptr);
   EXPECT_NE(OpSchemaRegistry::Schema("Conv2DGradient"), nullptr);
+}
+
+// ---- 1-D and 3-D (N-d NCHW) convolution ------------------------------------------------------
+
+struct NdCase : ConvNdShape {
+  std::string type = "Conv";
+
+  OperatorDef Def() const {
+    std::vector<std::string> inputs{"X", "W"};
+    if (bias) inputs.push_back("b");
+    return MakeOperatorDef(type, "conv", inputs, {"Y"}, Args());
+  }
+  OperatorDef GradientDef() const {
+    std::vector<Argument> args = Args();
+    std::vector<std::string> outputs{"dW"};
+    if (bias) {
+      outputs.push_back("db");
+    } else {
+      args.push_back(MakeArgument("no_bias", 1));
+    }
+    outputs.push_back("dX");
+    return MakeOperatorDef(type + "Gradient", "conv_grad", {"X", "W", "dY"}, outputs, args);
+  }
+  std::map<std::string, Tensor> Inputs(uint32_t seed) const {
+    std::map<std::string, Tensor> in{{"X", RandomTensor(XDims(), seed)},
+                                     {"W", RandomTensor(WDims(), seed + 1)}};
+    if (bias) in["b"] = RandomTensor({M}, seed + 2);
+    return in;
+  }
+  std::vector<float> Naive(const std::map<std::string, Tensor>& in) const {
+    return Direct(in.at("X").data<float>(), in.at("W").data<float>(),
+                  bias ? in.at("b").data<float>() : nullptr);
+  }
+};
+
+// Odd 1-D and 3-D shapes: asymmetric pads, strides, groups, dilation, pointwise, no bias.
+std::vector<NdCase> NdForwardCases() {
+  std::vector<NdCase> cases;
+  NdCase c1{{2, 3, 4, {11}, {3}, {2}, {}, {1, 2}}};
+  c1.type = "Conv1D";
+  cases.push_back(c1);
+  NdCase g1{{2, 4, 6, {9}, {3}, {}, {}, {1, 0}, 2}};
+  cases.push_back(g1);
+  NdCase d1{{2, 3, 2, {13}, {3}, {1}, {3}, {2, 1}}};
+  d1.bias = false;
+  cases.push_back(d1);
+  cases.push_back(NdCase{{2, 3, 5, {7}, {1}}});  // pointwise: no im2col
+  NdCase c3{{2, 3, 2, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {}, {1, 1, 0, 0, 1, 1}}};
+  c3.type = "Conv3D";
+  cases.push_back(c3);
+  NdCase g3{{2, 4, 4, {5, 4, 3}, {3, 1, 2}, {2, 1, 1}, {}, {1, 0, 1, 1, 0, 0}, 2}};
+  cases.push_back(g3);
+  NdCase d3{{1, 3, 2, {6, 5, 7}, {2, 2, 2}, {}, {2, 1, 3}, {1, 0, 1, 0, 1, 1}}};
+  d3.bias = false;
+  cases.push_back(d3);
+  cases.push_back(NdCase{{2, 3, 4, {4, 5, 3}, {1, 1, 1}}});  // pointwise
+  NdCase s3{{2, 3, 4, {4, 5, 3}, {1, 1, 1}, {2, 2, 1}}};  // 1x1x1, strided: im2col
+  cases.push_back(s3);
+  // 4 spatial dims: the generic path has no rank limit.
+  cases.push_back(NdCase{{1, 2, 3, {3, 4, 3, 5}, {2, 1, 2, 3}, {1, 2, 1, 1}, {}, {0, 1, 0, 1, 1, 0, 1, 0}}});
+  return cases;
+}
+
+// Runs `def` through the default CPU implementation (engine ""), whatever CreateOperator prefers
+// (the DNNL engine in builds with oneDNN).
+void RunDefaultEngine(const OperatorDef& def, const std::map<std::string, Tensor>& in,
+                      Workspace* ws) {
+  for (const auto& kv : in) SetInput(ws, kv.first, kv.second);
+  const OperatorCreator* creator = OperatorRegistry::Find(DeviceType::CPU, def.type(), "");
+  ASSERT_NE(creator, nullptr) << def.type();
+  (*creator)(def, ws)->Run(0);
+}
+
+TEST(ConvNdOpTest, ForwardMatchesDirect) {
+  uint32_t seed = 200;
+  for (const NdCase& c : NdForwardCases()) {
+    SCOPED_TRACE(::testing::Message() << c.type << " " << DimsString(c.XDims()) << " filter "
+                                      << DimsString(c.WDims()) << " seed " << seed);
+    auto in = c.Inputs(seed);
+    Workspace ws, def_ws;
+    RunOp(c.Def(), in, &ws);  // the preferred engine
+    RunDefaultEngine(c.Def(), in, &def_ws);
+    for (Workspace* w : {&ws, &def_ws}) {
+      const Tensor& y = w->GetTensor("Y");
+      EXPECT_EQ(y.dims(), c.YDims());
+      ExpectNear(ToFloatVector(y), c.Naive(in), 1e-5f, 1e-5f);
+    }
+    seed += 3;
+  }
+}
+
+// ConvGradient (default engine and the preferred one) against gradients computed tap by tap.
+TEST(ConvNdOpTest, GradientOpMatchesDirect) {
+  uint32_t seed = 250;
+  for (const NdCase& c : NdForwardCases()) {
+    SCOPED_TRACE(::testing::Message() << c.type << " " << DimsString(c.XDims()) << " filter "
+                                      << DimsString(c.WDims()) << " seed " << seed);
+    auto in = c.Inputs(seed);
+    in["dY"] = RandomTensor(c.YDims(), seed + 5);
+    std::vector<float> dw, db, dx;
+    c.DirectGradients(in["X"].data<float>(), in["W"].data<float>(), in["dY"].data<float>(), &dw,
+                      &db, &dx);
+    const OperatorDef g = c.GradientDef();
+    Workspace ws, def_ws;
+    RunOp(g, in, &ws);
+    RunDefaultEngine(g, in, &def_ws);
+    for (Workspace* w : {&ws, &def_ws}) {
+      ExpectNear(ToFloatVector(w->GetTensor("dW")), dw, 1e-4f, 1e-4f, "dW");
+      ExpectNear(ToFloatVector(w->GetTensor("dX")), dx, 1e-4f, 1e-4f, "dX");
+      if (c.bias) ExpectNear(ToFloatVector(w->GetTensor("db")), db, 1e-4f, 1e-4f, "db");
+    }
+    seed += 7;
+  }
+}
+
+// The generic N-d im2col / col2im agree with the 2-D ones on a 2-D geometry.
+TEST(ConvNdOpTest, NdIm2ColMatches2D) {
+  const Im2ColShape s2{5, 7, 3, 2, 2, 1, 1, 0, 2, 1, 3, 7};  // pads: t 1, l 0; b 1, r 1
+  const Im2ColNdShape sn{{5, 7}, {3, 2}, {2, 1}, {1, 0}, {2, 1}, {3, 7}};
+  const int64_t C = 3, rows = C * 3 * 2, cols = 3 * 7;
+  Tensor image = RandomTensor({C, 5, 7}, 5);
+  std::vector<float> col2(rows * cols, -1.f), coln(rows * cols, -2.f);
+  Im2ColNCHW(s2, C, image.data<float>(), col2.data());
+  Im2ColNdNCHW(sn, C, image.data<float>(), coln.data());
+  ExpectNear(coln, col2, 0, 0, "im2col");
+  Tensor dcol = RandomTensor({rows, cols}, 6);
+  std::vector<float> img2(C * 35, 0.5f), imgn(C * 35, 0.5f);
+  Col2ImNCHW(s2, C, dcol.data<float>(), img2.data());
+  Col2ImNdNCHW(sn, C, dcol.data<float>(), imgn.data());
+  ExpectNear(imgn, img2, 1e-6f, 1e-6f, "col2im");
+}
+
+TEST(ConvNdOpTest, Gradients) {
+  std::vector<NdCase> cases;
+  cases.push_back(NdCase{{2, 3, 2, {9}, {3}, {2}, {}, {1, 2}}});
+  NdCase g1{{2, 4, 2, {7}, {2}, {}, {}, {0, 1}, 2}};
+  cases.push_back(g1);
+  NdCase d1{{2, 3, 2, {9}, {3}, {}, {2}, {1, 1}}};
+  d1.bias = false;
+  cases.push_back(d1);
+  cases.push_back(NdCase{{2, 3, 2, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {}, {1, 1, 0, 0, 1, 1}}});
+  cases.push_back(NdCase{{2, 4, 2, {4, 5, 3}, {2, 1, 2}, {}, {}, {0, 1, 1, 1, 0, 0}, 2}});
+  NdCase d3{{1, 3, 2, {5, 5, 3}, {2, 2, 2}, {}, {2, 1, 1}, {0, 1, 0, 1, 0, 1}}};
+  d3.bias = false;
+  cases.push_back(d3);
+  GradientCheckOptions opts;
+  opts.max_elements = 120;
+  GradientChecker checker(opts);
+  uint32_t seed = 300;
+  for (const NdCase& c : cases) {
+    SCOPED_TRACE(::testing::Message() << DimsString(c.XDims()) << " filter "
+                                      << DimsString(c.WDims()) << " seed " << seed);
+    auto def = c.Def();
+    auto in = c.Inputs(seed);
+    for (int i = 0; i < def.input_size(); ++i) checker.Check(def, in, i, 0);
+    seed += 3;
+  }
+}
+
+TEST(ConvNdOpTest, GradientMakerUsesAliasNames) {
+  for (const char* type : {"Conv1D", "Conv3D"}) {
+    auto def = MakeOperatorDef(type, "", {"X", "W", "b"}, {"Y"},
+                               {MakeArgument("kernels", std::vector<int64_t>{3})});
+    GradientOpsMeta meta = GetGradientForOp(def, {GradientWrapper{"Y_grad", "", ""}});
+    ASSERT_EQ(meta.ops.size(), 1u);
+    EXPECT_EQ(meta.ops[0].type(), std::string(type) + "Gradient");
+    EXPECT_EQ(std::vector<std::string>(meta.ops[0].output().begin(), meta.ops[0].output().end()),
+              (std::vector<std::string>{"W_grad", "b_grad", "X_grad"}));
+  }
+}
+
+TEST(ConvNdOpTest, Fp16MatchesFp32) {
+  NdCase c1{{2, 4, 4, {11}, {3}, {2}, {}, {1, 0}, 2}};
+  NdCase c3{{2, 3, 4, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {}, {1, 1, 0, 0, 1, 1}}};
+  for (const NdCase& c : {c1, c3}) {
+    SCOPED_TRACE(DimsString(c.XDims()));
+    auto in = c.Inputs(90);
+    CheckFp16MatchesFp32(c.Def(), in, {"X", "W", "b"}, {0}, 4e-3f, 2e-3f);
+    CheckFp16MatchesFp32(c.GradientDef(),
+                         {{"X", in["X"]}, {"W", in["W"]}, {"dY", RandomTensor(c.YDims(), 91)}},
+                         {"X", "W", "dY"}, {0, 1, 2}, 1e-2f, 4e-3f);
+  }
+}
+
+TEST(ConvNdOpTest, GradientWithoutBiasOrDX) {
+  NdCase c{{2, 3, 4, {4, 5, 3}, {2, 2, 2}, {}, {}, {1, 0, 1, 0, 1, 0}}};
+  auto in = c.Inputs(70);
+  in["dY"] = RandomTensor(c.YDims(), 71);
+  const std::vector<Argument> a = c.Args();
+  Workspace full, no_dx;
+  RunOp(MakeOperatorDef("Conv3DGradient", "", {"X", "W", "dY"}, {"dW", "db", "dX"}, a), in, &full);
+  RunOp(MakeOperatorDef("Conv3DGradient", "", {"X", "W", "dY"}, {"dW", "db"}, a), in, &no_dx);
+  EXPECT_FALSE(no_dx.HasBlob("dX"));
+  EXPECT_EQ(full.GetTensor("dX").dims(), c.XDims());
+  EXPECT_EQ(full.GetTensor("db").dims(), (std::vector<int64_t>{c.M}));
+  ExpectNear(ToFloatVector(no_dx.GetTensor("dW")), ToFloatVector(full.GetTensor("dW")), 0, 0);
+  // db is the per-channel sum of dY.
+  const float* dy = in["dY"].data<float>();
+  const int64_t P = Product(c.OutSizes());
+  std::vector<float> db(c.M, 0.f);
+  for (int64_t n = 0; n < c.N; ++n) {
+    for (int64_t m = 0; m < c.M; ++m) {
+      double acc = 0;
+      for (int64_t p = 0; p < P; ++p) acc += dy[(n * c.M + m) * P + p];
+      db[m] += static_cast<float>(acc);
+    }
+  }
+  ExpectNear(ToFloatVector(full.GetTensor("db")), db, 1e-5f, 1e-5f);
+}
+
+TEST(ConvNdOpTest, SchemaInfersShapeAndCostForAliases) {
+  NdCase c1{{2, 4, 6, {11}, {3}, {2}, {}, {1, 2}, 2}};
+  NdCase c3{{2, 3, 2, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {}, {1, 1, 0, 0, 1, 1}}};
+  const std::vector<std::pair<std::string, NdCase>> cases{
+      {"Conv1D", c1}, {"Conv3D", c3}, {"Conv", c3}};
+  for (const auto& [type, c] : cases) {
+    SCOPED_TRACE(type);
+    const OpSchema* s = OpSchemaRegistry::Schema(type);
+    ASSERT_NE(s, nullptr);
+    NdCase t = c;
+    t.type = type;
+    std::vector<TensorShape> in{
+        {c.XDims(), DataType::FLOAT16}, {c.WDims(), DataType::FLOAT16}, {{c.M}, DataType::FLOAT16}};
+    auto out = s->InferShapes(t.Def(), in);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].dims, c.YDims());
+    EXPECT_EQ(out[0].dtype, DataType::FLOAT16);
+    EXPECT_DOUBLE_EQ(s->InferCost(t.Def(), in).flops, 2.0 * c.N * c.M * Product(c.OutSizes()) *
+                                                          (c.C / c.group) * Product(c.kernel));
+    const OpSchema* gs = OpSchemaRegistry::Schema(type + "Gradient");
+    ASSERT_NE(gs, nullptr);
+    auto gout = gs->InferShapes(t.GradientDef(), {in[0], in[1], {c.YDims(), DataType::FLOAT16}});
+    ASSERT_EQ(gout.size(), 3u);
+    EXPECT_EQ(gout[0].dims, c.WDims());
+    EXPECT_EQ(gout[1].dims, (std::vector<int64_t>{c.M}));
+    EXPECT_EQ(gout[2].dims, c.XDims());
+    // Shape inference rejects an X of the wrong rank for the kernel.
+    EXPECT_THROW(s->InferShapes(t.Def(), {{{2, 3, 4, 5}, DataType::FLOAT}, in[1], in[2]}),
+                 EnforceNotMet);
+  }
+}
+
+// Like Caffe2, the aliases do not check the kernel's rank: Conv3D with a 1-D kernel is Conv.
+TEST(ConvNdOpTest, AliasesDoNotCheckRank) {
+  NdCase c{{2, 3, 4, {11}, {3}, {2}, {}, {1, 2}}};
+  auto in = c.Inputs(17);
+  for (const char* type : {"Conv1D", "Conv2D", "Conv3D"}) {
+    NdCase t = c;
+    t.type = type;
+    Workspace ws;
+    RunOp(t.Def(), in, &ws);
+    ExpectNear(ToFloatVector(ws.GetTensor("Y")), c.Naive(in), 1e-5f, 1e-5f, type);
+  }
+}
+
+TEST(ConvNdOpTest, Errors) {
+  NdCase c{{2, 3, 4, {4, 5, 3}, {2, 3, 2}}};
+  auto in = c.Inputs(3);
+  // NHWC is 2-D only, for the forward and the gradient op.
+  const std::vector<Argument> nhwc{MakeArgument("kernels", c.kernel),
+                                   MakeArgument("order", std::string("NHWC"))};
+  ExpectError(MakeOperatorDef("Conv3D", "c3", {"X", "W", "b"}, {"Y"}, nhwc), in,
+              "Conv3D 'c3': NHWC order supports only 2-D convolution, got a 3-D kernel [2, 3, 2]");
+  ExpectError(MakeOperatorDef("ConvGradient", "g", {"X", "W", "dY"}, {"dW", "db"}, nhwc),
+              {{"X", in["X"]}, {"W", in["W"]}, {"dY", RandomTensor(c.YDims(), 4)}},
+              "NHWC order supports only 2-D convolution");
+  // Kernel (dilated) larger than the input.
+  NdCase big = c;
+  big.kernel = {2, 6, 2};
+  ExpectError(big.Def(), big.Inputs(5),
+              "spatial dim 1: input size 5 plus pads 0 + 0 is smaller than the dilated kernel 6");
+  NdCase dil{{2, 3, 4, {9}, {3}, {}, {5}}};
+  ExpectError(dil.Def(), dil.Inputs(6), "smaller than the dilated kernel 11");
+  // Filter rank and spatial dims against the kernel.
+  ExpectError(c.Def(), {{"X", in["X"]}, {"W", RandomTensor({4, 3, 2, 3}, 7)}, {"b", in["b"]}},
+              "filter must have 5 dims (M, C/group, kernel...)");
+  ExpectError(c.Def(), {{"X", in["X"]}, {"W", RandomTensor({4, 3, 2, 2, 2}, 7)}, {"b", in["b"]}},
+              "does not match the kernel [2, 3, 2]");
+  // X rank against the kernel.
+  ExpectError(c.Def(), {{"X", RandomTensor({2, 3, 4, 5}, 8)}, {"W", in["W"]}, {"b", in["b"]}},
+              "X must have 5 dims (N, C, spatial...) for a 3-D window");
+  // Strides / pads with the wrong number of entries.
+  NdCase bad_stride = c;
+  bad_stride.stride = {1, 1};
+  ExpectError(bad_stride.Def(), in, "must have one entry per kernel dim (3)");
+  NdCase bad_pads = c;
+  bad_pads.pads = {1, 1, 1, 1};
+  ExpectError(bad_pads.Def(), in, "must have 2 entries per kernel dim (6");
 }
 
 }  // namespace

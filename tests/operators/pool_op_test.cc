@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "tests/util/conv_case.h"
 #include "tests/util/gradient_checker.h"
 #include "tests/util/op_test_util.h"
 
@@ -266,6 +267,225 @@ TEST(PoolOpTest, SchemaInfersShapeAndCost) {
       ASSERT_NE(OpSchemaRegistry::Schema(type + "Gradient"), nullptr);
     }
   }
+}
+
+// ---- 1-D and 3-D (N-d NCHW) pooling ----------------------------------------------------------
+
+// An NCHW pooling over in.size() spatial dims; pads: all heads, then all tails (empty: zeros).
+struct NdPoolCase {
+  int64_t N, C;
+  std::vector<int64_t> in, kernel, stride, pads;
+  bool global = false;
+
+  int nd() const { return static_cast<int>(in.size()); }
+  int64_t K(int d) const { return global ? in[d] : kernel[d]; }
+  int64_t S(int d) const { return global || stride.empty() ? 1 : stride[d]; }
+  int64_t Head(int d) const { return global || pads.empty() ? 0 : pads[d]; }
+  int64_t Tail(int d) const { return global || pads.empty() ? 0 : pads[nd() + d]; }
+  std::vector<int64_t> Out() const {
+    std::vector<int64_t> o;
+    for (int d = 0; d < nd(); ++d) o.push_back((in[d] + Head(d) + Tail(d) - K(d)) / S(d) + 1);
+    return o;
+  }
+  std::vector<int64_t> XDims() const {
+    std::vector<int64_t> d{N, C};
+    d.insert(d.end(), in.begin(), in.end());
+    return d;
+  }
+  std::vector<int64_t> YDims() const {
+    std::vector<int64_t> d{N, C};
+    const std::vector<int64_t> o = Out();
+    d.insert(d.end(), o.begin(), o.end());
+    return d;
+  }
+  OperatorDef Def(const std::string& type) const {
+    std::vector<Argument> args;
+    if (global) {
+      args.push_back(MakeArgument("global_pooling", 1));
+    } else {
+      args.push_back(MakeArgument("kernels", kernel));
+      if (!stride.empty()) args.push_back(MakeArgument("strides", stride));
+      if (!pads.empty()) args.push_back(MakeArgument("pads", pads));
+    }
+    return MakeOperatorDef(type, "pool", {"X"}, {"Y"}, args);
+  }
+
+  // Max or mean (over in-image elements only) of each window, computed directly.
+  std::vector<float> Naive(const Tensor& X, bool max) const {
+    const float* x = X.data<float>();
+    const std::vector<int64_t> out = Out();
+    std::vector<int64_t> win;
+    for (int d = 0; d < nd(); ++d) win.push_back(K(d));
+    const int64_t P = Product(out), I = Product(in), W = Product(win);
+    std::vector<float> y(static_cast<size_t>(N * C * P));
+    std::vector<int64_t> pos(in.size());
+    for (int64_t nc = 0; nc < N * C; ++nc) {
+      for (int64_t p = 0; p < P; ++p) {
+        const std::vector<int64_t> o = Unravel(p, out);
+        double acc = max ? -1e30 : 0.0;
+        int count = 0;
+        for (int64_t k = 0; k < W; ++k) {
+          const std::vector<int64_t> t = Unravel(k, win);
+          bool inside = true;
+          for (int d = 0; d < nd(); ++d) {
+            pos[d] = o[d] * S(d) - Head(d) + t[d];
+            inside = inside && pos[d] >= 0 && pos[d] < in[d];
+          }
+          if (!inside) continue;
+          const double v = x[nc * I + Ravel(pos, in)];
+          acc = max ? std::max(acc, v) : acc + v;
+          ++count;
+        }
+        y[nc * P + p] = static_cast<float>(max ? acc : acc / count);
+      }
+    }
+    return y;
+  }
+};
+
+std::vector<NdPoolCase> NdCases() {
+  std::vector<NdPoolCase> cases;
+  cases.push_back(NdPoolCase{2, 3, {11}, {3}, {2}, {1, 1}});
+  cases.push_back(NdPoolCase{2, 3, {10}, {4}, {3}, {2, 0}});  // asymmetric
+  cases.push_back(NdPoolCase{2, 3, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {1, 1, 0, 0, 1, 1}});
+  cases.push_back(NdPoolCase{2, 3, {5, 4, 7}, {3, 2, 3}, {2, 1, 2}, {1, 0, 1, 1, 1, 0}});
+  cases.push_back(NdPoolCase{2, 3, {4, 5, 3}, {2, 2, 2}, {}, {}});  // stride 1, no pad
+  NdPoolCase g1{2, 3, {9}, {}, {}, {}};
+  g1.global = true;
+  cases.push_back(g1);
+  NdPoolCase g3{2, 3, {4, 5, 3}, {}, {}, {}};
+  g3.global = true;
+  cases.push_back(g3);
+  return cases;
+}
+
+std::string AliasFor(const NdPoolCase& c, bool max) {
+  const std::string base = max ? "MaxPool" : "AveragePool";
+  return c.global ? base : base + std::to_string(c.nd()) + "D";
+}
+
+TEST(PoolNdOpTest, ForwardMatchesNaive) {
+  uint32_t seed = 100;
+  for (const NdPoolCase& c : NdCases()) {
+    for (bool max : {true, false}) {
+      const std::string type = AliasFor(c, max);
+      SCOPED_TRACE(::testing::Message() << type << " X " << DimsString(c.XDims()) << " seed "
+                                        << seed);
+      Tensor X = RandomTensor(c.XDims(), seed++);
+      Workspace ws;
+      RunOp(c.Def(type), {{"X", X}}, &ws);
+      EXPECT_EQ(ws.GetTensor("Y").dims(), c.YDims());
+      ExpectNear(ToFloatVector(ws.GetTensor("Y")), c.Naive(X, max), 1e-6f, 1e-5f);
+    }
+  }
+}
+
+TEST(PoolNdOpTest, AverageExcludesPaddingAndMaxGoesToFirstMaximum) {
+  // 1-D: [1, 2, 3], window 3, pad 1: means of [1, 2], [1, 2, 3], [2, 3].
+  auto avg = MakeOperatorDef("AveragePool1D", "", {"X"}, {"Y"},
+                             {MakeArgument("kernels", std::vector<int64_t>{3}),
+                              MakeArgument("pads", std::vector<int64_t>{1, 1})});
+  EXPECT_EQ(RunAndGet(avg, {{"X", FloatTensor({1, 1, 3}, {1, 2, 3})}}),
+            (std::vector<float>{1.5f, 2.f, 2.5f}));
+  // 3-D window 2x2x1 holding 5 twice (elements 1 and 3 in scan order): the first one gets dY.
+  auto grad = MakeOperatorDef("MaxPool3DGradient", "", {"X", "Y", "dY"}, {"dX"},
+                              {MakeArgument("kernels", std::vector<int64_t>{2, 2, 1})});
+  auto dx = RunAndGet(grad, {{"X", FloatTensor({1, 1, 2, 2, 1}, {1, 5, 2, 5})},
+                             {"Y", FloatTensor({1, 1, 1, 1, 1}, {5})},
+                             {"dY", FloatTensor({1, 1, 1, 1, 1}, {3})}});
+  EXPECT_EQ(dx, (std::vector<float>{0, 3, 0, 0}));
+}
+
+TEST(PoolNdOpTest, Gradients) {
+  GradientCheckOptions opts;
+  opts.stepsize = 5e-3f;
+  opts.max_elements = 200;
+  GradientChecker checker(opts);
+  uint32_t seed = 120;
+  for (const NdPoolCase& c : NdCases()) {
+    for (bool max : {true, false}) {
+      const std::string type = AliasFor(c, max);
+      SCOPED_TRACE(::testing::Message() << type << " X " << DimsString(c.XDims()) << " seed "
+                                        << seed);
+      checker.Check(c.Def(type), {{"X", DistinctTensor(c.XDims(), seed++)}}, 0, 0);
+    }
+  }
+}
+
+TEST(PoolNdOpTest, Fp16MatchesFp32) {
+  for (const NdPoolCase& c : {NdPoolCase{2, 3, {11}, {3}, {2}, {1, 1}},
+                              NdPoolCase{2, 3, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {1, 1, 0, 0, 1, 1}}}) {
+    for (bool max : {true, false}) {
+      const std::string type = AliasFor(c, max);
+      SCOPED_TRACE(type);
+      Tensor X = RandomTensor(c.XDims(), 7);
+      auto def = c.Def(type);
+      CheckFp16MatchesFp32(def, {{"X", X}}, {"X"});
+      Workspace ws;
+      RunOp(def, {{"X", X}}, &ws);
+      Tensor Y;
+      Y.CopyFrom(ws.GetTensor("Y"));
+      auto args = def.arg();
+      auto gdef = MakeOperatorDef(type + "Gradient", "", {"X", "Y", "dY"}, {"dX"},
+                                  std::vector<Argument>(args.begin(), args.end()));
+      CheckFp16MatchesFp32(gdef, {{"X", X}, {"Y", Y}, {"dY", RandomTensor(c.YDims(), 8)}},
+                           {"X", "Y", "dY"});
+    }
+  }
+}
+
+TEST(PoolNdOpTest, SchemaAndGradientMakerForAliases) {
+  const NdPoolCase c1{2, 3, {11}, {3}, {2}, {1, 1}};
+  const NdPoolCase c3{2, 3, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {1, 1, 0, 0, 1, 1}};
+  NdPoolCase g3{2, 3, {4, 5, 3}, {}, {}, {}};
+  g3.global = true;
+  for (const NdPoolCase& c : {c1, c3, g3}) {
+    for (bool max : {true, false}) {
+      const std::string type = (max ? "MaxPool" : "AveragePool") + std::to_string(c.nd()) + "D";
+      SCOPED_TRACE(type);
+      const OpSchema* s = OpSchemaRegistry::Schema(type);
+      ASSERT_NE(s, nullptr);
+      std::vector<TensorShape> in{{c.XDims(), DataType::FLOAT}};
+      auto out = s->InferShapes(c.Def(type), in);
+      EXPECT_EQ(out[0].dims, c.YDims());
+      int64_t window = 1;
+      for (int d = 0; d < c.nd(); ++d) window *= c.K(d);
+      EXPECT_DOUBLE_EQ(s->InferCost(c.Def(type), in).flops,
+                       1.0 * c.N * c.C * Product(c.Out()) * window);
+      const OpSchema* gs = OpSchemaRegistry::Schema(type + "Gradient");
+      ASSERT_NE(gs, nullptr);
+      auto gout = gs->InferShapes(MakeOperatorDef(type + "Gradient", "", {"X", "Y", "dY"}, {"dX"}),
+                                  {in[0], {c.YDims(), DataType::FLOAT}, {c.YDims(), DataType::FLOAT}});
+      EXPECT_EQ(gout[0].dims, c.XDims());
+      GradientOpsMeta meta = GetGradientForOp(c.Def(type), {GradientWrapper{"Y_grad", "", ""}});
+      ASSERT_EQ(meta.ops.size(), 1u);
+      EXPECT_EQ(meta.ops[0].type(), type + "Gradient");
+    }
+  }
+}
+
+TEST(PoolNdOpTest, Errors) {
+  const NdPoolCase c{2, 3, {4, 5, 3}, {2, 3, 2}, {}, {}};
+  Tensor X = RandomTensor(c.XDims(), 1);
+  std::vector<Argument> nhwc{MakeArgument("kernels", c.kernel), MakeArgument("order", "NHWC")};
+  ExpectError(MakeOperatorDef("MaxPool3D", "p3", {"X"}, {"Y"}, nhwc), {{"X", X}},
+              "MaxPool3D 'p3': NHWC order supports only 2-D pooling, got a 3-D window [2, 3, 2]");
+  ExpectError(MakeOperatorDef("AveragePool3DGradient", "g", {"X", "Y", "dY"}, {"dX"}, nhwc),
+              {{"X", X}, {"Y", X}, {"dY", X}}, "NHWC order supports only 2-D pooling");
+  ExpectError(MakeOperatorDef("MaxPool", "pg", {"X"}, {"Y"},
+                              {MakeArgument("global_pooling", 1), MakeArgument("order", "NHWC")}),
+              {{"X", X}}, "NHWC order supports only 2-D pooling, got X [2, 3, 4, 5, 3]");
+  NdPoolCase big = c;
+  big.kernel = {2, 3, 4};
+  ExpectError(big.Def("AveragePool3D"), {{"X", X}},
+              "spatial dim 2: input size 3 plus pads 0 + 0 is smaller than the dilated kernel 4");
+  NdPoolCase pad = c;
+  pad.pads = {0, 3, 0, 0, 0, 0};
+  ExpectError(pad.Def("MaxPool3D"), {{"X", X}}, "each pad must be smaller than the kernel");
+  ExpectError(c.Def("MaxPool"), {{"X", RandomTensor({2, 3, 4, 5}, 2)}},
+              "X must have 5 dims (N, C, spatial...) for a 3-D window");
+  ExpectError(MakeOperatorDef("MaxPool", "", {"X"}, {"Y"}, {MakeArgument("global_pooling", 1)}),
+              {{"X", RandomTensor({2, 3}, 2)}}, "global pooling needs X with at least 3 dims");
 }
 
 }  // namespace

@@ -13,16 +13,18 @@
 namespace halfcaf {
 namespace {
 
-// Forward operators. Names follow Caffe2 (CAFFE2_OPS.md), including the 2D pooling / conv
+// Forward operators. Names follow Caffe2 (CAFFE2_OPS.md), including the 1D/2D/3D pooling / conv
 // aliases, Load/Save and the typed GivenTensor*Fill variants; CheckFinite, UpdateLossScale,
 // MixedPrecisionMomentumSGDUpdate and DataInput are halfcaf's own (mixed precision, data input).
 const std::vector<std::string> kForwardOps = {
-    "Accuracy", "Add", "Alias", "AveragePool", "AveragePool2D", "AveragedLoss", "Cast",
-    "CheckFinite", "Clip", "Concat", "ConstantFill", "Conv", "Conv2D", "Copy", "CreateDB",
+    "Accuracy", "Add", "Alias", "AveragePool", "AveragePool1D", "AveragePool2D", "AveragePool3D",
+    "AveragedLoss", "Cast", "CheckFinite", "Clip", "Concat", "ConstantFill", "Conv", "Conv1D",
+    "Conv2D", "Conv3D", "Copy", "CreateDB",
     "DataInput", "DepthConcat", "DepthSplit", "Div", "Dropout", "EnsureCPUOutput", "FC", "Flatten",
     "FloatToHalf", "GaussianFill", "GivenTensorBoolFill", "GivenTensorDoubleFill",
     "GivenTensorFill", "GivenTensorInt64Fill", "GivenTensorIntFill", "HalfToFloat", "Iter",
-    "LabelCrossEntropy", "LearningRate", "Load", "MSRAFill", "MaxPool", "MaxPool2D",
+    "LabelCrossEntropy", "LearningRate", "Load", "MSRAFill", "MaxPool", "MaxPool1D", "MaxPool2D",
+    "MaxPool3D",
     "MixedPrecisionMomentumSGDUpdate", "MomentumSGD", "MomentumSGDUpdate", "Mul", "NCHW2NHWC",
     "NHWC2NCHW", "Negative", "Print", "ReduceMean", "ReduceSum", "Relu", "Reshape", "Save",
     "Scale", "Sigmoid", "Softmax", "SoftmaxWithLoss", "SpatialBN", "Split", "Sqr",
@@ -32,9 +34,11 @@ const std::vector<std::string> kForwardOps = {
 
 // Gradient operators (Caffe2 names; note DropoutGrad, not DropoutGradient).
 const std::vector<std::string> kGradientOps = {
-    "AveragePool2DGradient", "AveragePoolGradient", "AveragedLossGradient", "ClipGradient",
-    "Conv2DGradient", "ConvGradient", "DivGradient", "DropoutGrad", "FCGradient",
-    "LabelCrossEntropyGradient", "MaxPool2DGradient", "MaxPoolGradient", "ReduceMeanGradient",
+    "AveragePool1DGradient", "AveragePool2DGradient", "AveragePool3DGradient",
+    "AveragePoolGradient", "AveragedLossGradient", "ClipGradient", "Conv1DGradient",
+    "Conv2DGradient", "Conv3DGradient", "ConvGradient", "DivGradient", "DropoutGrad", "FCGradient",
+    "LabelCrossEntropyGradient", "MaxPool1DGradient", "MaxPool2DGradient", "MaxPool3DGradient",
+    "MaxPoolGradient", "ReduceMeanGradient",
     "ReduceSumGradient", "ReluGradient", "SigmoidGradient", "SoftmaxGradient",
     "SoftmaxWithLossGradient", "SpatialBNGradient", "SquaredL2DistanceGradient", "TanhGradient",
     "WeightedSumGradient",
@@ -58,12 +62,21 @@ std::vector<GradientCase> GradientCases() {
   Argument bcast = MakeArgument("broadcast", 1);
   return {
       {"Conv", 3, 1, {MakeArgument("kernel", 3)}, {"ConvGradient"}},
+      {"Conv1D", 3, 1, {MakeArgument("kernels", std::vector<int64_t>{3})}, {"Conv1DGradient"}},
       {"Conv2D", 3, 1, {MakeArgument("kernel", 3)}, {"Conv2DGradient"}},
+      {"Conv3D", 3, 1, {MakeArgument("kernels", std::vector<int64_t>{3, 3, 3})}, {"Conv3DGradient"}},
       {"FC", 3, 1, {}, {"FCGradient"}},
       {"MaxPool", 1, 1, {MakeArgument("kernel", 2)}, {"MaxPoolGradient"}},
       {"MaxPool2D", 1, 1, {MakeArgument("kernel", 2)}, {"MaxPool2DGradient"}},
       {"AveragePool", 1, 1, {MakeArgument("kernel", 2)}, {"AveragePoolGradient"}},
       {"AveragePool2D", 1, 1, {MakeArgument("kernel", 2)}, {"AveragePool2DGradient"}},
+      {"MaxPool1D", 1, 1, {MakeArgument("kernels", std::vector<int64_t>{2})}, {"MaxPool1DGradient"}},
+      {"MaxPool3D", 1, 1, {MakeArgument("kernels", std::vector<int64_t>{2, 2, 2})},
+       {"MaxPool3DGradient"}},
+      {"AveragePool1D", 1, 1, {MakeArgument("kernels", std::vector<int64_t>{2})},
+       {"AveragePool1DGradient"}},
+      {"AveragePool3D", 1, 1, {MakeArgument("kernels", std::vector<int64_t>{2, 2, 2})},
+       {"AveragePool3DGradient"}},
       {"SpatialBN", 5, 5, {}, {"SpatialBNGradient"}, {1, 2, 3, 4}},
       {"SpatialBN", 5, 1, {MakeArgument("is_test", 1)}, {"SpatialBNGradient"}},
       {"Relu", 1, 1, {}, {"ReluGradient"}},
