@@ -4,16 +4,13 @@
 
 #include "core/argument.h"
 #include "core/enforce.h"
+#include "models/op_types.h"
 
 namespace halfcaf {
 
 namespace {
 
 enum class Precision { kUnknown, kFloat, kHalf };
-
-bool IsConvOrFC(const std::string& type) {
-  return type == "Conv" || type == "Conv2D" || type == "FC" || type == "FCTransposed";
-}
 
 // Ops whose input 0 is the data and whose other inputs are FP32 parameters or non-float blobs.
 bool DataOnlyInFirstInput(const std::string& type) {
@@ -71,7 +68,7 @@ MixedPrecisionResult ToMixedPrecision(const NetDef& forward,
     OperatorDef op = src;
     const std::string& type = op.type();
     Precision out_prec = Precision::kUnknown;
-    if (IsConvOrFC(type)) {
+    if (IsConvOrFCType(type)) {
       for (int i = 1; i < op.input_size(); ++i) {
         if (params.count(op.input(i))) {
           const std::string copy = Fp16CopyName(op.input(i));

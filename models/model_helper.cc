@@ -6,6 +6,7 @@
 
 #include "core/argument.h"
 #include "core/enforce.h"
+#include "models/op_types.h"
 
 namespace halfcaf {
 
@@ -331,7 +332,7 @@ namespace {
 
 // Role of input `slot` of a forward op, OTHER when the op type does not say.
 ParamRole RoleOfInput(const std::string& type, int slot) {
-  if (type == "Conv" || type == "Conv2D" || type == "FC" || type == "FCTransposed") {
+  if (IsConvOrFCType(type)) {
     if (slot == 1) return ParamRole::WEIGHT;
     if (slot == 2) return ParamRole::BIAS;
   } else if (type == "SpatialBN") {

@@ -12,6 +12,7 @@
 #include "core/tensor_proto.h"
 #include "models/backward.h"
 #include "models/mixed_precision.h"
+#include "models/op_types.h"
 #include "models/optimizer.h"
 #include "operators/data_input_op.h"
 #include "operators/dataset_reader.h"
@@ -94,8 +95,9 @@ void PruneBackward(NetDef* net, int first_grad_op, const std::set<std::string>& 
     for (const auto& o : op.output()) any |= needed.count(o) > 0;
     if (!any) continue;
     // Conv/FC gradients may drop their trailing dX output.
-    const bool conv = op.type() == "ConvGradient" || op.type() == "Conv2DGradient";
-    const bool fc = op.type() == "FCGradient";
+    const std::string fwd_type = ForwardTypeOfGradient(op.type());
+    const bool conv = IsConvType(fwd_type);
+    const bool fc = IsFCType(fwd_type);
     if ((conv || fc) && op.output_size() >= 2 && !needed.count(op.output(op.output_size() - 1))) {
       bool no_bias = ArgumentHelper(op).GetSingleArgument<int>("no_bias", 0) != 0;
       bool has_dx = fc ? op.output_size() == 3 : (no_bias ? op.output_size() == 2

@@ -60,6 +60,25 @@ TEST(MixedPrecisionTest, GraphStructure) {
   }
 }
 
+// 1-D and 3-D convolutions and FCTransposed get FP16 weights like Conv and FC.
+TEST(MixedPrecisionTest, ConvRankAliasesAndFCTransposedComputeInFp16) {
+  for (const char* conv : {"Conv1D", "Conv3D"}) {
+    NetDef net;
+    *net.add_op() = MakeOperatorDef(conv, "", {"data", "cw", "cb"}, {"c"},
+                                    {MakeArgument("kernel", 3)});
+    *net.add_op() = MakeOperatorDef("FCTransposed", "", {"c", "fw", "fb"}, {"pred"});
+    *net.add_op() = MakeOperatorDef("SoftmaxWithLoss", "", {"pred", "label"}, {"softmax", "loss"});
+    MixedPrecisionResult mp = ToMixedPrecision(net, {"data"}, {"cw", "cb", "fw", "fb"});
+    EXPECT_EQ(mp.fp16_params, (std::vector<std::string>{"cw", "cb", "fw", "fb"})) << conv;
+    for (const auto& op : mp.net.op()) {
+      if (op.type() != conv && op.type() != "FCTransposed") continue;
+      for (int i = 1; i < op.input_size(); ++i) {
+        EXPECT_NE(op.input(i).find("_fp16"), std::string::npos) << op.DebugString();
+      }
+    }
+  }
+}
+
 TEST(MixedPrecisionTest, FloatDataGetsCastOnce) {
   MixedPrecisionResult mp = ToMixedPrecision(Parse(kConvNet), {}, kParams);
   EXPECT_EQ(mp.net.op(0).type(), "FloatToHalf");

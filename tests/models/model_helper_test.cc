@@ -314,6 +314,22 @@ TEST(ParamsFromNets, MatchesTheHelperRegistry) {
   }
 }
 
+// Every rank alias of Conv and FCTransposed give their inputs 1 and 2 the weight and bias roles.
+TEST(ParamsFromNets, ConvRankAliasesAndFCTransposed) {
+  for (const char* type : {"Conv1D", "Conv2D", "Conv3D", "Conv", "FCTransposed"}) {
+    NetDef init, net;
+    for (const char* b : {"w", "b"}) {
+      *init.add_op() = MakeOperatorDef("ConstantFill", "", {}, {b},
+                                       {MakeArgument("shape", std::vector<int64_t>{2})});
+    }
+    *net.add_op() = MakeOperatorDef(type, "", {"data", "w", "b"}, {"out"});
+    const auto params = ParamsFromNets(init, net);
+    ASSERT_EQ(params.size(), 2u) << type;
+    EXPECT_EQ(params[0].role, ParamRole::WEIGHT) << type;
+    EXPECT_EQ(params[1].role, ParamRole::BIAS) << type;
+  }
+}
+
 TEST(ParamsFromNets, LeNetPbtxt) {
   const std::string dir = std::string(HALFCAF_SOURCE_DIR) + "/models/lenet/";
   NetDef init, net;
