@@ -55,9 +55,9 @@ TEST(ImageInputGpuTest, MatchesCpuOpExactly) {
     Workspace ws_cpu, ws_gpu;
     for (auto* w : {&ws_cpu, &ws_gpu}) {
       NetDef init;
-      *init.add_op() = MakeOperatorDef(
-          "CreateDB", "", {}, {"reader"},
-          {MakeArgument("db_type", type), MakeArgument("db", dir / (w == &ws_cpu ? "cpu_db" : "gpu_db"))});
+      const std::string db = dir / (w == &ws_cpu ? "cpu_db" : "gpu_db");
+      *init.add_op() = MakeOperatorDef("CreateDB", "", {}, {"reader"},
+                                       {MakeArgument("db_type", type), MakeArgument("db", db)});
       w->RunNetOnce(init);
     }
     auto cpu = CreateOperator(OnCpu(def), &ws_cpu);

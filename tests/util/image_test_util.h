@@ -124,7 +124,9 @@ inline void WriteImageDB(const std::string& type, const std::string& path,
 inline std::vector<std::pair<std::string, std::string>> PatternRecords(
     int n, int h, int w, const std::function<std::string(const image::Image&)>& encode) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (int i = 0; i < n; ++i) out.emplace_back(RecordKey(i), EncodedRecord(encode(PatternImage(i, h, w)), i));
+  for (int i = 0; i < n; ++i) {
+    out.emplace_back(RecordKey(i), EncodedRecord(encode(PatternImage(i, h, w)), i));
+  }
   return out;
 }
 
