@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS=(build-essential cmake ninja-build pkg-config protobuf-compiler libprotobuf-dev
       libgflags-dev libgoogle-glog-dev libopenblas-dev libgtest-dev zlib1g-dev libdnnl-dev
-      libleveldb-dev liblmdb-dev dataset-fashion-mnist)
+      libleveldb-dev liblmdb-dev libjpeg62-turbo-dev libpng-dev dataset-fashion-mnist)
 # Optional extras: HALFCAF_PEER=1 adds the CPU PyTorch used by the benchmark peer scripts.
 if [[ "${HALFCAF_PEER:-0}" == "1" ]]; then
   PKGS+=(python3-torch python3-torchvision)

@@ -1,0 +1,144 @@
+// ImageInput (Caffe2's image reader, the input of its ImageNet / ResNet-50 nets): reads
+// batch_size records from a DB, decodes the images, resizes, crops, mirrors and normalizes them.
+//
+//   input    0 (optional): a DBReader blob (CreateDB). Without an input the op opens its own
+//            reader from the args db, db_type ("leveldb"), num_shards (1), shard_id (0).
+//   outputs  data   float (N, crop, crop, C) NHWC; with use_gpu_transform (N, C, crop, crop) NCHW
+//                   of output_type (float or float16)
+//            label  int32 (N)
+//   records  a serialized TensorProtos: protos(0) the image, either STRING with the encoded JPEG or
+//            PNG file in string_data(0) (what make_image_db writes), or BYTE with raw 8-bit pixels,
+//            dims (H, W) or (H, W, C) with C = 1 or 3 (BGR order; make_mnist_db's records fit);
+//            protos(1) the label, INT32 with one value.
+//
+// Per image: decode to C = 3 channels in BGR order (color = 1, the order Caffe2 gets from
+// OpenCV, so mean_per_channel / std_per_channel are given as B, G, R) or to one grey channel
+// (color = 0); resize (bilinear) so the shorter side is `scale` (both sides with warp = 1), or,
+// with `minsize` instead of `scale`, only enlarge images whose shorter side is below minsize;
+// crop crop x crop, at a random position and mirrored left-right with probability 1/2 when
+// mirror = 1 in training (is_test = 0), centred and never mirrored with is_test = 1; then
+// value = (pixel - mean[c]) * (1 / std[c]). Random positions and mirroring come from the op's
+// random generator (device_option.random_seed), drawn in record order, so a seeded run is
+// repeatable whatever decode_threads is. Records are read in DB order, wrapping at the end.
+//
+// The host side (reading, decoding, cropping) is ImageBatchLoader, shared with the CUDA op
+// (image_input_op_gpu.cc), which copies the crops to the GPU and, with use_gpu_transform,
+// normalizes them there.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/operator.h"
+#include "operators/db.h"
+#include "operators/image_codec.h"
+
+namespace halfcaf {
+
+// ImageInput's arguments, checked (every bad value throws naming the argument).
+struct ImageInputConfig {
+  int64_t batch_size = 0;
+  int crop = 0;
+  int scale = -1;    // > 0: the shorter side becomes scale
+  int minsize = -1;  // > 0 (scale not given): images smaller than this are enlarged
+  bool warp = false, mirror = false, is_test = false;
+  int channels = 3;                   // color ? 3 : 1
+  std::vector<float> mean, inv_std;   // per output channel
+  bool gpu_transform = false;         // NCHW output of output_type
+  DataType output_type = DataType::FLOAT;
+  int decode_threads = 4;
+
+  // `has_input`: the op has a DBReader input (else it needs the arg `db`).
+  static ImageInputConfig Parse(const ArgumentHelper& args, bool has_input);
+  // (N, crop, crop, C), or (N, C, crop, crop) with the GPU transform.
+  std::vector<int64_t> DataDims() const;
+  DataType OutputDataType() const { return gpu_transform ? output_type : DataType::FLOAT; }
+};
+
+// A fixed set of worker threads that run the items of a batch in parallel with the caller.
+class DecodePool {
+ public:
+  explicit DecodePool(int threads);
+  ~DecodePool();
+  DecodePool(const DecodePool&) = delete;
+  DecodePool& operator=(const DecodePool&) = delete;
+
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  // Calls fn(item, thread) for every item in [0, n), thread in [0, threads()); returns when all
+  // are done. fn must not throw.
+  void Run(int n, const std::function<void(int, int)>& fn);
+
+ private:
+  void WorkerLoop(int thread);
+  void Work(int thread);
+
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable start_cv_, done_cv_;
+  const std::function<void(int, int)>* fn_ = nullptr;
+  int n_ = 0, next_ = 0, busy_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+// Reads, decodes and crops one batch on the host (the part the CPU and CUDA ops share).
+class ImageBatchLoader {
+ public:
+  // Parses the op's arguments; opens the op's own DB reader when it has no input.
+  explicit ImageBatchLoader(const OperatorBase& op);
+
+  const ImageInputConfig& config() const { return cfg_; }
+  // The reader to use: input 0's (checked to be a DBReader) or the op's own.
+  const db::DBReader& Reader(const OperatorBase& op) const;
+  // Reads batch_size records from `reader` and writes the crops as uint8 (N, crop, crop, C) to
+  // `pixels` and the labels to `labels`. Throws naming the record key on any bad record.
+  void Load(const db::DBReader& reader, std::mt19937* rng, uint8_t* pixels, int32_t* labels);
+
+ private:
+  // Scratch for one decoding thread.
+  struct ThreadScratch {
+    TensorProtos protos;
+    image::Image decoded, converted;
+    std::vector<float> taps;
+  };
+  void LoadItem(const db::DBReader& reader, int item, ThreadScratch* s, uint8_t* pixels,
+                int32_t* labels);
+
+  ImageInputConfig cfg_;
+  std::unique_ptr<db::DBReader> own_reader_;
+  DecodePool pool_;
+  std::vector<ThreadScratch> scratch_;
+  std::vector<std::string> keys_, values_;
+  std::vector<uint32_t> draws_;  // per item: y offset, x offset, mirror
+  std::vector<std::exception_ptr> errors_;
+};
+
+// value = (pixel - mean[c]) * inv_std[c] over (n pixels, channels) uint8 HWC data: to float NHWC,
+// or to T (float / Half) NCHW (the layout of the GPU transform).
+void NormalizeImagesNHWC(const uint8_t* pixels, int64_t images, int64_t hw, int channels,
+                         const std::vector<float>& mean, const std::vector<float>& inv_std,
+                         float* out);
+template <typename T>
+void NormalizeImagesNCHW(const uint8_t* pixels, int64_t images, int64_t hw, int channels,
+                         const std::vector<float>& mean, const std::vector<float>& inv_std,
+                         T* out);
+
+class ImageInputOp final : public Operator<CPUContext> {
+ public:
+  ImageInputOp(const OperatorDef& def, Workspace* ws);
+  void RunOnDevice() override;
+
+ private:
+  ImageBatchLoader loader_;
+  std::vector<uint8_t> pixels_;
+};
+
+}  // namespace halfcaf
