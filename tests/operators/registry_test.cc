@@ -17,17 +17,18 @@ namespace {
 // aliases, Load/Save and the typed GivenTensor*Fill variants; CheckFinite, UpdateLossScale,
 // MixedPrecisionMomentumSGDUpdate and DataInput are halfcaf's own (mixed precision, data input).
 const std::vector<std::string> kForwardOps = {
-    "Accuracy", "Add", "Alias", "AveragePool", "AveragePool2D", "AveragedLoss", "Cast",
-    "CheckFinite", "Clip", "Concat", "ConstantFill", "Conv", "Conv2D", "Copy", "CreateDB",
-    "DataInput", "DepthConcat", "DepthSplit", "Div", "Dropout", "EnsureCPUOutput", "FC", "Flatten",
-    "FloatToHalf", "GaussianFill", "GivenTensorBoolFill", "GivenTensorDoubleFill",
-    "GivenTensorFill", "GivenTensorInt64Fill", "GivenTensorIntFill", "HalfToFloat", "Iter",
-    "LabelCrossEntropy", "LearningRate", "Load", "MSRAFill", "MaxPool", "MaxPool2D",
-    "MixedPrecisionMomentumSGDUpdate", "MomentumSGD", "MomentumSGDUpdate", "Mul", "NCHW2NHWC",
-    "NHWC2NCHW", "Negative", "Print", "ReduceMean", "ReduceSum", "Relu", "Reshape", "Save",
-    "Scale", "Sigmoid", "Softmax", "SoftmaxWithLoss", "SpatialBN", "Split", "Sqr",
-    "SquaredL2Distance", "StopGradient", "Sub", "Sum", "Summarize", "Tanh", "TensorProtosDBInput",
-    "Transpose", "UniformFill", "UniformIntFill", "UpdateLossScale", "WeightedSum", "XavierFill",
+    "Accuracy", "Add", "Alias", "AtomicIter", "AveragePool", "AveragePool2D", "AveragedLoss",
+    "Cast", "CheckFinite", "Clip", "Concat", "ConstantFill", "Conv", "Conv2D", "Copy", "CreateDB",
+    "CreateMutex", "DataInput", "DepthConcat", "DepthSplit", "Div", "Dropout", "EnsureCPUOutput",
+    "FC", "FP16MomentumSGDUpdate", "FP32MomentumSGDUpdate", "Flatten", "FloatToHalf",
+    "GaussianFill", "GivenTensorBoolFill", "GivenTensorDoubleFill", "GivenTensorFill",
+    "GivenTensorInt64Fill", "GivenTensorIntFill", "HalfToFloat", "Iter", "LabelCrossEntropy",
+    "LearningRate", "Load", "MSRAFill", "MaxPool", "MaxPool2D", "MixedPrecisionMomentumSGDUpdate",
+    "MomentumSGD", "MomentumSGDUpdate", "Mul", "NCHW2NHWC", "NHWC2NCHW", "Negative", "Print",
+    "ReduceMean", "ReduceSum", "Relu", "Reshape", "Save", "Scale", "Sigmoid", "Softmax",
+    "SoftmaxWithLoss", "SpatialBN", "Split", "Sqr", "SquaredL2Distance", "StopGradient", "Sub",
+    "Sum", "Summarize", "Tanh", "TensorProtosDBInput", "Transpose", "UniformFill",
+    "UniformIntFill", "UpdateLossScale", "WeightedSum", "XavierFill",
 };
 
 // Gradient operators (Caffe2 names; note DropoutGrad, not DropoutGradient).
