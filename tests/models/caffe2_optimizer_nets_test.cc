@@ -75,23 +75,23 @@ TEST(Caffe2OptimizerNetsTest, Fp16MomentumSGDUpdateTrains) {
   const TrainResult r = Train("fp16", 60);
   EXPECT_EQ(r.param_dtype, DataType::FLOAT16);
   EXPECT_EQ(r.counter, 60);
-  EXPECT_NEAR(r.first_loss, std::log(3.f), 0.3f) << "an untrained 3-class model";
-  EXPECT_LT(r.last_loss, 0.2f * r.first_loss) << "first " << r.first_loss;
+  EXPECT_NEAR(r.first_loss, std::log(3.f), 0.4f) << "an untrained 3-class model";
+  EXPECT_LT(r.last_loss, 0.05f * r.first_loss) << "first " << r.first_loss;
 }
 
 TEST(Caffe2OptimizerNetsTest, Fp16MathUpdateTrainsToo) {
   const TrainResult r =
       Train("fp16", 60, "name: \"fp32_update\" i: 1", "name: \"fp32_update\" i: 0");
   EXPECT_EQ(r.counter, 60);
-  EXPECT_LT(r.last_loss, 0.2f * r.first_loss) << "first " << r.first_loss;
+  EXPECT_LT(r.last_loss, 0.05f * r.first_loss) << "first " << r.first_loss;
 }
 
 TEST(Caffe2OptimizerNetsTest, Fp32MomentumSGDUpdateTrains) {
   const TrainResult r = Train("fp32", 60);
   EXPECT_EQ(r.param_dtype, DataType::FLOAT);
   EXPECT_EQ(r.counter, 60);
-  EXPECT_NEAR(r.first_loss, std::log(3.f), 0.3f) << "an untrained 3-class model";
-  EXPECT_LT(r.last_loss, 0.2f * r.first_loss) << "first " << r.first_loss;
+  EXPECT_NEAR(r.first_loss, std::log(3.f), 0.4f) << "an untrained 3-class model";
+  EXPECT_LT(r.last_loss, 0.05f * r.first_loss) << "first " << r.first_loss;
 }
 
 // The learning rate matters: with base_lr 0 nothing moves (so the drop above is the update's).

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "core/gradient.h"
@@ -133,8 +136,8 @@ TEST(AtomicIterTest, IncrementsLikeIter) {
   EXPECT_EQ(CounterValue(ws, "fresh"), 1);
 }
 
-// Several threads run their own AtomicIter ops on one workspace's mutex and counter: no count is
-// lost.
+// Several threads run their own AtomicIter ops on one workspace's mutex and counter, all
+// released at once: no count is lost.
 TEST(AtomicIterTest, ConcurrentRunsCountExactly) {
   constexpr int kThreads = 4, kRuns = 1000;
   Workspace ws;
@@ -142,14 +145,38 @@ TEST(AtomicIterTest, ConcurrentRunsCountExactly) {
   ZeroCounter(&ws, "optimizer_iteration");
   std::vector<std::unique_ptr<OperatorBase>> ops;
   for (int t = 0; t < kThreads; ++t) ops.push_back(CreateOperator(AtomicIterDef(), &ws));
+  std::atomic<int> ready{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&ops, t] {
+    threads.emplace_back([&ops, &ready, t] {
+      ++ready;
+      while (ready.load() < kThreads) std::this_thread::yield();
       for (int r = 0; r < kRuns; ++r) ops[t]->Run(0);
     });
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(CounterValue(ws, "optimizer_iteration"), kThreads * kRuns);
+}
+
+// AtomicIter takes the mutex: while another holder has it, the op waits and counts nothing.
+// (On a loaded machine the threads above may rarely interleave inside the increment, so this is
+// the check that does not depend on the scheduler to catch a missing lock.)
+TEST(AtomicIterTest, WaitsWhileTheMutexIsHeld) {
+  Workspace ws;
+  CreateMutexIn(&ws, "mutex");
+  ZeroCounter(&ws, "optimizer_iteration");
+  auto op = CreateOperator(AtomicIterDef(), &ws);
+  std::unique_lock<std::mutex> hold(ws.GetBlob("mutex")->Get<BlobMutex>().mutex);
+  std::atomic<bool> done{false};
+  std::thread runner([&] {
+    op->Run(0);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(done.load()) << "AtomicIter ran while the mutex was held";
+  hold.unlock();
+  runner.join();
+  EXPECT_EQ(CounterValue(ws, "optimizer_iteration"), 1);
 }
 
 TEST(AtomicIterTest, InPlaceIsEnforced) {
