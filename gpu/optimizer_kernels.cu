@@ -57,6 +57,77 @@ __global__ void MixedPrecisionMomentumSGDKernel(int64_t n, FloatIn g, float* m, 
   }
 }
 
+// Float step of the fused momentum update with explicitly rounded operations (no contraction
+// into FMA), matching FusedMomentumStepFloat on the CPU.
+__device__ __forceinline__ void FusedStepFloat(float g, float m, float p, float lr, float mu,
+                                               float wd, bool nesterov, float* g_out,
+                                               float* m_out, float* p_out) {
+  const float g1 = __fadd_rn(g, __fmul_rn(wd, p));
+  float step;
+  if (nesterov) {
+    const float m_new = __fadd_rn(__fmul_rn(mu, m), __fmul_rn(lr, g1));
+    step = __fsub_rn(__fmul_rn(__fadd_rn(1.f, mu), m_new), __fmul_rn(mu, m));
+    *m_out = m_new;
+  } else {
+    step = __fadd_rn(__fmul_rn(lr, g1), __fmul_rn(mu, m));
+    *m_out = step;
+  }
+  *g_out = step;
+  *p_out = __fsub_rn(p, step);
+}
+
+// Round to float16 and back: one float16 operation when applied to a float result of float16
+// operands (see FusedMomentumStepHalfMath on the CPU).
+__device__ __forceinline__ float R16(float x) { return __half2float(__float2half_rn(x)); }
+
+__global__ void FusedMomentumFloatKernel(int64_t n, const float* g, const float* m,
+                                         const float* lr, const float* p, float* g_out,
+                                         float* m_out, float* p_out, float mu, float wd,
+                                         bool nesterov) {
+  const float rate = lr[0];
+  HALFCAF_KERNEL_LOOP(i, n) {
+    float go, mo, po;
+    FusedStepFloat(g[i], m[i], p[i], rate, mu, wd, nesterov, &go, &mo, &po);
+    g_out[i] = go;
+    m_out[i] = mo;
+    p_out[i] = po;
+  }
+}
+
+__global__ void FusedMomentumHalfKernel(int64_t n, const __half* g, const __half* m,
+                                        const float* lr, const __half* p, __half* g_out,
+                                        __half* m_out, __half* p_out, float mu, float wd,
+                                        bool nesterov, bool fp16_math) {
+  const float rate = lr[0];
+  if (!fp16_math) {
+    HALFCAF_KERNEL_LOOP(i, n) {
+      float go, mo, po;
+      FusedStepFloat(__half2float(g[i]), __half2float(m[i]), __half2float(p[i]), rate, mu, wd,
+                     nesterov, &go, &mo, &po);
+      g_out[i] = __float2half_rn(go);
+      m_out[i] = __float2half_rn(mo);
+      p_out[i] = __float2half_rn(po);
+    }
+    return;
+  }
+  const float lr_h = R16(rate), mu_h = R16(mu), wd_h = R16(wd);
+  const float one_mu = R16(__fadd_rn(1.f, mu_h));
+  HALFCAF_KERNEL_LOOP(i, n) {
+    const float pi = __half2float(p[i]), mi = __half2float(m[i]);
+    const float gi = R16(__fadd_rn(__half2float(g[i]), R16(__fmul_rn(wd_h, pi))));
+    float step, m_new;
+    if (nesterov) {
+      m_new = R16(__fadd_rn(R16(__fmul_rn(mu_h, mi)), R16(__fmul_rn(lr_h, gi))));
+      step = R16(__fsub_rn(R16(__fmul_rn(one_mu, m_new)), R16(__fmul_rn(mu_h, mi))));
+    } else {
+      step = m_new = R16(__fadd_rn(R16(__fmul_rn(lr_h, gi)), R16(__fmul_rn(mu_h, mi))));
+    }
+    m_out[i] = __float2half_rn(m_new);
+    g_out[i] = __float2half_rn(step);
+    p_out[i] = __float2half_rn(__fsub_rn(pi, step));
+  }
+}
+
 __global__ void UpdateLossScaleKernel(float* scale, const float* found_inf, int64_t* good,
                                       int64_t* skipped, float growth, float backoff,
                                       int64_t growth_interval, float min_scale, float max_scale) {
@@ -95,6 +166,26 @@ void MixedPrecisionMomentumSGD(int64_t n, DataType g_type, const void* g, float*
   MixedPrecisionMomentumSGDKernel<<<Blocks(n), kThreads, 0, stream>>>(
       n, detail::In(g_type, g, "grad"), m, p, lr, loss_scale, found_inf,
       reinterpret_cast<__half*>(copy), momentum, weight_decay, nesterov);
+  HALFCAF_LAUNCH_CHECK();
+}
+
+void FusedMomentumSGD(int64_t n, DataType dtype, const void* g, const void* m, const float* lr,
+                      const void* p, void* g_out, void* m_out, void* p_out, float momentum,
+                      float weight_decay, bool nesterov, bool fp16_math, cudaStream_t stream) {
+  if (n == 0) return;
+  if (dtype == DataType::FLOAT) {
+    FusedMomentumFloatKernel<<<Blocks(n), kThreads, 0, stream>>>(
+        n, static_cast<const float*>(g), static_cast<const float*>(m), lr,
+        static_cast<const float*>(p), static_cast<float*>(g_out), static_cast<float*>(m_out),
+        static_cast<float*>(p_out), momentum, weight_decay, nesterov);
+  } else {
+    HALFCAF_ENFORCE(dtype == DataType::FLOAT16, "FusedMomentumSGD: float or float16 expected, got ",
+                    DataTypeName(dtype));
+    FusedMomentumHalfKernel<<<Blocks(n), kThreads, 0, stream>>>(
+        n, static_cast<const __half*>(g), static_cast<const __half*>(m), lr,
+        static_cast<const __half*>(p), static_cast<__half*>(g_out), static_cast<__half*>(m_out),
+        static_cast<__half*>(p_out), momentum, weight_decay, nesterov, fp16_math);
+  }
   HALFCAF_LAUNCH_CHECK();
 }
 

@@ -32,6 +32,15 @@ void MixedPrecisionMomentumSGD(int64_t n, DataType g_type, const void* g, float*
                                Half* copy, float momentum, float weight_decay, bool nesterov,
                                cudaStream_t stream);
 
+// FP16MomentumSGDUpdate / FP32MomentumSGDUpdate (operators/fp16_momentum_sgd_op.h has the rule
+// and the float16-math rounding points), lr = lr[0] read on the device. dtype is FLOAT or FLOAT16
+// for g, m, p and the outputs; fp16_math selects float16 arithmetic (FLOAT16 only), otherwise
+// the step is computed in float and each output rounded once. No multiply-add is fused, so the
+// results equal the CPU operator's bit for bit. Any output may alias its own input.
+void FusedMomentumSGD(int64_t n, DataType dtype, const void* g, const void* m, const float* lr,
+                      const void* p, void* g_out, void* m_out, void* p_out, float momentum,
+                      float weight_decay, bool nesterov, bool fp16_math, cudaStream_t stream);
+
 // One step of the dynamic loss-scale rule (LossScaleRule::Step in operators/loss_scale_op.h), run
 // by a single device thread on device-resident state: scale[0] (float), found_inf[0] (float),
 // good_steps[0] and skipped_steps[0] (int64).

@@ -13,9 +13,11 @@ namespace {
 
 // Operators that stay on the CPU by design: data loading (DataInput, and Caffe2's DB readers
 // CreateDB / TensorProtosDBInput), the iteration counter (Caffe2 keeps Iter on the CPU;
-// LearningRate reads it there), checkpoint I/O and host-side debugging output.
+// LearningRate reads it there), its locked form AtomicIter and the host mutex it locks
+// (CreateMutex: a host object, not a tensor), checkpoint I/O and host-side debugging output.
 const std::set<std::string> kCpuOnly = {
-    "DataInput", "CreateDB", "TensorProtosDBInput", "Iter", "Save", "Load", "Print", "Summarize",
+    "DataInput", "CreateDB", "TensorProtosDBInput", "Iter",     "AtomicIter",
+    "CreateMutex", "Save",   "Load",                "Print",    "Summarize",
 };
 
 std::set<std::string> TypesOn(DeviceType device) {

@@ -9,6 +9,7 @@
 #include "core/tensor_proto.h"
 #include "tests/tools/tool_test_util.h"
 #include "tests/util/op_test_util.h"
+#include "tests/util/separable_classes.h"
 
 namespace halfcaf {
 namespace testing {
@@ -144,6 +145,38 @@ TEST(RunNetTest, BadInputGivesOneClearLine) {
   ExpectCleanError(RunTool("run_net", "--net " + kMlp + init + " --output_blobs zzz"), "'zzz'");
   // Nothing to do.
   ExpectCleanError(RunTool("run_net", ""), "nothing to run");
+}
+
+// A training net in the form Caffe2's Python optimizers write (CreateMutex + AtomicIter on the
+// CPU counter, LearningRate, FP16/FP32MomentumSGDUpdate; tests/data/caffe2_*_sgd_*.pbtxt) runs
+// unmodified through run_net: the counter counts the iterations and the loss drops.
+TEST(RunNetTest, RunsCaffe2OptimizerTrainingNets) {
+  const std::string dir = TestTempDir();
+  const std::string data = std::string(HALFCAF_SOURCE_DIR) + "/tests/data/";
+  const SeparableClasses problem(24, 4, 3, 5);
+  TensorProtos inputs;
+  TensorToProto(problem.data, "data", inputs.add_protos());
+  TensorToProto(problem.label, "label", inputs.add_protos());
+  WriteProtoToFile(inputs, dir + "/separable.pb", /*text=*/false);
+  for (const std::string precision : {"fp16", "fp32"}) {
+    float loss[2] = {0, 0};
+    const int iters[2] = {1, 40};
+    for (int k = 0; k < 2; ++k) {
+      SCOPED_TRACE(precision + ", " + std::to_string(iters[k]) + " iterations");
+      const std::string out = dir + "/trained_" + precision + ".pb";
+      auto r = RunTool("run_net", "--init_net " + data + "caffe2_" + precision +
+                                      "_sgd_init_net.pbtxt --net " + data + "caffe2_" +
+                                      precision + "_sgd_train_net.pbtxt --inputs " + dir +
+                                      "/separable.pb --iters " + std::to_string(iters[k]) +
+                                      " --output_blobs optimizer_iteration,loss --output " + out);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      Workspace ws;
+      ASSERT_EQ(FeedTensorProtosFile(out, &ws), 2);
+      EXPECT_EQ(ws.GetTensor("optimizer_iteration").data<int64_t>()[0], iters[k]);
+      loss[k] = ws.GetTensor("loss").data<float>()[0];
+    }
+    EXPECT_LT(loss[1], 0.3f * loss[0]) << precision << ": loss after 1 and 40 iterations";
+  }
 }
 
 }  // namespace
