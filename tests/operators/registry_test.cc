@@ -18,26 +18,27 @@ namespace {
 // MixedPrecisionMomentumSGDUpdate and DataInput are halfcaf's own (mixed precision, data input).
 const std::vector<std::string> kForwardOps = {
     "Accuracy", "Add", "Alias", "AveragePool", "AveragePool2D", "AveragedLoss", "Cast",
-    "CheckFinite", "Clip", "Concat", "ConstantFill", "Conv", "Conv2D", "Copy", "CreateDB",
-    "DataInput", "DepthConcat", "DepthSplit", "Div", "Dropout", "EnsureCPUOutput", "FC", "Flatten",
-    "FloatToHalf", "GaussianFill", "GivenTensorBoolFill", "GivenTensorDoubleFill",
-    "GivenTensorFill", "GivenTensorInt64Fill", "GivenTensorIntFill", "HalfToFloat", "Iter",
-    "LabelCrossEntropy", "LearningRate", "Load", "MSRAFill", "MaxPool", "MaxPool2D",
-    "MixedPrecisionMomentumSGDUpdate", "MomentumSGD", "MomentumSGDUpdate", "Mul", "NCHW2NHWC",
-    "NHWC2NCHW", "Negative", "Print", "ReduceMean", "ReduceSum", "Relu", "Reshape", "Save",
-    "Scale", "Sigmoid", "Softmax", "SoftmaxWithLoss", "SpatialBN", "Split", "Sqr",
+    "CheckFinite", "Clip", "Concat", "ConstantFill", "Conv", "Conv2D", "Copy", "CopyFromCPUInput",
+    "CreateDB", "DataInput", "DepthConcat", "DepthSplit", "Div", "Dropout", "EnsureCPUOutput",
+    "FC", "FCTransposed", "Flatten", "FloatToHalf", "Free", "GaussianFill", "GivenTensorBoolFill",
+    "GivenTensorDoubleFill", "GivenTensorFill", "GivenTensorInt64Fill", "GivenTensorIntFill",
+    "HalfToFloat", "Iter", "LabelCrossEntropy", "LearningRate", "Load", "MSRAFill", "MaxPool",
+    "MaxPool2D", "MixedPrecisionMomentumSGDUpdate", "MomentumSGD", "MomentumSGDUpdate", "Mul",
+    "NCHW2NHWC", "NHWC2NCHW", "Negative", "Print", "ReduceMean", "ReduceSum", "Relu", "Reshape",
+    "Save", "Scale", "Sigmoid", "Slice", "Softmax", "SoftmaxWithLoss", "SpatialBN", "Split", "Sqr",
     "SquaredL2Distance", "StopGradient", "Sub", "Sum", "Summarize", "Tanh", "TensorProtosDBInput",
     "Transpose", "UniformFill", "UniformIntFill", "UpdateLossScale", "WeightedSum", "XavierFill",
+    "ZeroGradient",
 };
 
 // Gradient operators (Caffe2 names; note DropoutGrad, not DropoutGradient).
 const std::vector<std::string> kGradientOps = {
     "AveragePool2DGradient", "AveragePoolGradient", "AveragedLossGradient", "ClipGradient",
     "Conv2DGradient", "ConvGradient", "DivGradient", "DropoutGrad", "FCGradient",
-    "LabelCrossEntropyGradient", "MaxPool2DGradient", "MaxPoolGradient", "ReduceMeanGradient",
-    "ReduceSumGradient", "ReluGradient", "SigmoidGradient", "SoftmaxGradient",
-    "SoftmaxWithLossGradient", "SpatialBNGradient", "SquaredL2DistanceGradient", "TanhGradient",
-    "WeightedSumGradient",
+    "FCTransposedGradient", "LabelCrossEntropyGradient", "MaxPool2DGradient", "MaxPoolGradient",
+    "ReduceMeanGradient", "ReduceSumGradient", "ReluGradient", "SigmoidGradient", "SliceGradient",
+    "SoftmaxGradient", "SoftmaxWithLossGradient", "SpatialBNGradient", "SquaredL2DistanceGradient",
+    "TanhGradient", "WeightedSumGradient",
 };
 
 // Operators that only gradient makers emit (Flatten -> ResizeLike, Copy -> CopyOnDeviceLike,
@@ -60,6 +61,7 @@ std::vector<GradientCase> GradientCases() {
       {"Conv", 3, 1, {MakeArgument("kernel", 3)}, {"ConvGradient"}},
       {"Conv2D", 3, 1, {MakeArgument("kernel", 3)}, {"Conv2DGradient"}},
       {"FC", 3, 1, {}, {"FCGradient"}},
+      {"FCTransposed", 3, 1, {}, {"FCTransposedGradient"}},
       {"MaxPool", 1, 1, {MakeArgument("kernel", 2)}, {"MaxPoolGradient"}},
       {"MaxPool2D", 1, 1, {MakeArgument("kernel", 2)}, {"MaxPool2DGradient"}},
       {"AveragePool", 1, 1, {MakeArgument("kernel", 2)}, {"AveragePoolGradient"}},
@@ -102,6 +104,9 @@ std::vector<GradientCase> GradientCases() {
       {"Sum", 2, 1, {}, {}},
       {"Alias", 1, 1, {}, {}},
       {"StopGradient", 1, 1, {}, {}},
+      {"Slice", 1, 1, {MakeArgument("starts", std::vector<int64_t>{1})}, {"SliceGradient"}},
+      {"Slice", 3, 1, {}, {"SliceGradient"}},
+      {"ZeroGradient", 1, 0, {}, {"ConstantFill"}},
   };
 }
 
