@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/gradient.h"
 #include "tests/gpu/gpu_op_test_util.h"
 
 namespace halfcaf {
