@@ -36,10 +36,11 @@ OPERATOR_SCHEMA(Free)
     .CostInferenceFunction([](const OperatorDef&, const std::vector<TensorShape>&) {
       return OpCost{};
     })
-    .SetDoc("Frees blobs: each input (which must also be the output at the same position) is "
-            "emptied and its data released. A later op reading a freed blob fails until "
-            "something writes it again. Any contents. On CUDA the op's stream is drained first. "
-            "Not differentiable (asking for its gradient is an error).")
+    .SetDoc(
+        "Frees blobs: each input (which must also be the output at the same position) is "
+        "emptied and its data released. A later op reading a freed blob fails until "
+        "something writes it again. Any contents. On CUDA the op's stream is drained first. "
+        "Not differentiable (asking for its gradient is an error).")
     .Input(0, "X0, X1, ...", "blobs to free")
     .Output(0, "X0, X1, ...", "the same blobs, now empty");
 
@@ -52,10 +53,11 @@ OPERATOR_SCHEMA(ZeroGradient)
     .CostInferenceFunction([](const OperatorDef&, const std::vector<TensorShape>&) {
       return OpCost{};
     })
-    .SetDoc("Does nothing when run. In the backward pass it is always processed, although it "
-            "has no outputs, and gives X the gradient ConstantFill(X, value 0): a float zero "
-            "tensor of X's shape (summed with X's other gradients, if any). Use it to make sure "
-            "a blob that does not reach the loss still gets a gradient blob.")
+    .SetDoc(
+        "Does nothing when run. In the backward pass it is always processed, although it "
+        "has no outputs, and gives X the gradient ConstantFill(X, value 0): a float zero "
+        "tensor of X's shape (summed with X's other gradients, if any). Use it to make sure "
+        "a blob that does not reach the loss still gets a gradient blob.")
     .Input(0, "X", "blob that gets a zero gradient");
 
 }  // namespace halfcaf

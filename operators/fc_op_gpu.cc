@@ -1,7 +1,7 @@
-// FC, FCTransposed and their gradients on CUDA: cuBLAS GEMMs (gpu/cublas_gemm.h: float16 on tensor cores with FP32
-// accumulation, float as real FP32 math). Same shapes, arguments and errors as the CPU operators
-// in fc_op.cc, which also hold the schemas and the gradient maker. X, W (and dY) must share one
-// dtype on CUDA; the bias may be float or float16.
+// FC, FCTransposed and their gradients on CUDA: cuBLAS GEMMs (gpu/cublas_gemm.h: float16 on
+// tensor cores with FP32 accumulation, float as real FP32 math). Same shapes, arguments and errors
+// as the CPU operators in fc_op.cc, which also hold the schemas and the gradient maker. X, W (and
+// dY) must share one dtype on CUDA; the bias may be float or float16.
 #include "core/float_io.h"
 #include "core/operator.h"
 #include "gpu/cublas_gemm.h"
@@ -49,9 +49,9 @@ class FCCUDAOp final : public Operator<CUDAContext> {
   template <typename T>
   void Run(const FCShape& s, const Tensor& X, const Tensor& W, const Tensor& B, Tensor* Y) {
     T* y = Y->mutable_data<T>();
-    // Y = b (broadcast over rows), then Y = X W^T + Y (FCTransposed: X W + Y) in one GEMM with an FP32 epilogue. With
-    // float16 Y the bias is rounded to float16 first (CPU rounds once, at the end): a difference
-    // of at most half a float16 ulp of b.
+    // Y = b (broadcast over rows), then Y = X W^T + Y (FCTransposed: X W + Y) in one GEMM with an
+    // FP32 epilogue. With float16 Y the bias is rounded to float16 first (CPU rounds once, at the
+    // end): a difference of at most half a float16 ulp of b.
     if (B.dtype() == DataType::FLOAT) {
       gpu::ChannelBias(s.M, s.N, 1, B.data<float>(), y, false, context_.stream());
     } else {

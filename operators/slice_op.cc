@@ -23,8 +23,8 @@ SlicePlan PlanSlice(const std::vector<int64_t>& dims, const std::vector<int64_t>
     // Negative v counts from past the end: -1 is d, -(d + 1) is 0.
     if (s < 0) s += d + 1;
     if (e < 0) e += d + 1;
-    HALFCAF_ENFORCE(s >= 0, "start index ", starts[i], " for dim ", i, " (size ", d,
-                    ") of data ", DimsString(dims), " is out of range: a negative index v means ",
+    HALFCAF_ENFORCE(s >= 0, "start index ", starts[i], " for dim ", i, " (size ", d, ") of data ",
+                    DimsString(dims), " is out of range: a negative index v means ",
                     "size + 1 + v, so it must be at least ", -(d + 1));
     HALFCAF_ENFORCE(e >= 0, "end index ", ends[i], " for dim ", i, " (size ", d, ") of data ",
                     DimsString(dims), " is out of range: a negative index v means size + 1 + v, ",
@@ -99,8 +99,7 @@ SlicePlan SliceBounds::Plan(const OperatorBase& op, const std::vector<int64_t>& 
   return PlanSlice(dims, starts_, ends_);
 }
 
-SlicePlan SliceBounds::PlanGradient(const OperatorBase& op, const Tensor& data,
-                                    const Tensor& dY) {
+SlicePlan SliceBounds::PlanGradient(const OperatorBase& op, const Tensor& data, const Tensor& dY) {
   SlicePlan p = Plan(op, data.dims());
   HALFCAF_ENFORCE(dY.dims() == p.out_dims, "dY has dims ", DimsString(dY.dims()),
                   " but the slice of data ", DimsString(data.dims()), " has dims ",
@@ -108,8 +107,7 @@ SlicePlan SliceBounds::PlanGradient(const OperatorBase& op, const Tensor& data,
   return p;
 }
 
-SliceOp::SliceOp(const OperatorDef& def, Workspace* ws)
-    : Operator(def, ws), bounds_(*this, 1) {}
+SliceOp::SliceOp(const OperatorDef& def, Workspace* ws) : Operator(def, ws), bounds_(*this, 1) {}
 
 void SliceOp::RunOnDevice() {
   const Tensor& X = Input(0);
@@ -203,14 +201,15 @@ OPERATOR_SCHEMA(Slice)
     .NumOutputs(1)
     .TensorInferenceFunction(SliceShapeInference)
     .CostInferenceFunction(SliceCost)
-    .SetDoc("Takes a slice of `data`: Y = data[starts[0]:ends[0], starts[1]:ends[1], ...]. The "
-            "bounds are the `starts` / `ends` arguments, or inputs 1 and 2 (1-D int32 or int64 "
-            "tensors on the CPU, also for a CUDA op); the two lists have one entry per leading "
-            "dim, and dims beyond them are taken whole. A negative index v means dim + 1 + v "
-            "(-1 is the end of the dim, -(dim + 1) its start); indices above the dim are clamped "
-            "to it; anything else out of range, or a start after its end, is an error. As in "
-            "Caffe2, at most one dimension may actually be cut (the others must be taken whole). "
-            "Any data type. Gradient: SliceGradient.")
+    .SetDoc(
+        "Takes a slice of `data`: Y = data[starts[0]:ends[0], starts[1]:ends[1], ...]. The "
+        "bounds are the `starts` / `ends` arguments, or inputs 1 and 2 (1-D int32 or int64 "
+        "tensors on the CPU, also for a CUDA op); the two lists have one entry per leading "
+        "dim, and dims beyond them are taken whole. A negative index v means dim + 1 + v "
+        "(-1 is the end of the dim, -(dim + 1) its start); indices above the dim are clamped "
+        "to it; anything else out of range, or a start after its end, is an error. As in "
+        "Caffe2, at most one dimension may actually be cut (the others must be taken whole). "
+        "Any data type. Gradient: SliceGradient.")
     .Arg("starts", "ints: first index kept, per leading dim (when not given as input 1)")
     .Arg("ends", "ints: one past the last index kept, per leading dim (when not given as input 2)")
     .Input(0, "data", "tensor to slice, any data type")
@@ -225,9 +224,10 @@ OPERATOR_SCHEMA(SliceGradient)
       return std::vector<TensorShape>{TensorShape{in[0].dims, in.back().dtype}};
     })
     .CostInferenceFunction(SliceGradientCost)
-    .SetDoc("Gradient of Slice: ddata has data's shape and dY's type, zero outside the slice and "
-            "dY inside it. Inputs data, dY (bounds from the `starts` / `ends` arguments) or data, "
-            "starts, ends, dY, as the forward op had them.")
+    .SetDoc(
+        "Gradient of Slice: ddata has data's shape and dY's type, zero outside the slice and "
+        "dY inside it. Inputs data, dY (bounds from the `starts` / `ends` arguments) or data, "
+        "starts, ends, dY, as the forward op had them.")
     .Arg("starts", "ints: as in the forward op")
     .Arg("ends", "ints: as in the forward op")
     .Input(0, "data", "forward input (for its shape)")

@@ -14,8 +14,7 @@ namespace {
 const Device kGpu{DeviceType::CUDA, 0};
 
 TEST(SliceBlobGpuTest, Registered) {
-  for (const char* type :
-       {"Slice", "SliceGradient", "Free", "ZeroGradient", "CopyFromCPUInput"}) {
+  for (const char* type : {"Slice", "SliceGradient", "Free", "ZeroGradient", "CopyFromCPUInput"}) {
     EXPECT_TRUE(OperatorRegistry::HasType(DeviceType::CUDA, type)) << type;
   }
 }
@@ -43,18 +42,18 @@ TEST(SliceBlobGpuTest, SliceMatchesCpu) {
   const struct {
     std::vector<int64_t> dims, starts, ends;
   } cases[] = {
-      {{3, 7, 5}, {0, 2}, {3, 6}},         // middle dim
-      {{3, 7, 5}, {1}, {-1}},              // first dim, negative end
-      {{3, 7, 5}, {0, 0, -4}, {-1, 7, 5}}, // last dim
-      {{3, 7, 5}, {0, 3}, {3, 3}},         // empty slice
-      {{4, 9}, {}, {}},                    // whole tensor
+      {{3, 7, 5}, {0, 2}, {3, 6}},          // middle dim
+      {{3, 7, 5}, {1}, {-1}},               // first dim, negative end
+      {{3, 7, 5}, {0, 0, -4}, {-1, 7, 5}},  // last dim
+      {{3, 7, 5}, {0, 3}, {3, 3}},          // empty slice
+      {{4, 9}, {}, {}},                     // whole tensor
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(DimsString(c.starts) + " " + DimsString(c.ends));
     const Tensor x = RandomTensor(c.dims, 5);
-    const auto fwd = MakeOperatorDef("Slice", "", {"X"}, {"Y"},
-                                     {MakeArgument("starts", c.starts),
-                                      MakeArgument("ends", c.ends)});
+    const auto fwd =
+        MakeOperatorDef("Slice", "", {"X"}, {"Y"},
+                        {MakeArgument("starts", c.starts), MakeArgument("ends", c.ends)});
     // The slice's shape, from the CPU op, for the gradient's dY.
     Workspace ws;
     RunOp(fwd, {{"X", x}}, &ws);
@@ -74,10 +73,10 @@ TEST(SliceBlobGpuTest, SliceMatchesCpu) {
       // Twice: the zero fill must clear what the first run left.
       ExpectCudaIdentical(MakeOperatorDef("SliceGradient", "", {"X", "s", "e", "dY"}, {"dX"}), in,
                           {"s", "e"}, 2);
-      ExpectCudaIdentical(MakeOperatorDef("SliceGradient", "", {"X", "dY"}, {"dX"},
-                                          {MakeArgument("starts", c.starts),
-                                           MakeArgument("ends", c.ends)}),
-                          {{"X", in["X"]}, {"dY", in["dY"]}});
+      ExpectCudaIdentical(
+          MakeOperatorDef("SliceGradient", "", {"X", "dY"}, {"dX"},
+                          {MakeArgument("starts", c.starts), MakeArgument("ends", c.ends)}),
+          {{"X", in["X"]}, {"dY", in["dY"]}});
     }
   }
 }

@@ -55,7 +55,8 @@ TEST(FreeOpTest, SchemaEnforcesOneToOneInPlace) {
 
 TEST(FreeOpTest, ShouldNotBeDifferentiated) {
   try {
-    GetGradientForOp(MakeOperatorDef("Free", "", {"a"}, {"a"}), {GradientWrapper{"a_grad", "", ""}});
+    GetGradientForOp(MakeOperatorDef("Free", "", {"a"}, {"a"}),
+                     {GradientWrapper{"a_grad", "", ""}});
     FAIL() << "Free has no gradient";
   } catch (const EnforceNotMet& e) {
     EXPECT_NE(std::string(e.what()).find("should not be differentiated"), std::string::npos)
@@ -72,9 +73,9 @@ TEST(ZeroGradientOpTest, RunsAsANoOp) {
   ASSERT_NE(s, nullptr);
   EXPECT_THROW(s->Verify(MakeOperatorDef("ZeroGradient", "", {"X"}, {"Y"})), EnforceNotMet);
   EXPECT_THROW(s->Verify(MakeOperatorDef("ZeroGradient", "", {"X", "Z"}, {})), EnforceNotMet);
-  EXPECT_TRUE(s->InferShapes(MakeOperatorDef("ZeroGradient", "", {"X"}, {}),
-                             {{{2, 3}, DataType::FLOAT}})
-                  .empty());
+  EXPECT_TRUE(
+      s->InferShapes(MakeOperatorDef("ZeroGradient", "", {"X"}, {}), {{{2, 3}, DataType::FLOAT}})
+          .empty());
 }
 
 TEST(ZeroGradientOpTest, GradientIsAZeroFillOfXsShape) {

@@ -66,8 +66,8 @@ TEST(SliceOpTest, CutsOneDimAndTakesTheRestWhole) {
   RunOp(SliceDef({0, 1}, {3, 4}), {{"X", X}}, &ws);
   const Tensor& Y = ws.GetTensor("Y");
   EXPECT_EQ(Y.dims(), (std::vector<int64_t>{3, 3, 4}));
-  EXPECT_EQ(Bytes(Y), NaiveSlice(X.dims(), {0, 1, 0}, {3, 4, 4},
-                                 static_cast<const char*>(X.raw_data()), 4));
+  EXPECT_EQ(Bytes(Y),
+            NaiveSlice(X.dims(), {0, 1, 0}, {3, 4, 4}, static_cast<const char*>(X.raw_data()), 4));
 }
 
 TEST(SliceOpTest, NegativeIndicesCountFromPastTheEnd) {
@@ -102,12 +102,12 @@ TEST(SliceOpTest, BoundsAsInt32OrInt64Inputs) {
   Tensor X = RandomTensor({3, 6, 2}, 4);
   const auto want = RunAndGet(SliceDef({0, 2}, {-1, 5}), {{"X", X}});
   auto def = MakeOperatorDef("Slice", "", {"X", "s", "e"}, {"Y"});
-  EXPECT_EQ(RunAndGet(def, {{"X", X}, {"s", IntTensor({2}, {0, 2})}, {"e", IntTensor({2}, {-1, 5})}}),
-            want);
-  EXPECT_EQ(RunAndGet(def, {{"X", X},
-                            {"s", Int64Tensor({2}, {0, 2})},
-                            {"e", Int64Tensor({2}, {-1, 5})}}),
-            want);
+  EXPECT_EQ(
+      RunAndGet(def, {{"X", X}, {"s", IntTensor({2}, {0, 2})}, {"e", IntTensor({2}, {-1, 5})}}),
+      want);
+  EXPECT_EQ(
+      RunAndGet(def, {{"X", X}, {"s", Int64Tensor({2}, {0, 2})}, {"e", Int64Tensor({2}, {-1, 5})}}),
+      want);
   EXPECT_EQ(want.size(), 3u * 3 * 2);
 }
 
@@ -174,8 +174,7 @@ TEST(SliceOpTest, GradientMakerForms) {
             (std::vector<std::string>{"X", "Y_grad"}));
   EXPECT_EQ(g1.output(0), "X_grad");
   EXPECT_EQ(g1.arg_size(), 2);  // starts, ends copied
-  auto input_form =
-      GetGradientForOp(MakeOperatorDef("Slice", "", {"X", "s", "e"}, {"Y"}), {dy});
+  auto input_form = GetGradientForOp(MakeOperatorDef("Slice", "", {"X", "s", "e"}, {"Y"}), {dy});
   ASSERT_EQ(input_form.ops.size(), 1u);
   const OperatorDef& g3 = input_form.ops[0];
   EXPECT_EQ(std::vector<std::string>(g3.input().begin(), g3.input().end()),
@@ -185,11 +184,13 @@ TEST(SliceOpTest, GradientMakerForms) {
   EXPECT_TRUE(input_form.g_input[2].IsEmpty());
   // The gradient op runs with index inputs too.
   Workspace ws;
-  RunOp(g3, {{"X", RandomTensor({2, 4}, 1)}, {"s", IntTensor({2}, {1, 0})},
-             {"e", IntTensor({2}, {2, 4})}, {"Y_grad", FloatTensor({1, 4}, {1, 2, 3, 4})}},
+  RunOp(g3,
+        {{"X", RandomTensor({2, 4}, 1)},
+         {"s", IntTensor({2}, {1, 0})},
+         {"e", IntTensor({2}, {2, 4})},
+         {"Y_grad", FloatTensor({1, 4}, {1, 2, 3, 4})}},
         &ws);
-  EXPECT_EQ(ToFloatVector(ws.GetTensor("X_grad")),
-            (std::vector<float>{0, 0, 0, 0, 1, 2, 3, 4}));
+  EXPECT_EQ(ToFloatVector(ws.GetTensor("X_grad")), (std::vector<float>{0, 0, 0, 0, 1, 2, 3, 4}));
 }
 
 TEST(SliceOpTest, Fp16MatchesFp32) {
@@ -211,15 +212,15 @@ TEST(SliceOpTest, Errors) {
   ExpectError(SliceDef({1, 1}, {3, 5}), in, "cut both dim 0 and dim 1");
   ExpectError(SliceDef({0, 0}, {4}), in, "has 2 entries but ends [4] has 1");
   ExpectError(SliceDef({0, 0, 0}, {4, 6, 1}), in, "data has only 2 dims [4, 6]");
-  ExpectError(MakeOperatorDef("Slice", "", {"X", "s", "e"}, {"Y"},
-                              {MakeArgument("starts", std::vector<int64_t>{0})}),
-              {{"X", RandomTensor({4, 6}, 11)}, {"s", IntTensor({1}, {0})},
-               {"e", IntTensor({1}, {2})}},
-              "both as arguments and as inputs");
-  ExpectError(MakeOperatorDef("Slice", "", {"X", "s", "e"}, {"Y"}),
-              {{"X", RandomTensor({4, 6}, 11)}, {"s", RandomTensor({1}, 1)},
-               {"e", IntTensor({1}, {2})}},
-              "the starts input 's' must be a 1-D int32 or int64 tensor");
+  ExpectError(
+      MakeOperatorDef("Slice", "", {"X", "s", "e"}, {"Y"},
+                      {MakeArgument("starts", std::vector<int64_t>{0})}),
+      {{"X", RandomTensor({4, 6}, 11)}, {"s", IntTensor({1}, {0})}, {"e", IntTensor({1}, {2})}},
+      "both as arguments and as inputs");
+  ExpectError(
+      MakeOperatorDef("Slice", "", {"X", "s", "e"}, {"Y"}),
+      {{"X", RandomTensor({4, 6}, 11)}, {"s", RandomTensor({1}, 1)}, {"e", IntTensor({1}, {2})}},
+      "the starts input 's' must be a 1-D int32 or int64 tensor");
   ExpectError(MakeOperatorDef("SliceGradient", "", {"X", "dY"}, {"dX"},
                               {MakeArgument("starts", std::vector<int64_t>{1}),
                                MakeArgument("ends", std::vector<int64_t>{3})}),
