@@ -119,6 +119,9 @@ REGISTER_CUDA_OPERATOR(FloatToHalf, FloatToHalfCUDAOp);
 REGISTER_CUDA_OPERATOR(HalfToFloat, HalfToFloatCUDAOp);
 REGISTER_CUDA_OPERATOR(CopyCPUToGPU, CopyHostDeviceOp<true>);
 REGISTER_CUDA_OPERATOR(CopyGPUToCPU, CopyHostDeviceOp<false>);
+// CopyFromCPUInput (schema in copy_op.cc) is CopyCPUToGPU under the name Caffe2 gives the
+// "CPU input, output in the op's context" copy.
+REGISTER_CUDA_OPERATOR(CopyFromCPUInput, CopyHostDeviceOp<true>);
 REGISTER_GRADIENT(CopyCPUToGPU, GetCopyCPUToGPUGradient);
 REGISTER_GRADIENT(CopyGPUToCPU, GetCopyGPUToCPUGradient);
 

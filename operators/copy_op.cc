@@ -34,6 +34,8 @@ void EnsureCPUOutputOp::RunOnDevice() {
   OutputBlob(0)->GetMutableTensor(Device())->CopyFrom(X);
 }
 
+void CopyFromCPUInputOp::RunOnDevice() { Output(0)->CopyFrom(CPUInput(0)); }
+
 void StopGradientOp::RunOnDevice() {
   const Tensor& X = Input(0);
   Tensor* Y = Output(0);
@@ -73,10 +75,12 @@ REGISTER_CPU_OPERATOR(CopyOnDeviceLike, CopyOnDeviceLikeOp);
 REGISTER_CPU_OPERATOR(Alias, AliasOp);
 REGISTER_CPU_OPERATOR(StopGradient, StopGradientOp);
 REGISTER_CPU_OPERATOR(EnsureCPUOutput, EnsureCPUOutputOp);
+REGISTER_CPU_OPERATOR(CopyFromCPUInput, CopyFromCPUInputOp);
 REGISTER_GRADIENT(Copy, GetCopyGradient);
 REGISTER_GRADIENT(Alias, GetAliasGradient);
 NO_GRADIENT(StopGradient);
 NO_GRADIENT(EnsureCPUOutput);
+NO_GRADIENT(CopyFromCPUInput);
 
 OPERATOR_SCHEMA(Copy)
     .NumInputs(1)
@@ -119,6 +123,17 @@ OPERATOR_SCHEMA(EnsureCPUOutput)
             "No gradient.")
     .Input(0, "X", "tensor on the CPU or on the op's device")
     .Output(0, "Y", "a CPU copy of X");
+
+OPERATOR_SCHEMA(CopyFromCPUInput)
+    .NumInputs(1)
+    .NumOutputs(1)
+    .IdenticalTypeAndShape()
+    .CostInferenceFunction(CopyCost)
+    .SetDoc("Copies X, which must be a CPU tensor, into Y on the op's device: on CPU a plain "
+            "copy, on CUDA a host-to-device copy queued on the op's stream (through a pinned "
+            "staging buffer, like CopyCPUToGPU). Any data type. No gradient.")
+    .Input(0, "X", "CPU tensor")
+    .Output(0, "Y", "a copy of X on the op's device");
 
 OPERATOR_SCHEMA(StopGradient)
     .NumInputs(1)

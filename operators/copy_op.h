@@ -7,6 +7,8 @@
 // StopGradient: X -> Y, identity (a copy, or nothing in place); blocks gradients.
 // EnsureCPUOutput: X -> Y, a copy of X that is always a CPU tensor; X may be on the CPU or on the
 //   op's device (Caffe2's InputsCanCrossDevices). No gradient.
+// CopyFromCPUInput: X -> Y, where X is always a CPU tensor and Y lives on the op's device (on CPU
+//   a copy; on CUDA a host-to-device copy queued on the op's stream). No gradient.
 #pragma once
 
 #include "core/operator.h"
@@ -32,6 +34,12 @@ class AliasOp final : public Operator<CPUContext> {
 };
 
 class EnsureCPUOutputOp final : public Operator<CPUContext> {
+ public:
+  using Operator::Operator;
+  void RunOnDevice() override;
+};
+
+class CopyFromCPUInputOp final : public Operator<CPUContext> {
  public:
   using Operator::Operator;
   void RunOnDevice() override;

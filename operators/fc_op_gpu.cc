@@ -1,7 +1,7 @@
-// FC and FCGradient on CUDA: cuBLAS GEMMs (gpu/cublas_gemm.h: float16 on tensor cores with FP32
-// accumulation, float as real FP32 math). Same shapes, arguments and errors as the CPU operators
-// in fc_op.cc, which also hold the schemas and the gradient maker. X, W (and dY) must share one
-// dtype on CUDA; the bias may be float or float16.
+// FC, FCTransposed and their gradients on CUDA: cuBLAS GEMMs (gpu/cublas_gemm.h: float16 on
+// tensor cores with FP32 accumulation, float as real FP32 math). Same shapes, arguments and errors
+// as the CPU operators in fc_op.cc, which also hold the schemas and the gradient maker. X, W (and
+// dY) must share one dtype on CUDA; the bias may be float or float16.
 #include "core/float_io.h"
 #include "core/operator.h"
 #include "gpu/cublas_gemm.h"
@@ -22,6 +22,8 @@ void EnforceSameDtype(const Tensor& a, const char* a_name, const Tensor& b, cons
                   " and ", b_name, " ", b.DebugString(), " (insert FloatToHalf/HalfToFloat)");
 }
 
+// kTransposed = false: FC (W is (N, K)); true: FCTransposed (W is (K, N)).
+template <bool kTransposed>
 class FCCUDAOp final : public Operator<CUDAContext> {
  public:
   FCCUDAOp(const OperatorDef& def, Workspace* ws)
@@ -33,7 +35,7 @@ class FCCUDAOp final : public Operator<CUDAContext> {
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const Tensor& B = Input(2);
-    const FCShape s = CheckFCInputs(X, W, B, axis_, axis_w_);
+    const FCShape s = CheckFCInputs(X, W, B, axis_, axis_w_, kTransposed);
     EnforceSameDtype(X, "X", W, "W", DebugName());
     Tensor* Y = Output(0, FCOutputDims(X.dims(), s));
     if (X.dtype() == DataType::FLOAT) {
@@ -47,22 +49,23 @@ class FCCUDAOp final : public Operator<CUDAContext> {
   template <typename T>
   void Run(const FCShape& s, const Tensor& X, const Tensor& W, const Tensor& B, Tensor* Y) {
     T* y = Y->mutable_data<T>();
-    // Y = b (broadcast over rows), then Y = X W^T + Y in one GEMM with an FP32 epilogue. With
-    // float16 Y the bias is rounded to float16 first (CPU rounds once, at the end): a difference
-    // of at most half a float16 ulp of b.
+    // Y = b (broadcast over rows), then Y = X W^T + Y (FCTransposed: X W + Y) in one GEMM with an
+    // FP32 epilogue. With float16 Y the bias is rounded to float16 first (CPU rounds once, at the
+    // end): a difference of at most half a float16 ulp of b.
     if (B.dtype() == DataType::FLOAT) {
       gpu::ChannelBias(s.M, s.N, 1, B.data<float>(), y, false, context_.stream());
     } else {
       gpu::ChannelBias(s.M, s.N, 1, B.data<Half>(), y, false, context_.stream());
     }
     if (s.K == 0) return;
-    gpu::Gemm(&context_, Trans::kNo, Trans::kYes, s.M, s.N, s.K, 1.f, X.data<T>(), W.data<T>(), 1.f,
-              y);
+    gpu::Gemm(&context_, Trans::kNo, kTransposed ? Trans::kNo : Trans::kYes, s.M, s.N, s.K, 1.f,
+              X.data<T>(), W.data<T>(), 1.f, y);
   }
 
   int axis_, axis_w_;
 };
 
+template <bool kTransposed>
 class FCGradientCUDAOp final : public Operator<CUDAContext> {
  public:
   FCGradientCUDAOp(const OperatorDef& def, Workspace* ws)
@@ -76,12 +79,7 @@ class FCGradientCUDAOp final : public Operator<CUDAContext> {
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const Tensor& dY = Input(2);
-    EnforceFloatType(X, "X");
-    EnforceFloatType(W, "W");
-    EnforceFloatType(dY, "dY");
-    const FCShape s = ComputeFCShape(X.dims(), W.dims(), axis_, axis_w_);
-    HALFCAF_ENFORCE(dY.numel() == s.M * s.N, "dY has dims ", DimsString(dY.dims()),
-                    " but FC output is ", s.M, " x ", s.N);
+    const FCShape s = CheckFCGradientInputs(X, W, dY, axis_, axis_w_, kTransposed);
     EnforceSameDtype(X, "X", W, "W", DebugName());
     EnforceSameDtype(X, "X", dY, "dY", DebugName());
     if (X.dtype() == DataType::FLOAT) {
@@ -104,8 +102,13 @@ class FCGradientCUDAOp final : public Operator<CUDAContext> {
       gpu::Set(s.N * s.K, 0.f, dw, stream);
       gpu::Set(s.N, 0.f, db, stream);
     } else {
-      // dW (N x K) = dY^T X
-      gpu::Gemm(&context_, Trans::kYes, Trans::kNo, s.N, s.K, s.M, 1.f, dy, x, 0.f, dw);
+      if (kTransposed) {
+        // dW (K x N) = X^T dY
+        gpu::Gemm(&context_, Trans::kYes, Trans::kNo, s.K, s.N, s.M, 1.f, x, dy, 0.f, dw);
+      } else {
+        // dW (N x K) = dY^T X
+        gpu::Gemm(&context_, Trans::kYes, Trans::kNo, s.N, s.K, s.M, 1.f, dy, x, 0.f, dw);
+      }
       // db (1 x N) = ones (1 x M) * dY: a GEMM, so the column sums accumulate in FP32 too.
       gpu::Gemm(&context_, Trans::kNo, Trans::kNo, 1, s.N, s.M, 1.f, Ones<T>(s.M), dy, 0.f, db);
     }
@@ -114,8 +117,9 @@ class FCGradientCUDAOp final : public Operator<CUDAContext> {
       if (s.N == 0) {
         gpu::Set(s.M * s.K, 0.f, dx, stream);
       } else {
-        // dX (M x K) = dY W
-        gpu::Gemm(&context_, Trans::kNo, Trans::kNo, s.M, s.K, s.N, 1.f, dy, w, 0.f, dx);
+        // dX (M x K) = dY W (FCTransposed: dY W^T)
+        gpu::Gemm(&context_, Trans::kNo, kTransposed ? Trans::kYes : Trans::kNo, s.M, s.K, s.N,
+                  1.f, dy, w, 0.f, dx);
       }
     }
   }
@@ -136,7 +140,9 @@ class FCGradientCUDAOp final : public Operator<CUDAContext> {
 
 }  // namespace
 
-REGISTER_CUDA_OPERATOR(FC, FCCUDAOp);
-REGISTER_CUDA_OPERATOR(FCGradient, FCGradientCUDAOp);
+REGISTER_CUDA_OPERATOR(FC, FCCUDAOp<false>);
+REGISTER_CUDA_OPERATOR(FCGradient, FCGradientCUDAOp<false>);
+REGISTER_CUDA_OPERATOR(FCTransposed, FCCUDAOp<true>);
+REGISTER_CUDA_OPERATOR(FCTransposedGradient, FCGradientCUDAOp<true>);
 
 }  // namespace halfcaf

@@ -101,6 +101,8 @@ TEST(CublasGemmTest, EmptyInnerDimension) {
 TEST(FCGpuTest, Registered) {
   EXPECT_TRUE(OperatorRegistry::HasType(DeviceType::CUDA, "FC"));
   EXPECT_TRUE(OperatorRegistry::HasType(DeviceType::CUDA, "FCGradient"));
+  EXPECT_TRUE(OperatorRegistry::HasType(DeviceType::CUDA, "FCTransposed"));
+  EXPECT_TRUE(OperatorRegistry::HasType(DeviceType::CUDA, "FCTransposedGradient"));
 }
 
 std::map<std::string, Tensor> FCInputs(int64_t M, int64_t K, int64_t N, uint32_t seed) {
@@ -185,6 +187,77 @@ TEST(FCGpuTest, Errors) {
   };
   expect_error({"X", "W5", "b"}, "inner dimensions must match");
   expect_error({"X", "W", "b4"}, "b has 4 elements");
+  expect_error({"Xh", "W", "b"}, "of one dtype");
+}
+
+// ---- FCTransposed: W (K, N) ---------------------------------------------------------------------
+
+TEST(FCTransposedGpuTest, ForwardMatchesCpu) {
+  REQUIRE_GPU();
+  const auto def = MakeOperatorDef("FCTransposed", "", {"X", "W", "b"}, {"Y"});
+  auto inputs = [](int64_t M, int64_t K, int64_t N, uint32_t seed) {
+    return std::map<std::string, Tensor>{{"X", RandomTensor({M, K}, seed)},
+                                         {"W", RandomTensor({K, N}, seed + 1)},
+                                         {"b", RandomTensor({N}, seed + 2)}};
+  };
+  for (DataType dt : kDtypes) {
+    SCOPED_TRACE(DataTypeName(dt));
+    DeviceChecker().Check(def, AsDtype(inputs(5, 12, 7, 1), dt));
+    DeviceChecker().Check(def, AsDtype(inputs(64, 128, 33, 4), dt));
+    DeviceChecker().Check(MakeOperatorDef("FCTransposed", "", {"X", "W", "b"}, {"Y"},
+                                          {MakeArgument("axis", 2), MakeArgument("axis_w", 1)}),
+                          AsDtype({{"X", RandomTensor({2, 3, 4}, 7)},
+                                   {"W", RandomTensor({4, 5, 1}, 8)},
+                                   {"b", RandomTensor({5}, 9)}},
+                                  dt));
+  }
+  // The FP32 path is real FP32 math here too.
+  DeviceCheckOptions opts;
+  opts.atol = 2e-4f;
+  opts.rtol = 0.f;
+  DeviceChecker(opts).Check(def, inputs(32, 512, 48, 31));
+}
+
+TEST(FCTransposedGpuTest, GradientMatchesCpu) {
+  REQUIRE_GPU();
+  for (DataType dt : kDtypes) {
+    SCOPED_TRACE(DataTypeName(dt));
+    for (auto dims : {std::vector<int64_t>{9, 13, 6}, std::vector<int64_t>{64, 96, 40},
+                      std::vector<int64_t>{0, 5, 3}}) {
+      const int64_t M = dims[0], K = dims[1], N = dims[2];
+      std::map<std::string, Tensor> in{{"X", RandomTensor({M, K}, 41)},
+                                       {"W", RandomTensor({K, N}, 42)},
+                                       {"dY", RandomTensor({M, N}, 43)}};
+      DeviceChecker().Check(
+          MakeOperatorDef("FCTransposedGradient", "", {"X", "W", "dY"}, {"dW", "db", "dX"}),
+          AsDtype(in, dt));
+      DeviceChecker().Check(
+          MakeOperatorDef("FCTransposedGradient", "", {"X", "W", "dY"}, {"dW", "db"}),
+          AsDtype(in, dt));
+    }
+  }
+}
+
+TEST(FCTransposedGpuTest, Errors) {
+  REQUIRE_GPU();
+  Workspace ws;
+  const Device gpu{DeviceType::CUDA, 0};
+  ws.CreateTensor("X", gpu)->CopyFrom(RandomTensor({4, 6}, 1));
+  ws.CreateTensor("Xh", gpu)->CopyFrom(ToHalf(RandomTensor({4, 6}, 1)));
+  ws.CreateTensor("W", gpu)->CopyFrom(RandomTensor({6, 3}, 2));
+  ws.CreateTensor("Wfc", gpu)->CopyFrom(RandomTensor({3, 6}, 2));
+  ws.CreateTensor("b", gpu)->CopyFrom(RandomTensor({3}, 3));
+  auto expect_error = [&](const std::vector<std::string>& in, const std::string& needle) {
+    auto def = MakeOperatorDef("FCTransposed", "", in, {"Y"});
+    def.mutable_device_option()->set_device_type(1);
+    try {
+      CreateOperator(def, &ws)->Run(0);
+      FAIL() << "accepted " << DimsString(in);
+    } catch (const EnforceNotMet& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error({"X", "Wfc", "b"}, "inner dimensions must match");
   expect_error({"Xh", "W", "b"}, "of one dtype");
 }
 

@@ -342,6 +342,52 @@ TEST(BackwardTest, ContributionsOnDifferentDevicesAreAnError) {
   EXPECT_NE(msg.find("'X'"), std::string::npos) << msg;
 }
 
+// ZeroGradient has no outputs, so no output gradient can reach it; Backward processes it anyway.
+// z is read only by ZeroGradient: it gets a zero gradient (and its producer's parameters zero
+// gradients). h is read by ZeroGradient and by the loss path: the zero contribution is summed in.
+NetDef ZeroGradientNet() {
+  return MakeNet({FC("data", "f0", "h"), FC("data", "fz", "z"), Op("ZeroGradient", {"z"}, {}),
+                  Op("ZeroGradient", {"h"}, {}), FC("h", "f1", "o"),
+                  Op("BackwardTestSquareSum", {"o"}, {"loss"})});
+}
+
+TEST(BackwardTest, ZeroGradientIsProcessedWithoutOutputs) {
+  NetDef net = ZeroGradientNet();
+  auto grads = AddGradientOperators(&net, {"loss"});
+  auto ops = BackwardOps(net, 6);
+  ASSERT_EQ(ops.size(), 9u);
+  ExpectOp(ops[0], "ConstantFill", {"loss"}, {"loss_autogen_grad"});
+  ExpectOp(ops[1], "BackwardTestSquareSumGradient", {"o", "loss_autogen_grad"}, {"o_grad"});
+  ExpectOp(ops[2], "FCGradient", {"h", "f1_w", "o_grad"}, {"f1_w_grad", "f1_b_grad", "h_grad"});
+  // ZeroGradient(h): a zero fill, renamed, summed after h's earliest reader (the ZeroGradient).
+  ExpectOp(ops[3], "ConstantFill", {"h"}, {"_h_grad_autosplit_0"});
+  ASSERT_EQ(ops[3].arg_size(), 1);
+  EXPECT_EQ(ops[3].arg(0).f(), 0.f);
+  ExpectOp(ops[4], "Sum", {"h_grad", "_h_grad_autosplit_0"}, {"h_grad"});
+  // ZeroGradient(z): z's only gradient, which then flows into its producer.
+  ExpectOp(ops[5], "ConstantFill", {"z"}, {"z_grad"});
+  ExpectOp(ops[6], "FCGradient", {"data", "fz_w", "z_grad"},
+           {"fz_w_grad", "fz_b_grad", "data_grad"});
+  ExpectOp(ops[7], "FCGradient", {"data", "f0_w", "h_grad"},
+           {"f0_w_grad", "f0_b_grad", "_data_grad_autosplit_0"});
+  ExpectOp(ops[8], "Sum", {"data_grad", "_data_grad_autosplit_0"}, {"data_grad"});
+  EXPECT_EQ(grads.at("z").dense, "z_grad");
+  EXPECT_EQ(grads.at("h").dense, "h_grad");
+  EXPECT_EQ(grads.at("fz_w").dense, "fz_w_grad");
+}
+
+TEST(BackwardTest, ZeroGradientAloneMakesAGradientWithoutALossPath) {
+  // Nothing reaches the loss from w, yet ZeroGradient gives it a (zero) gradient blob.
+  NetDef net = MakeNet({FC("data", "f0", "o"), Op("BackwardTestSquareSum", {"o"}, {"loss"}),
+                        Op("ZeroGradient", {"w"}, {})});
+  auto grads = AddGradientOperators(&net, {"loss"});
+  ASSERT_TRUE(grads.count("w"));
+  EXPECT_EQ(grads.at("w").dense, "w_grad");
+  auto ops = BackwardOps(net, 3);
+  ASSERT_GE(ops.size(), 2u);
+  ExpectOp(ops[1], "ConstantFill", {"w"}, {"w_grad"});
+}
+
 // ---- errors ------------------------------------------------------------------------------------
 
 TEST(BackwardTest, LossNotProducedIsAnError) {
@@ -555,6 +601,35 @@ TEST(BackwardNumericTest, ResidualTwoLossesAndRepeatedInput) {
   c.losses = {"l1", "l2"};
   c.relu_outputs = {"x"};
   CheckAgainstFiniteDifferences(c);
+}
+
+TEST(BackwardNumericTest, ZeroGradientAddsZeroToTheLossPath) {
+  NumericCase c;
+  c.forward = ZeroGradientNet();
+  c.inputs["data"] = Rand({3, 4}, 100);
+  c.params.push_back("data");
+  AddFCParams(&c, "f0", 5, 4, 110);
+  AddFCParams(&c, "fz", 2, 4, 120);  // feeds only ZeroGradient: numeric gradient 0
+  AddFCParams(&c, "f1", 3, 5, 130);
+  c.losses = {"loss"};
+  CheckAgainstFiniteDifferences(c);
+
+  // The values: z's gradient is all zeros of z's shape; h's is exactly the loss path's, as in the
+  // same net without ZeroGradient ops.
+  NetDef full = c.forward;
+  AddGradientOperators(&full, c.losses);
+  auto ws = RunFresh(full, c.inputs);
+  const Tensor& z_grad = ws->GetTensor("z_grad");
+  EXPECT_EQ(z_grad.dims(), ws->GetTensor("z").dims());
+  EXPECT_EQ(ToFloatVector(z_grad), std::vector<float>(z_grad.numel(), 0.f));
+  EXPECT_EQ(ToFloatVector(ws->GetTensor("fz_w_grad")), std::vector<float>(2 * 4, 0.f));
+  NetDef plain = MakeNet({FC("data", "f0", "h"), FC("h", "f1", "o"),
+                          Op("BackwardTestSquareSum", {"o"}, {"loss"})});
+  AddGradientOperators(&plain, {"loss"});
+  auto ref = RunFresh(plain, c.inputs);
+  for (const char* blob : {"h_grad", "f0_w_grad", "f1_w_grad", "data_grad"}) {
+    EXPECT_EQ(ToFloatVector(ws->GetTensor(blob)), ToFloatVector(ref->GetTensor(blob))) << blob;
+  }
 }
 
 }  // namespace

@@ -85,6 +85,38 @@ TEST(StopGradientOpTest, BlocksGradient) {
   EXPECT_TRUE(meta.g_input[0].IsEmpty());
 }
 
+TEST(CopyFromCPUInputOpTest, DeepCopyOfAnyType) {
+  Tensor X = RandomTensor({3, 5}, 2);
+  Workspace ws;
+  auto def = MakeOperatorDef("CopyFromCPUInput", "", {"X"}, {"Y"});
+  RunOp(def, {{"X", X}}, &ws);
+  const Tensor& Y = ws.GetTensor("Y");
+  EXPECT_EQ(Y.dims(), X.dims());
+  EXPECT_EQ(Y.device(), Device());
+  EXPECT_EQ(ToFloatVector(Y), ToFloatVector(X));
+  EXPECT_FALSE(Y.SharesStorageWith(ws.GetTensor("X")));
+  RunOp(MakeOperatorDef("CopyFromCPUInput", "", {"H"}, {"G"}), {{"H", ToHalf(X)}}, &ws);
+  EXPECT_EQ(ws.GetTensor("G").dtype(), DataType::FLOAT16);
+  EXPECT_EQ(ToFloatVector(ws.GetTensor("G")), ToFloatVector(RoundThroughHalf(X)));
+  RunOp(MakeOperatorDef("CopyFromCPUInput", "", {"I"}, {"J"}), {{"I", IntTensor({3}, {4, 5, 6})}},
+        &ws);
+  EXPECT_EQ(ws.GetTensor("J").data<int32_t>()[2], 6);
+}
+
+TEST(CopyFromCPUInputOpTest, SchemaAndNoGradient) {
+  const OpSchema* s = OpSchemaRegistry::Schema("CopyFromCPUInput");
+  ASSERT_NE(s, nullptr);
+  auto def = MakeOperatorDef("CopyFromCPUInput", "", {"X"}, {"Y"});
+  auto out = s->InferShapes(def, {{{2, 7}, DataType::INT64}});
+  EXPECT_EQ(out[0].dims, (std::vector<int64_t>{2, 7}));
+  EXPECT_EQ(out[0].dtype, DataType::INT64);
+  EXPECT_DOUBLE_EQ(s->InferCost(def, {{{2, 7}, DataType::INT64}}).bytes_written, 2 * 7 * 8);
+  EXPECT_THROW(s->Verify(MakeOperatorDef("CopyFromCPUInput", "", {"X"}, {"X"})), EnforceNotMet);
+  auto meta = GetGradientForOp(def, {GradientWrapper{"Y_grad", "", ""}});
+  EXPECT_TRUE(meta.ops.empty());
+  EXPECT_TRUE(meta.g_input[0].IsEmpty());
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace halfcaf

@@ -19,17 +19,18 @@ namespace {
 const std::vector<std::string> kForwardOps = {
     "Accuracy", "Add", "Alias", "AtomicIter", "AveragePool", "AveragePool1D", "AveragePool2D",
     "AveragePool3D", "AveragedLoss", "Cast", "CheckFinite", "Clip", "Concat", "ConstantFill",
-    "Conv", "Conv1D", "Conv2D", "Conv3D", "Copy", "CreateDB", "CreateMutex", "DataInput",
-    "DepthConcat", "DepthSplit", "Div", "Dropout", "EnsureCPUOutput", "FC",
-    "FP16MomentumSGDUpdate", "FP32MomentumSGDUpdate", "Flatten", "FloatToHalf", "GaussianFill",
-    "GivenTensorBoolFill", "GivenTensorDoubleFill", "GivenTensorFill", "GivenTensorInt64Fill",
-    "GivenTensorIntFill", "HalfToFloat", "ImageInput", "Iter", "LabelCrossEntropy", "LearningRate",
-    "Load", "MSRAFill", "MaxPool", "MaxPool1D", "MaxPool2D", "MaxPool3D",
-    "MixedPrecisionMomentumSGDUpdate", "MomentumSGD", "MomentumSGDUpdate", "Mul", "NCHW2NHWC",
-    "NHWC2NCHW", "Negative", "Print", "ReduceMean", "ReduceSum", "Relu", "Reshape", "Save",
-    "Scale", "Sigmoid", "Softmax", "SoftmaxWithLoss", "SpatialBN", "Split", "Sqr",
+    "Conv", "Conv1D", "Conv2D", "Conv3D", "Copy", "CopyFromCPUInput", "CreateDB", "CreateMutex",
+    "DataInput", "DepthConcat", "DepthSplit", "Div", "Dropout", "EnsureCPUOutput", "FC",
+    "FCTransposed", "FP16MomentumSGDUpdate", "FP32MomentumSGDUpdate", "Flatten", "FloatToHalf",
+    "Free", "GaussianFill", "GivenTensorBoolFill", "GivenTensorDoubleFill", "GivenTensorFill",
+    "GivenTensorInt64Fill", "GivenTensorIntFill", "HalfToFloat", "ImageInput", "Iter",
+    "LabelCrossEntropy", "LearningRate", "Load", "MSRAFill", "MaxPool", "MaxPool1D", "MaxPool2D",
+    "MaxPool3D", "MixedPrecisionMomentumSGDUpdate", "MomentumSGD", "MomentumSGDUpdate", "Mul",
+    "NCHW2NHWC", "NHWC2NCHW", "Negative", "Print", "ReduceMean", "ReduceSum", "Relu", "Reshape",
+    "Save", "Scale", "Sigmoid", "Slice", "Softmax", "SoftmaxWithLoss", "SpatialBN", "Split", "Sqr",
     "SquaredL2Distance", "StopGradient", "Sub", "Sum", "Summarize", "Tanh", "TensorProtosDBInput",
     "Transpose", "UniformFill", "UniformIntFill", "UpdateLossScale", "WeightedSum", "XavierFill",
+    "ZeroGradient",
 };
 
 // Gradient operators (Caffe2 names; note DropoutGrad, not DropoutGradient).
@@ -37,9 +38,9 @@ const std::vector<std::string> kGradientOps = {
     "AveragePool1DGradient", "AveragePool2DGradient", "AveragePool3DGradient",
     "AveragePoolGradient", "AveragedLossGradient", "ClipGradient", "Conv1DGradient",
     "Conv2DGradient", "Conv3DGradient", "ConvGradient", "DivGradient", "DropoutGrad", "FCGradient",
-    "LabelCrossEntropyGradient", "MaxPool1DGradient", "MaxPool2DGradient", "MaxPool3DGradient",
-    "MaxPoolGradient", "ReduceMeanGradient",
-    "ReduceSumGradient", "ReluGradient", "SigmoidGradient", "SoftmaxGradient",
+    "FCTransposedGradient", "LabelCrossEntropyGradient", "MaxPool1DGradient", "MaxPool2DGradient",
+    "MaxPool3DGradient", "MaxPoolGradient", "ReduceMeanGradient", "ReduceSumGradient",
+    "ReluGradient", "SigmoidGradient", "SliceGradient", "SoftmaxGradient",
     "SoftmaxWithLossGradient", "SpatialBNGradient", "SquaredL2DistanceGradient", "TanhGradient",
     "WeightedSumGradient",
 };
@@ -66,6 +67,7 @@ std::vector<GradientCase> GradientCases() {
       {"Conv2D", 3, 1, {MakeArgument("kernel", 3)}, {"Conv2DGradient"}},
       {"Conv3D", 3, 1, {MakeArgument("kernels", std::vector<int64_t>{3, 3, 3})}, {"Conv3DGradient"}},
       {"FC", 3, 1, {}, {"FCGradient"}},
+      {"FCTransposed", 3, 1, {}, {"FCTransposedGradient"}},
       {"MaxPool", 1, 1, {MakeArgument("kernel", 2)}, {"MaxPoolGradient"}},
       {"MaxPool2D", 1, 1, {MakeArgument("kernel", 2)}, {"MaxPool2DGradient"}},
       {"AveragePool", 1, 1, {MakeArgument("kernel", 2)}, {"AveragePoolGradient"}},
@@ -115,6 +117,9 @@ std::vector<GradientCase> GradientCases() {
       {"Sum", 2, 1, {}, {}},
       {"Alias", 1, 1, {}, {}},
       {"StopGradient", 1, 1, {}, {}},
+      {"Slice", 1, 1, {MakeArgument("starts", std::vector<int64_t>{1})}, {"SliceGradient"}},
+      {"Slice", 3, 1, {}, {"SliceGradient"}},
+      {"ZeroGradient", 1, 0, {}, {"ConstantFill"}},
   };
 }
 
