@@ -21,6 +21,7 @@
 #include "core/proto_io.h"
 #include "core/workspace.h"
 #include "operators/db.h"
+#include "tests/util/net_file.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -32,22 +33,6 @@ const std::string kDir = std::string(HALFCAF_SHARED_DIR) + "/testdata/caffe2/";
 NetDef ReadNet(const std::string& file) {
   NetDef net;
   ReadProtoFromFile(kDir + file, &net);
-  return net;
-}
-
-// The text of a net file with every occurrence of `from` replaced by `to`, parsed.
-NetDef ReadNetReplacing(const std::string& file, const std::string& from, const std::string& to) {
-  std::ifstream in(kDir + file);
-  HALFCAF_ENFORCE(in.good(), kDir + file, ": cannot open the Caffe2 test net");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t n = 0;
-  for (size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size())) {
-    text.replace(p, from.size(), to);
-    ++n;
-  }
-  EXPECT_GT(n, 0u) << from << " not in " << file;
-  NetDef net;
-  ParseProtoFromString(text, kDir + file, &net);
   return net;
 }
 
@@ -175,8 +160,8 @@ class Caffe2TrainingNetTest : public ::testing::Test {
       txn->Commit();
     }
     reader_ = "dbreader_" + db_path;
-    init_ = ReadNetReplacing("mnist_train_init_net.pbtxt", kAuthorDB, db_path);
-    train_ = ReadNetReplacing("mnist_train_net.pbtxt", kAuthorDB, db_path);
+    init_ = ReadNetReplacing(kDir + "mnist_train_init_net.pbtxt", kAuthorDB, db_path);
+    train_ = ReadNetReplacing(kDir + "mnist_train_net.pbtxt", kAuthorDB, db_path);
     ASSERT_EQ(init_.op(0).type(), "CreateDB");
     ASSERT_EQ(init_.op(0).output(0), reader_);
     ASSERT_EQ(train_.op(0).type(), "TensorProtosDBInput");

@@ -12,6 +12,7 @@
 
 #include "core/proto_io.h"
 #include "core/workspace.h"
+#include "tests/util/net_file.h"
 #include "tests/util/op_test_util.h"
 #include "tests/util/separable_classes.h"
 
@@ -21,22 +22,9 @@ namespace {
 
 const std::string kData = std::string(HALFCAF_SOURCE_DIR) + "/tests/data/";
 
-// The net in `file`, with `from` replaced by `to` when given.
+// The net in tests/data/`file`, with `from` replaced by `to` when given.
 NetDef ReadNet(const std::string& file, const std::string& from = "", const std::string& to = "") {
-  std::ifstream in(kData + file);
-  HALFCAF_ENFORCE(in.good(), kData + file, ": cannot open");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!from.empty()) {
-    size_t n = 0;
-    for (size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size())) {
-      text.replace(p, from.size(), to);
-      ++n;
-    }
-    EXPECT_GT(n, 0u) << from << " not in " << file;
-  }
-  NetDef net;
-  ParseProtoFromString(text, kData + file, &net);
-  return net;
+  return ReadNetReplacing(kData + file, from, to);
 }
 
 struct TrainResult {

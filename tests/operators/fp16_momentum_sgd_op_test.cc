@@ -285,14 +285,7 @@ TEST(FP16MomentumSGDUpdateTest, Fp32UpdateIsTheFloatOpRounded) {
 }
 
 std::string RunError(const OperatorDef& def, const std::map<std::string, Tensor>& inputs) {
-  Workspace ws;
-  try {
-    RunOp(def, inputs, &ws);
-  } catch (const EnforceNotMet& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an error";
-  return "";
+  return RunOpError(def, inputs);
 }
 
 void ExpectErrorHas(const std::string& e, const std::string& needle) {

@@ -100,15 +100,7 @@ OperatorDef AtomicIterDef() {
                          {"optimizer_iteration"});
 }
 
-std::string RunError(const OperatorDef& def, Workspace* ws) {
-  try {
-    CreateOperator(def, ws)->Run(0);
-  } catch (const EnforceNotMet& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an error";
-  return "";
-}
+std::string RunError(const OperatorDef& def, Workspace* ws) { return RunOpError(def, {}, ws); }
 
 TEST(CreateMutexTest, StoresAMutexAndKeepsIt) {
   Workspace ws;

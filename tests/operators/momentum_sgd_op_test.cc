@@ -134,14 +134,7 @@ TEST(MomentumSGDTest, ThreeStepsInPlace) {
 }
 
 std::string RunError(const OperatorDef& def, const std::map<std::string, Tensor>& inputs) {
-  Workspace ws;
-  try {
-    RunOp(def, inputs, &ws);
-  } catch (const EnforceNotMet& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an error";
-  return "";
+  return RunOpError(def, inputs);
 }
 
 TEST(MomentumSGDUpdateTest, Errors) {

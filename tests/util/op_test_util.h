@@ -139,16 +139,27 @@ inline void CheckFp16MatchesFp32(const OperatorDef& def,
   }
 }
 
+// Feeds `inputs` into `ws` (a fresh workspace when null), creates `def` and runs it once, and
+// returns the message of the EnforceNotMet that throws (a test failure, and "", when none does).
+inline std::string RunOpError(const OperatorDef& def,
+                              const std::map<std::string, Tensor>& inputs = {},
+                              Workspace* ws = nullptr) {
+  Workspace own;
+  try {
+    RunOp(def, inputs, ws ? ws : &own);
+  } catch (const EnforceNotMet& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an error from " << def.type();
+  return "";
+}
+
 // Runs `def` on `inputs` and expects an EnforceNotMet whose message contains `substr`.
 inline void ExpectError(const OperatorDef& def, const std::map<std::string, Tensor>& inputs,
                         const std::string& substr) {
-  Workspace ws;
-  try {
-    RunOp(def, inputs, &ws);
-    ADD_FAILURE() << "expected an error containing '" << substr << "'";
-  } catch (const EnforceNotMet& e) {
-    EXPECT_NE(std::string(e.what()).find(substr), std::string::npos) << e.what();
-  }
+  const std::string e = RunOpError(def, inputs);
+  EXPECT_NE(e.find(substr), std::string::npos) << "expected an error containing '" << substr
+                                               << "', got: " << e;
 }
 
 }  // namespace testing
