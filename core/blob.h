@@ -30,6 +30,14 @@ class Blob {
                     TypeName(), "), not the requested ", typeid(T).name());
     return *static_cast<const T*>(obj_.get());
   }
+  // The held T as a shared pointer that shares ownership with the blob: the object lives on while
+  // the pointer does, even if the blob is reset (e.g. a background reader still using a DB
+  // reader). Throws like Get<T> if the blob holds something else.
+  template <typename T>
+  std::shared_ptr<T> GetShared() const {
+    Get<T>();  // type check
+    return std::shared_ptr<T>(obj_, static_cast<T*>(obj_.get()));
+  }
   // Returns the held T, replacing whatever else the blob held by a default-constructed T.
   template <typename T>
   T* GetMutable() {

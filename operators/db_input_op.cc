@@ -1,7 +1,9 @@
 #include "operators/db_input_op.h"
 
+#include <chrono>
 #include <climits>
 #include <cstring>
+#include <thread>
 
 #include "core/gradient.h"
 #include "core/tensor_proto.h"
@@ -41,7 +43,20 @@ CreateDBOp::CreateDBOp(const OperatorDef& def, Workspace* ws)
 void CreateDBOp::RunOnDevice() {
   Blob* blob = OutputBlob(0);
   // Close a reader this blob already holds first: a LevelDB can be open only once per process.
+  // An input op's prefetch thread may still be reading a batch from it (it holds the reader only
+  // while it reads): wait until the last user lets it go.
+  std::weak_ptr<db::DBReader> old;
+  if (blob->IsType<db::DBReader>()) old = blob->GetShared<db::DBReader>();
+  const std::string old_name = old.expired() ? "" : old.lock()->Describe();
   blob->Reset();
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(kCreateDBWaitSeconds);
+  while (!old.expired()) {
+    HALFCAF_ENFORCE(std::chrono::steady_clock::now() < deadline, "CreateDB: the previous reader "
+                    "of blob '", output_name(0), "' (", old_name, ") is still in use after ",
+                    kCreateDBWaitSeconds, " s; it must be closed before the DB is opened again");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   blob->Reset(std::make_shared<db::DBReader>(db_type_, db_, num_shards_, shard_id_));
 }
 
@@ -53,9 +68,11 @@ OPERATOR_SCHEMA(CreateDB)
     .NumOutputs(1)
     .SetDoc("Opens an existing key-value DB for reading and stores a DB reader (not a tensor) in "
             "its output blob, for TensorProtosDBInput. Each run reopens the DB, so reading "
-            "starts again at the first record. A missing or unreadable DB, or a db_type this "
-            "build lacks (LevelDB and LMDB are optional at build time: libleveldb-dev, "
-            "liblmdb-dev), fails with a message naming the type and the path.")
+            "starts again at the first record (if an input op's background thread is still "
+            "reading a batch from the previous reader, CreateDB waits until it is done, as a "
+            "LevelDB can be open only once per process). A missing or unreadable DB, or a "
+            "db_type this build lacks (LevelDB and LMDB are optional at build time: "
+            "libleveldb-dev, liblmdb-dev), fails with a message naming the type and the path.")
     .Output(0, "db_reader", "the DB reader (a non-tensor blob)")
     .Arg("db_type", "string, default leveldb: leveldb or lmdb (case-insensitive)")
     .Arg("db", "string, required: path of the DB (a folder for both leveldb and lmdb)")
@@ -66,10 +83,18 @@ OPERATOR_SCHEMA(CreateDB)
 // ---- TensorProtosDBInput -----------------------------------------------------------------------
 
 TensorProtosDBInputOp::TensorProtosDBInputOp(const OperatorDef& def, Workspace* ws)
-    : Operator(def, ws), batch_size_(GetSingleArgument<int64_t>("batch_size", 0)) {
+    : Operator(def, ws),
+      batch_size_(GetSingleArgument<int64_t>("batch_size", 0)),
+      batch_(static_cast<size_t>(OutputSize())),
+      prefetcher_(!GetSingleArgument<bool>("no_prefetch", false),
+                  {nullptr,
+                   [this](const std::shared_ptr<const db::DBReader>& r) { Produce(r); },
+                   nullptr}) {
   HALFCAF_ENFORCE(batch_size_ >= 0, "TensorProtosDBInput: batch_size must be >= 0, got ",
                   batch_size_);
 }
+
+TensorProtosDBInputOp::~TensorProtosDBInputOp() { prefetcher_.Stop(); }
 
 void TensorProtosDBInputOp::ParseRecord(const db::DBReader& reader, int64_t item) {
   auto where = [&] {
@@ -109,15 +134,11 @@ void TensorProtosDBInputOp::ParseRecord(const db::DBReader& reader, int64_t item
   }
 }
 
-void TensorProtosDBInputOp::RunOnDevice() {
-  const Blob& blob = InputBlob(0);
-  HALFCAF_ENFORCE(blob.IsType<db::DBReader>(), "input 0 '", input_name(0),
-                  "' is not a DB reader (make one with CreateDB); it holds ",
-                  blob.empty() ? "nothing" : (blob.IsTensor() ? "a tensor" : "another object"));
-  const db::DBReader& reader = blob.Get<db::DBReader>();
-  if (&reader != layout_reader_) {  // a new reader (CreateDB ran again): a new first record
-    have_layout_ = false;
-    layout_reader_ = &reader;
+void TensorProtosDBInputOp::Produce(const std::shared_ptr<const db::DBReader>& reader_ptr) {
+  const db::DBReader& reader = *reader_ptr;
+  if (!SameObject(layout_reader_, reader_ptr)) {  // a new reader (CreateDB ran again): a new
+    have_layout_ = false;                          // first record
+    layout_reader_ = reader_ptr;
   }
   const int64_t items = batch_size_ > 0 ? batch_size_ : 1;
   std::vector<char*> dst(OutputSize(), nullptr);
@@ -129,9 +150,10 @@ void TensorProtosDBInputOp::RunOnDevice() {
       for (int i = 0; i < OutputSize(); ++i) {
         std::vector<int64_t> dims = dims_[i];
         if (batch_size_ > 0) dims.insert(dims.begin(), batch_size_);
-        Tensor* out = Output(i, dims);
-        dst[i] = static_cast<char*>(out->raw_mutable_data(dtypes_[i]));
-        item_bytes[i] = out->nbytes() / static_cast<size_t>(items);
+        Tensor& out = batch_[i];
+        out.Resize(dims);
+        dst[i] = static_cast<char*>(out.raw_mutable_data(dtypes_[i]));
+        item_bytes[i] = out.nbytes() / static_cast<size_t>(items);
       }
     }
     for (int i = 0; i < OutputSize(); ++i) {
@@ -151,6 +173,17 @@ void TensorProtosDBInputOp::RunOnDevice() {
   }
 }
 
+void TensorProtosDBInputOp::RunOnDevice() {
+  const Blob& blob = InputBlob(0);
+  HALFCAF_ENFORCE(blob.IsType<db::DBReader>(), "input 0 '", input_name(0),
+                  "' is not a DB reader (make one with CreateDB); it holds ",
+                  blob.empty() ? "nothing" : (blob.IsTensor() ? "a tensor" : "another object"));
+  const std::shared_ptr<const db::DBReader> reader = blob.GetShared<db::DBReader>();
+  prefetcher_.Next(reader);
+  for (int i = 0; i < OutputSize(); ++i) Output(i)->CopyFrom(batch_[i]);
+  prefetcher_.Ahead(reader);
+}
+
 REGISTER_CPU_OPERATOR(TensorProtosDBInput, TensorProtosDBInputOp);
 NO_GRADIENT(TensorProtosDBInput);
 
@@ -164,13 +197,17 @@ OPERATOR_SCHEMA(TensorProtosDBInput)
             "each output is its tensor as stored. Outputs keep the stored type (BYTE data is "
             "given as uint8). Each run continues after the records the previous run read; at "
             "the end of the DB reading wraps to the first record. Every record must have the "
-            "same tensor count, dims and types as the first one read. Records are read when the "
-            "op runs (Caffe2 prefetches them on a background thread).")
+            "same tensor count, dims and types as the first one read. As in Caffe2, the next "
+            "batch is read on a background thread while the net runs (unless no_prefetch): the "
+            "batches are the same as without prefetching, and an error in a record is raised by "
+            "the run that consumes its batch. If CreateDB ran again, a batch prefetched from the "
+            "old reader is dropped and the run reads from the new one.")
     .Input(0, "db_reader", "the DB reader blob made by CreateDB")
     .Output(0, "tensor_0", "tensor 0 of the records, e.g. the images")
     .Output(1, "tensor_1", "optional: tensor 1 of the records, e.g. the labels (and so on)")
     .Arg("batch_size", "int, default 0: records per batch; 0 reads one record without a batch "
                        "axis")
-    .Arg("no_prefetch", "bool, default false: accepted for compatibility (no prefetching here)");
+    .Arg("no_prefetch", "bool, default false: read the records when the op runs instead of "
+                        "on a background thread one batch ahead");
 
 }  // namespace halfcaf

@@ -95,6 +95,7 @@ ImageInputConfig ImageInputConfig::Parse(const ArgumentHelper& args, bool has_in
   HALFCAF_ENFORCE(cfg.output_type == DataType::FLOAT || cfg.output_type == DataType::FLOAT16,
                   "ImageInput: argument 'output_type' must be float or float16, got ",
                   DataTypeName(cfg.output_type));
+  cfg.prefetch = !args.GetSingleArgument<bool>("no_prefetch", false);
   cfg.decode_threads = args.GetSingleArgument<int>("decode_threads", 4);
   HALFCAF_ENFORCE(cfg.decode_threads >= 1 && cfg.decode_threads <= 256,
                   "ImageInput: argument 'decode_threads' must be in [1, 256], got ",
@@ -184,15 +185,22 @@ bool AnyCodec() {
 
 }  // namespace
 
-ImageBatchLoader::ImageBatchLoader(const OperatorBase& op)
+ImageBatchLoader::ImageBatchLoader(const OperatorBase& op, std::mt19937* rng,
+                                   bool device_transform)
     : cfg_(ImageInputConfig::Parse(ArgumentHelper(op.def()), op.InputSize() > 0)),
-      pool_(static_cast<int>(std::min<int64_t>(cfg_.decode_threads, cfg_.batch_size))) {
+      rng_(rng),
+      host_normalize_(!(device_transform && cfg_.gpu_transform)),
+      pool_(static_cast<int>(std::min<int64_t>(cfg_.decode_threads, cfg_.batch_size))),
+      prefetcher_(cfg_.prefetch,
+                  {[this] { batch_.rng = *rng_; },
+                   [this](const std::shared_ptr<const db::DBReader>& r) { Produce(*r); },
+                   [this] { *rng_ = batch_.rng; }}) {
   HALFCAF_ENFORCE(AnyCodec(), "ImageInput: this build cannot decode images: ",
                   image::MissingFormatHint(image::Format::JPEG), "; for PNG also ",
                   image::MissingFormatHint(image::Format::PNG));
   if (op.InputSize() == 0) {
     try {
-      own_reader_ = std::make_unique<db::DBReader>(
+      own_reader_ = std::make_shared<const db::DBReader>(
           op.GetSingleArgument<std::string>("db_type", "leveldb"),
           op.GetSingleArgument<std::string>("db", ""), op.GetSingleArgument<int>("num_shards", 1),
           op.GetSingleArgument<int>("shard_id", 0));
@@ -209,13 +217,40 @@ ImageBatchLoader::ImageBatchLoader(const OperatorBase& op)
   errors_.resize(cfg_.batch_size);
 }
 
-const db::DBReader& ImageBatchLoader::Reader(const OperatorBase& op) const {
-  if (op.InputSize() == 0) return *own_reader_;
+ImageBatchLoader::~ImageBatchLoader() { prefetcher_.Stop(); }
+
+std::shared_ptr<const db::DBReader> ImageBatchLoader::Reader(const OperatorBase& op) const {
+  if (op.InputSize() == 0) return own_reader_;
   const Blob& blob = op.InputBlob(0);
   HALFCAF_ENFORCE(blob.IsType<db::DBReader>(), "ImageInput: input 0 '", op.input_name(0),
                   "' is not a DB reader (make one with CreateDB); it holds ",
                   blob.empty() ? "nothing" : (blob.IsTensor() ? "a tensor" : "another object"));
-  return blob.Get<db::DBReader>();
+  return blob.GetShared<db::DBReader>();
+}
+
+const ImageBatch& ImageBatchLoader::Next(const std::shared_ptr<const db::DBReader>& reader) {
+  prefetcher_.Next(reader);
+  return batch_;
+}
+
+void ImageBatchLoader::Produce(const db::DBReader& reader) {
+  const int64_t hw = static_cast<int64_t>(cfg_.crop) * cfg_.crop;
+  batch_.pixels.resize(static_cast<size_t>(cfg_.batch_size * hw * cfg_.channels));
+  batch_.labels.Resize({cfg_.batch_size});
+  Load(reader, &batch_.rng, batch_.pixels.data(), batch_.labels.mutable_data<int32_t>());
+  if (!host_normalize_) return;
+  batch_.data.Resize(cfg_.DataDims());
+  const uint8_t* pixels = batch_.pixels.data();
+  if (!cfg_.gpu_transform) {
+    NormalizeImagesNHWC(pixels, cfg_.batch_size, hw, cfg_.channels, cfg_.mean, cfg_.inv_std,
+                        batch_.data.mutable_data<float>());
+  } else if (cfg_.output_type == DataType::FLOAT) {
+    NormalizeImagesNCHW(pixels, cfg_.batch_size, hw, cfg_.channels, cfg_.mean, cfg_.inv_std,
+                        batch_.data.mutable_data<float>());
+  } else {
+    NormalizeImagesNCHW(pixels, cfg_.batch_size, hw, cfg_.channels, cfg_.mean, cfg_.inv_std,
+                        batch_.data.mutable_data<Half>());
+  }
 }
 
 void ImageBatchLoader::Load(const db::DBReader& reader, std::mt19937* rng, uint8_t* pixels,
@@ -375,26 +410,14 @@ template void NormalizeImagesNCHW<Half>(const uint8_t*, int64_t, int64_t, int,
 // ---- ImageInput (CPU) --------------------------------------------------------------------------
 
 ImageInputOp::ImageInputOp(const OperatorDef& def, Workspace* ws)
-    : Operator(def, ws), loader_(*this) {}
+    : Operator(def, ws), loader_(*this, &context_.RandGenerator(), /*device_transform=*/false) {}
 
 void ImageInputOp::RunOnDevice() {
-  const ImageInputConfig& cfg = loader_.config();
-  const db::DBReader& reader = loader_.Reader(*this);
-  const int64_t hw = static_cast<int64_t>(cfg.crop) * cfg.crop;
-  pixels_.resize(static_cast<size_t>(cfg.batch_size * hw * cfg.channels));
-  int32_t* labels = Output(1, {cfg.batch_size})->mutable_data<int32_t>();
-  loader_.Load(reader, &context_.RandGenerator(), pixels_.data(), labels);
-  Tensor* data = Output(0, cfg.DataDims());
-  if (!cfg.gpu_transform) {
-    NormalizeImagesNHWC(pixels_.data(), cfg.batch_size, hw, cfg.channels, cfg.mean, cfg.inv_std,
-                        data->mutable_data<float>());
-  } else if (cfg.output_type == DataType::FLOAT) {
-    NormalizeImagesNCHW(pixels_.data(), cfg.batch_size, hw, cfg.channels, cfg.mean, cfg.inv_std,
-                        data->mutable_data<float>());
-  } else {
-    NormalizeImagesNCHW(pixels_.data(), cfg.batch_size, hw, cfg.channels, cfg.mean, cfg.inv_std,
-                        data->mutable_data<Half>());
-  }
+  const std::shared_ptr<const db::DBReader> reader = loader_.Reader(*this);
+  const ImageBatch& batch = loader_.Next(reader);
+  Output(0)->CopyFrom(batch.data);
+  Output(1)->CopyFrom(batch.labels);
+  loader_.Ahead(reader);
 }
 
 REGISTER_CPU_OPERATOR(ImageInput, ImageInputOp);
@@ -453,8 +476,13 @@ OPERATOR_SCHEMA(ImageInput)
         "Random positions and mirroring come from the op's random generator "
         "(device_option.random_seed) in record order, so seeded runs repeat exactly. Records "
         "are read in DB order, wrapping at the end; images are decoded by decode_threads "
-        "threads. A record that is not a TensorProtos, an image that does not decode, a bad "
-        "label, or an image smaller than crop after resizing fails naming the record's key. "
+        "threads. As in Caffe2, the next batch is read and decoded on a background thread while "
+        "the net runs (unless no_prefetch); the batches, random crops and mirroring included, "
+        "are the same as without prefetching. If CreateDB ran again, a batch prefetched from "
+        "the old reader is dropped and the run reads the new one. A record that is not a "
+        "TensorProtos, an image that does not decode, a bad label, or an image smaller than "
+        "crop after resizing fails naming the record's key, at the run that consumes its "
+        "batch. "
         "Caffe2's color_jitter, color_lighting, scale_jitter_type, random_scale, bounding "
         "boxes, extra outputs, multi-label types and Caffe datum records are not supported and "
         "are refused.")
@@ -482,6 +510,8 @@ OPERATOR_SCHEMA(ImageInput)
     .Arg("use_gpu_transform", "int, default 0: output NCHW of output_type")
     .Arg("output_type", "string, default float: float or float16 (with use_gpu_transform)")
     .Arg("decode_threads", "int, default 4: threads that decode a batch")
+    .Arg("no_prefetch", "bool, default false: read and decode a batch when the op runs instead "
+                        "of on a background thread one batch ahead")
     .Arg("db", "string: the DB path when there is no input")
     .Arg("db_type", "string, default leveldb: the DB type when there is no input")
     .Arg("num_shards", "int, default 1: with no input, readers splitting the DB")

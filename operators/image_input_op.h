@@ -21,9 +21,17 @@
 // random generator (device_option.random_seed), drawn in record order, so a seeded run is
 // repeatable whatever decode_threads is. Records are read in DB order, wrapping at the end.
 //
-// The host side (reading, decoding, cropping) is ImageBatchLoader, shared with the CUDA op
-// (image_input_op_gpu.cc), which copies the crops to the GPU and, with use_gpu_transform,
-// normalizes them there.
+// Prefetching (as Caffe2): after each run a background thread reads, decodes and crops the next
+// batch (decode_threads threads) while the net runs; no_prefetch = 1 does it when the op runs.
+// The batches are the same either way, random draws included (a prefetched batch draws from a
+// copy of the op's generator, which takes the copy's state when the batch is consumed). An error
+// in a record is raised by the run that consumes its batch. The worker holds the DB reader only
+// while it reads; a batch prefetched from a reader that input 0 no longer holds (CreateDB ran
+// again) is dropped and the run reads the new reader.
+//
+// The host side (reading, decoding, cropping, prefetching) is ImageBatchLoader, shared with the
+// CUDA op (image_input_op_gpu.cc), which copies the batch to the GPU when it runs and, with
+// use_gpu_transform, normalizes it there.
 #pragma once
 
 #include <condition_variable>
@@ -40,6 +48,7 @@
 #include "core/operator.h"
 #include "operators/db.h"
 #include "operators/image_codec.h"
+#include "operators/prefetcher.h"
 
 namespace halfcaf {
 
@@ -55,6 +64,7 @@ struct ImageInputConfig {
   bool gpu_transform = false;         // NCHW output of output_type
   DataType output_type = DataType::FLOAT;
   int decode_threads = 4;
+  bool prefetch = true;               // !no_prefetch
 
   // `has_input`: the op has a DBReader input (else it needs the arg `db`).
   static ImageInputConfig Parse(const ArgumentHelper& args, bool has_input);
@@ -89,20 +99,42 @@ class DecodePool {
   bool stop_ = false;
 };
 
-// Reads, decodes and crops one batch on the host (the part the CPU and CUDA ops share).
+// One batch prepared on the host.
+struct ImageBatch {
+  std::mt19937 rng;             // the op's generator, advanced past this batch's draws
+  std::vector<uint8_t> pixels;  // the crops, uint8 (N, crop, crop, C)
+  Tensor labels;                // int32 (N)
+  Tensor data;                  // output 0's values, when normalized on the host
+};
+
+// Reads, decodes and crops batches on the host, one batch ahead on a background thread (the part
+// the CPU and CUDA ops share). Per run: r = Reader(op); b = Next(r); copy b to the outputs;
+// Ahead(r).
 class ImageBatchLoader {
  public:
-  // Parses the op's arguments; opens the op's own DB reader when it has no input.
-  explicit ImageBatchLoader(const OperatorBase& op);
+  // Parses the op's arguments; opens the op's own DB reader when it has no input. `rng` is the
+  // op's generator. With `device_transform` (CUDA) and use_gpu_transform the op normalizes the
+  // crops itself; else each batch's `data` is normalized on the host.
+  ImageBatchLoader(const OperatorBase& op, std::mt19937* rng, bool device_transform);
+  ~ImageBatchLoader();
 
   const ImageInputConfig& config() const { return cfg_; }
   // The reader to use: input 0's (checked to be a DBReader) or the op's own.
-  const db::DBReader& Reader(const OperatorBase& op) const;
+  std::shared_ptr<const db::DBReader> Reader(const OperatorBase& op) const;
+  // The next batch from `reader`: the prefetched one, or (none, or prefetched from another reader)
+  // read now. Throws naming the record key on any bad record.
+  const ImageBatch& Next(const std::shared_ptr<const db::DBReader>& reader);
+  // With prefetch, starts preparing the following batch from `reader` in the background. Call it
+  // when done with the batch Next returned.
+  void Ahead(std::shared_ptr<const db::DBReader> reader) { prefetcher_.Ahead(std::move(reader)); }
+
+ private:
+  // Fills batch_ from `reader` (on the prefetch thread, or in Next).
+  void Produce(const db::DBReader& reader);
   // Reads batch_size records from `reader` and writes the crops as uint8 (N, crop, crop, C) to
   // `pixels` and the labels to `labels`. Throws naming the record key on any bad record.
   void Load(const db::DBReader& reader, std::mt19937* rng, uint8_t* pixels, int32_t* labels);
 
- private:
   // Scratch for one decoding thread.
   struct ThreadScratch {
     TensorProtos protos;
@@ -113,12 +145,16 @@ class ImageBatchLoader {
                 int32_t* labels);
 
   ImageInputConfig cfg_;
-  std::unique_ptr<db::DBReader> own_reader_;
+  std::mt19937* rng_;  // the op's
+  bool host_normalize_;
+  std::shared_ptr<const db::DBReader> own_reader_;
   DecodePool pool_;
   std::vector<ThreadScratch> scratch_;
   std::vector<std::string> keys_, values_;
   std::vector<uint32_t> draws_;  // per item: y offset, x offset, mirror
   std::vector<std::exception_ptr> errors_;
+  ImageBatch batch_;
+  BatchPrefetcher<db::DBReader> prefetcher_;  // last: stopped before the rest goes
 };
 
 // value = (pixel - mean[c]) * inv_std[c] over (n pixels, channels) uint8 HWC data: to float NHWC,
@@ -138,7 +174,6 @@ class ImageInputOp final : public Operator<CPUContext> {
 
  private:
   ImageBatchLoader loader_;
-  std::vector<uint8_t> pixels_;
 };
 
 }  // namespace halfcaf

@@ -7,10 +7,12 @@
 //     kernel (gpu/image_kernels.cu) writes NCHW float / float16 with the mean / std.
 // The labels (int32) are copied to the GPU too. Copies go through pinned staging buffers on the
 // op's stream. With the same random_seed the outputs equal the CPU op's bit for bit.
+// Prefetching is the CPU op's: after each run the loader's background thread reads, decodes and
+// crops (and, without use_gpu_transform, normalizes) the next batch on the host while the net
+// runs; the run then only queues the copies (no_prefetch = 1: all of it when the op runs).
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <vector>
+#include <memory>
 
 #include "core/half.h"
 #include "core/operator.h"
@@ -25,7 +27,9 @@ namespace {
 
 class ImageInputCUDAOp final : public Operator<CUDAContext> {
  public:
-  ImageInputCUDAOp(const OperatorDef& def, Workspace* ws) : Operator(def, ws), loader_(*this) {
+  ImageInputCUDAOp(const OperatorDef& def, Workspace* ws)
+      : Operator(def, ws),
+        loader_(*this, &context_.RandGenerator(), /*device_transform=*/true) {
     const ImageInputConfig& cfg = loader_.config();
     for (int c = 0; c < 3; ++c) {
       affine_.mean[c] = c < cfg.channels ? cfg.mean[c] : 0.f;
@@ -36,44 +40,39 @@ class ImageInputCUDAOp final : public Operator<CUDAContext> {
 
   void RunOnDevice() override {
     const ImageInputConfig& cfg = loader_.config();
-    const db::DBReader& reader = loader_.Reader(*this);
+    const std::shared_ptr<const db::DBReader> reader = loader_.Reader(*this);
+    // Read and decoded on the host, by the prefetch thread while the net ran (or now).
+    const ImageBatch& batch = loader_.Next(reader);
     const int64_t hw = static_cast<int64_t>(cfg.crop) * cfg.crop;
     const int64_t numel = cfg.batch_size * hw * cfg.channels;
-    pixels_.resize(static_cast<size_t>(numel));
-    labels_.resize(static_cast<size_t>(cfg.batch_size));
-    loader_.Load(reader, &context_.RandGenerator(), pixels_.data(), labels_.data());
 
     cudaStream_t stream = context_.stream();
     Tensor* label = Output(1, {cfg.batch_size});
-    label_staging_.CopyToDevice(labels_.data(), labels_.size() * sizeof(int32_t),
+    label_staging_.CopyToDevice(batch.labels.data<int32_t>(), batch.labels.nbytes(),
                                 label->mutable_data<int32_t>(), stream);
     Tensor* data = Output(0, cfg.DataDims());
-    if (!cfg.gpu_transform) {
-      host_data_.resize(static_cast<size_t>(numel));
-      NormalizeImagesNHWC(pixels_.data(), cfg.batch_size, hw, cfg.channels, cfg.mean,
-                          cfg.inv_std, host_data_.data());
-      data_staging_.CopyToDevice(host_data_.data(), host_data_.size() * sizeof(float),
+    if (!cfg.gpu_transform) {  // normalized on the host by the loader
+      data_staging_.CopyToDevice(batch.data.data<float>(), batch.data.nbytes(),
                                  data->mutable_data<float>(), stream);
-      return;
-    }
-    pixels_dev_.Resize({numel});
-    uint8_t* dev = pixels_dev_.mutable_data<uint8_t>();
-    data_staging_.CopyToDevice(pixels_.data(), pixels_.size(), dev, stream);
-    if (cfg.output_type == DataType::FLOAT) {
-      gpu::NormalizeImagesNCHW(cfg.batch_size, hw, cfg.channels, dev, affine_,
-                               data->mutable_data<float>(), stream);
     } else {
-      gpu::NormalizeImagesNCHW(cfg.batch_size, hw, cfg.channels, dev, affine_,
-                               data->mutable_data<Half>(), stream);
+      pixels_dev_.Resize({numel});
+      uint8_t* dev = pixels_dev_.mutable_data<uint8_t>();
+      data_staging_.CopyToDevice(batch.pixels.data(), batch.pixels.size(), dev, stream);
+      if (cfg.output_type == DataType::FLOAT) {
+        gpu::NormalizeImagesNCHW(cfg.batch_size, hw, cfg.channels, dev, affine_,
+                                 data->mutable_data<float>(), stream);
+      } else {
+        gpu::NormalizeImagesNCHW(cfg.batch_size, hw, cfg.channels, dev, affine_,
+                                 data->mutable_data<Half>(), stream);
+      }
     }
+    // The staging copies are done with the host batch: the next one may be prepared.
+    loader_.Ahead(reader);
   }
 
  private:
   ImageBatchLoader loader_;
   gpu::ImageAffine affine_;
-  std::vector<uint8_t> pixels_;
-  std::vector<int32_t> labels_;
-  std::vector<float> host_data_;
   Tensor pixels_dev_;  // the uint8 crops on the GPU (use_gpu_transform)
   gpu::PinnedStagingBuffer data_staging_, label_staging_;
 };

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -89,9 +91,28 @@ OperatorDef CreateDBDef(const std::string& type, const std::string& path,
 }
 
 OperatorDef InputDef(int64_t batch_size, std::vector<std::string> outputs = {"image", "label",
-                                                                             "extra"}) {
-  return MakeOperatorDef("TensorProtosDBInput", "", {"reader"}, outputs,
-                         {MakeArgument("batch_size", batch_size)});
+                                                                             "extra"},
+                     bool no_prefetch = false) {
+  std::vector<Argument> args = {MakeArgument("batch_size", batch_size)};
+  if (no_prefetch) args.push_back(MakeArgument("no_prefetch", true));
+  return MakeOperatorDef("TensorProtosDBInput", "", {"reader"}, outputs, args);
+}
+
+// The outputs' dims and bytes, or the error of the run, as one string (to compare runs).
+std::string RunAndDescribe(OperatorBase* op, const Workspace& ws,
+                           const std::vector<std::string>& outputs) {
+  try {
+    op->Run(0);
+  } catch (const EnforceNotMet& e) {
+    return std::string("error: ") + e.what();
+  }
+  std::string out;
+  for (const auto& name : outputs) {
+    const Tensor& t = ws.GetTensor(name);
+    out += t.DebugString() + ":";
+    out.append(static_cast<const char*>(t.raw_data()), t.nbytes());
+  }
+  return out;
 }
 
 void ExpectThrows(const std::function<void()>& f, const std::vector<std::string>& substrs) {
@@ -298,6 +319,130 @@ TEST_P(DBTest, RecordErrors) {
   bad.ParseFromString(Record(0));
   bad.mutable_protos(0)->set_byte_data("abc");
   check("data", {{Key(0), bad.SerializeAsString()}}, 1, three, {"byte_data", "record '00000000'"});
+}
+
+// Prefetching (the default) and no_prefetch give the same batches, past the end of the DB and
+// after CreateDB reopens it, batched or not; and the expected records.
+TEST_P(DBTest, PrefetchGivesTheSameBatches) {
+  WriteDB(GetParam(), path_, Records(5));
+  const std::vector<std::string> outs = {"image", "label", "extra"};
+  for (int64_t batch : {3, 0}) {
+    std::vector<std::string> seen[2];
+    for (bool no_prefetch : {false, true}) {
+      SCOPED_TRACE(MakeString("batch ", batch, no_prefetch ? " no_prefetch" : " prefetch"));
+      Workspace ws;
+      ws.RunNetOnce(Net(CreateDBDef(GetParam(), path_)));
+      auto op = CreateOperator(InputDef(batch, outs, no_prefetch), &ws);
+      const int items = batch > 0 ? static_cast<int>(batch) : 1;
+      for (int run = 0; run < 8; ++run) {
+        if (run == 6) ws.RunNetOnce(Net(CreateDBDef(GetParam(), path_)));  // starts over
+        seen[no_prefetch].push_back(RunAndDescribe(op.get(), ws, outs));
+        std::vector<int> ids;
+        const int first = run < 6 ? run * items : (run - 6) * items;
+        for (int k = 0; k < items; ++k) ids.push_back((first + k) % 5);
+        const Tensor& label = ws.GetTensor("label");
+        ASSERT_EQ(label.numel(), items);
+        for (int k = 0; k < items; ++k) EXPECT_EQ(label.data<int32_t>()[k], ids[k]) << run;
+      }
+    }
+    EXPECT_EQ(seen[0], seen[1]);
+  }
+}
+
+// CreateDB run again while the reader is still in use (here held by the test; in a net, by an
+// input op's prefetch thread reading a batch): it waits until the old reader is released before
+// it opens the DB again (a LevelDB can be open only once per process).
+TEST_P(DBTest, CreateDBAgainWaitsForTheOldReader) {
+  WriteDB(GetParam(), path_, Records(5));
+  ws_.RunNetOnce(Net(CreateDBDef(GetParam(), path_)));
+  std::shared_ptr<db::DBReader> held = ws_.GetBlob("reader")->GetShared<db::DBReader>();
+  std::string key, value;
+  held->Read(&key, &value);
+  EXPECT_EQ(key, Key(0));
+  std::string error;
+  std::thread again([&] {
+    try {
+      ws_.RunNetOnce(Net(CreateDBDef(GetParam(), path_)));
+    } catch (const EnforceNotMet& e) {
+      error = e.what();
+    }
+  });
+  // The blob has let go of the reader (CreateDB is waiting for the rest): release it.
+  while (held.use_count() > 1) std::this_thread::yield();
+  held.reset();
+  again.join();
+  EXPECT_EQ(error, "");
+  auto op = CreateOperator(InputDef(2), &ws_);
+  op->Run(0);
+  ExpectBatch({0, 1}, true);
+}
+
+// The op runs one batch, so its worker reads the next one from the reader; CreateDB runs again
+// (waiting for the worker if it is still reading): the prefetched batch is dropped and the next
+// run reads the first records of the new reader. Repeated, to meet the worker at various points.
+TEST_P(DBTest, CreateDBAgainDropsThePrefetchedBatch) {
+  WriteDB(GetParam(), path_, Records(5));
+  auto op = Open(4);
+  for (int i = 0; i < 20; ++i) {
+    op->Run(0);
+    ExpectBatch({0, 1, 2, 3}, true);
+    if (i % 2 == 1) {  // also with the prefetched batch consumed once
+      op->Run(0);
+      ExpectBatch({4, 0, 1, 2}, true);
+    }
+    ws_.RunNetOnce(Net(CreateDBDef(GetParam(), path_)));
+  }
+}
+
+// A bad record fails the run that consumes its batch, with the same message as without
+// prefetching; the runs before it succeed and reading continues after it the same way.
+TEST_P(DBTest, PrefetchErrorsSurfaceAtTheConsumingRun) {
+  auto recs = Records(5);
+  recs[4].second = "\xff\xff not a proto";
+  WriteDB(GetParam(), path_, recs);
+  const std::vector<std::string> outs = {"image", "label", "extra"};
+  std::vector<std::string> seen[2];
+  for (bool no_prefetch : {false, true}) {
+    Workspace ws;
+    ws.RunNetOnce(Net(CreateDBDef(GetParam(), path_)));
+    auto op = CreateOperator(InputDef(2, outs, no_prefetch), &ws);
+    for (int run = 0; run < 6; ++run) {
+      seen[no_prefetch].push_back(RunAndDescribe(op.get(), ws, outs));
+    }
+  }
+  EXPECT_EQ(seen[0], seen[1]);
+  for (int run = 0; run < 6; ++run) {
+    // Runs 2 and 5 fail on record 4 (the failed run stops there: run 3 reads records 0, 1).
+    const bool fails = run == 2 || run == 5;
+    EXPECT_EQ(seen[0][run].rfind("error: ", 0) == 0, fails) << run << ": " << seen[0][run];
+  }
+  EXPECT_NE(seen[0][2].find("record '00000004'"), std::string::npos) << seen[0][2];
+  EXPECT_NE(seen[0][2].find("is not a serialized TensorProtos"), std::string::npos);
+}
+
+// Destroying the op, or the workspace and then the op, while a batch is being prefetched: no
+// hang, no crash, the DB closed after (it can be opened again).
+TEST_P(DBTest, DestroyWhilePrefetching) {
+  WriteDB(GetParam(), path_, Records(5));
+  for (int i = 0; i < 20; ++i) {
+    auto ws = std::make_unique<Workspace>();
+    ws->RunNetOnce(Net(CreateDBDef(GetParam(), path_)));
+    auto op = CreateOperator(InputDef(64), ws.get());
+    op->Run(0);
+    if (i % 2 == 0) ws.reset();  // the worker may still hold the reader
+    op.reset();
+    ws.reset();
+  }
+  // In a net owned by the workspace.
+  for (int i = 0; i < 10; ++i) {
+    Workspace ws;
+    ws.RunNetOnce(Net(CreateDBDef(GetParam(), path_)));
+    NetDef net = Net(InputDef(64));
+    net.set_name("train");
+    ws.CreateNet(net);
+    ws.RunNet("train");
+  }
+  db::DBReader reader(GetParam(), path_);  // closed by all of the above
 }
 
 TEST_P(DBTest, MissingDBNamesPathAndType) {

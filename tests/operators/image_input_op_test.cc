@@ -4,6 +4,7 @@
 // with a seed), mean/std, labels and wrap-around, raw BYTE records, and the errors.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -567,6 +568,111 @@ TEST_F(ImageInputTest, BadRecordsFailNamingTheKey) {
     p.SerializeToString(&s);
     fails_on(s, {"768 bytes, expected 15 x 16 x 3"});
   }
+}
+
+// ---- prefetching ---------------------------------------------------------------------------
+
+// The outputs (data as float, labels) of one run, or its error, as one string.
+std::string RunAndDescribe(OperatorBase* op, const Workspace& ws) {
+  try {
+    op->Run(0);
+  } catch (const EnforceNotMet& e) {
+    return std::string("error: ") + e.what();
+  }
+  const std::vector<float> d = Data(ws);
+  const std::vector<int32_t> l = Labels(ws);
+  return ws.GetTensor("data").DebugString() + std::string(reinterpret_cast<const char*>(d.data()),
+                                                          d.size() * sizeof(float)) +
+         std::string(reinterpret_cast<const char*>(l.data()), l.size() * sizeof(int32_t));
+}
+
+// Random crops and mirroring with a seed: the same batches with and without prefetching, reading
+// CreateDB's reader (run again before run 5: the prefetched batch is dropped, and its draws with
+// it) or the op's own; past the end of the DB; NHWC and the float16 NCHW layout.
+TEST_F(ImageInputTest, PrefetchGivesTheSameBatchesAndDraws) {
+  const int n = 5, h = 20, w = 30, crop = 12;
+  Write(PatternRecords(n, h, w, Png));
+  for (bool own : {false, true}) {
+    for (bool nchw : {false, true}) {
+      SCOPED_TRACE(MakeString(own ? "own reader" : "CreateDB reader", nchw ? ", NCHW" : ""));
+      std::vector<std::string> seen[2];
+      for (bool no_prefetch : {false, true}) {
+        std::vector<Argument> args = Args(3, crop, h, false, {MakeArgument("mirror", 1)});
+        if (no_prefetch) args.push_back(MakeArgument("no_prefetch", true));
+        if (nchw) {
+          args.push_back(MakeArgument("use_gpu_transform", 1));
+          args.push_back(MakeArgument("output_type", std::string("float16")));
+        }
+        Workspace ws;
+        std::unique_ptr<OperatorBase> op;
+        if (own) {
+          args.push_back(MakeArgument("db", path_));
+          args.push_back(MakeArgument("db_type", type_));
+          OperatorDef def = MakeOperatorDef("ImageInput", "", {}, {"data", "label"}, args);
+          def.mutable_device_option()->set_random_seed(7);
+          op = CreateOperator(def, &ws);
+        } else {
+          op = Open(&ws, args, 7);
+        }
+        for (int run = 0; run < 7; ++run) {
+          if (run == 5 && !own) {
+            NetDef again;
+            *again.add_op() = MakeOperatorDef(
+                "CreateDB", "", {}, {"reader"},
+                {MakeArgument("db_type", type_), MakeArgument("db", path_)});
+            ws.RunNetOnce(again);
+          }
+          seen[no_prefetch].push_back(RunAndDescribe(op.get(), ws));
+          const int first = (run >= 5 && !own ? run - 5 : run) * 3;
+          EXPECT_EQ(Labels(ws), (std::vector<int32_t>{first % n, (first + 1) % n, (first + 2) % n}))
+              << run;
+        }
+      }
+      ASSERT_EQ(seen[0].size(), 7u);
+      EXPECT_EQ(seen[0], seen[1]);
+      EXPECT_NE(seen[0][0], seen[0][5]);  // random: the same labels, other crops
+    }
+  }
+}
+
+// A bad record fails the run that consumes its batch, with the same message as without
+// prefetching, and the runs after it continue as without prefetching.
+TEST_F(ImageInputTest, PrefetchErrorsSurfaceAtTheConsumingRun) {
+  Records recs = PatternRecords(5, 16, 16, Png);
+  recs[3].second = EncodedRecord("GIF89a....", 3);
+  Write(recs);
+  std::vector<std::string> seen[2];
+  for (bool no_prefetch : {false, true}) {
+    std::vector<Argument> args = Args(2, 12, 16, false, {MakeArgument("mirror", 1)});
+    if (no_prefetch) args.push_back(MakeArgument("no_prefetch", true));
+    Workspace ws;
+    auto op = Open(&ws, args, 5);
+    for (int run = 0; run < 6; ++run) seen[no_prefetch].push_back(RunAndDescribe(op.get(), ws));
+  }
+  EXPECT_EQ(seen[0], seen[1]);
+  for (int run = 0; run < 6; ++run) {
+    // Batches {0, 1}, {2, 3} fails, {4, 0}, {1, 2}, {3, 4} fails, {0, 1}.
+    const bool fails = run == 1 || run == 4;
+    EXPECT_EQ(seen[0][run].rfind("error: ", 0) == 0, fails) << run << ": " << seen[0][run];
+  }
+  EXPECT_NE(seen[0][1].find("record '" + recs[3].first + "'"), std::string::npos) << seen[0][1];
+  EXPECT_NE(seen[0][1].find("not a JPEG or PNG image"), std::string::npos) << seen[0][1];
+}
+
+// Destroying the op, or the workspace and then the op, while a batch is being decoded: no hang,
+// no crash; the DB is closed afterwards (it opens again).
+TEST_F(ImageInputTest, DestroyWhilePrefetching) {
+  Write(PatternRecords(8, 48, 64, Jpeg));
+  for (int i = 0; i < 12; ++i) {
+    auto ws = std::make_unique<Workspace>();
+    auto op = Open(ws.get(), Args(16, 32, 48, false, {MakeArgument("mirror", 1)}), i);
+    op->Run(0);
+    if (i % 3 == 0) ws.reset();  // the worker may still hold the reader
+    if (i % 3 == 1) op->Run(0);
+    op.reset();
+    ws.reset();
+  }
+  db::DBReader reader(type_, path_);
 }
 
 }  // namespace
