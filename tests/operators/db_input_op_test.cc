@@ -2,6 +2,7 @@
 // type this build has (LevelDB, LMDB; a type not compiled in is skipped), plus the errors.
 #include <stdlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -367,8 +368,10 @@ TEST_P(DBTest, CreateDBAgainWaitsForTheOldReader) {
       error = e.what();
     }
   });
-  // The blob has let go of the reader (CreateDB is waiting for the rest): release it.
+  // The blob has let go of the reader (CreateDB is now waiting for the rest). Hold it a little
+  // longer (a CreateDB that did not wait would open the LevelDB meanwhile and fail), release it.
   while (held.use_count() > 1) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   held.reset();
   again.join();
   EXPECT_EQ(error, "");
