@@ -1,7 +1,8 @@
 // ImageInput on CUDA against the CPU op: with the same random_seed the host side (records,
 // decoding, crops, mirroring) is shared, so data and labels must be identical, for float NHWC
 // output and for the GPU transform (NCHW float and float16, normalized by the kernel), over
-// several batches in training mode. Device tests skip without a GPU.
+// several batches in training mode (the CUDA op prefetching, the CPU op not). Device tests skip
+// without a GPU.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -60,7 +61,10 @@ TEST(ImageInputGpuTest, MatchesCpuOpExactly) {
                                        {MakeArgument("db_type", type), MakeArgument("db", db)});
       w->RunNetOnce(init);
     }
-    auto cpu = CreateOperator(OnCpu(def), &ws_cpu);
+    // The CUDA op prefetches (the default), the CPU op reads when it runs: still identical.
+    OperatorDef cpu_def = OnCpu(def);
+    *cpu_def.add_arg() = MakeArgument("no_prefetch", true);
+    auto cpu = CreateOperator(cpu_def, &ws_cpu);
     auto cuda = CreateOperator(OnCuda(def), &ws_gpu);
     for (int run = 0; run < 3; ++run) {
       SCOPED_TRACE(MakeString("batch ", run));
