@@ -78,10 +78,7 @@ ImageInputConfig ImageInputConfig::Parse(const ArgumentHelper& args, bool has_in
   const int label_type = args.GetSingleArgument<int>("label_type", 0);
   HALFCAF_ENFORCE(label_type == 0, "ImageInput: argument 'label_type' = ", label_type,
                   " is not supported by halfcaf; only 0 (one int32 label per image)");
-  const int caffe_datum = args.GetSingleArgument<int>("use_caffe_datum", 0);
-  HALFCAF_ENFORCE(caffe_datum == 0, "ImageInput: argument 'use_caffe_datum' = ", caffe_datum,
-                  " is not supported by halfcaf: records must be Caffe2 TensorProtos (image, "
-                  "label), e.g. written by make_image_db");
+  cfg.caffe_datum = args.GetSingleArgument<int>("use_caffe_datum", 0) != 0;
   RefuseUnsupported(args);
   cfg.mean = PerChannel(args, "mean_per_channel", "mean", 0.f, cfg.channels);
   const std::vector<float> stdev = PerChannel(args, "std_per_channel", "std", 1.f, cfg.channels);
@@ -275,67 +272,102 @@ void ImageBatchLoader::Load(const db::DBReader& reader, std::mt19937* rng, uint8
   }
 }
 
-void ImageBatchLoader::LoadItem(const db::DBReader& reader, int item, ThreadScratch* s,
-                                uint8_t* pixels, int32_t* labels) {
-  const std::string& value = values_[item];
-  auto where = [&] {
-    return MakeString("ImageInput: record '", keys_[item], "' of ", reader.Describe());
-  };
-  HALFCAF_ENFORCE(s->protos.ParseFromString(value), where(),
-                  " is not a serialized TensorProtos (", value.size(),
-                  " bytes that do not parse)");
-  HALFCAF_ENFORCE(s->protos.protos_size() >= 2, where(), " holds ", s->protos.protos_size(),
+const image::Image* ImageBatchLoader::FromPixels(ThreadScratch* s, int src_channels) const {
+  s->converted.channels = src_channels;
+  if (src_channels == cfg_.channels) return &s->converted;
+  image::ConvertChannels(s->converted, cfg_.channels, &s->decoded);
+  return &s->decoded;
+}
+
+const image::Image* ImageBatchLoader::ParseTensorProtos(const std::string& value,
+                                                        const std::string& where,
+                                                        ThreadScratch* s, int32_t* label) const {
+  HALFCAF_ENFORCE(s->protos.ParseFromString(value), where, " is not a serialized TensorProtos (",
+                  value.size(), " bytes that do not parse; a Caffe Datum record needs "
+                  "use_caffe_datum=1)");
+  HALFCAF_ENFORCE(s->protos.protos_size() >= 2, where, " holds ", s->protos.protos_size(),
                   " tensor(s); ImageInput needs 2: the image and its label");
   const TensorProto& img = s->protos.protos(0);
   const TensorProto& lab = s->protos.protos(1);
-  const int C = cfg_.channels;
-
-  // Label.
-  HALFCAF_ENFORCE(lab.data_type() == TensorProto::INT32 && lab.int32_data_size() == 1, where(),
+  HALFCAF_ENFORCE(lab.data_type() == TensorProto::INT32 && lab.int32_data_size() == 1, where,
                   ": tensor 1 (the label) must be INT32 with one value, got ",
                   DataTypeName(static_cast<DataType>(lab.data_type())), " with ",
                   lab.int32_data_size(), " int32 value(s)");
-  labels[item] = lab.int32_data(0);
-
-  // Image, decoded to C channels.
-  const image::Image* src = &s->decoded;
+  *label = lab.int32_data(0);
   if (img.data_type() == TensorProto::STRING) {
-    HALFCAF_ENFORCE(img.string_data_size() == 1, where(),
+    HALFCAF_ENFORCE(img.string_data_size() == 1, where,
                     ": tensor 0 (the encoded image) must hold one string, got ",
                     img.string_data_size());
     const std::string& bytes = img.string_data(0);
-    try {
-      image::Decode(bytes.data(), bytes.size(), C, &s->decoded);
-    } catch (EnforceNotMet& e) {
-      e.AddContext(where());
-      throw;
-    }
-  } else if (img.data_type() == TensorProto::BYTE) {
-    const int nd = img.dims_size();
-    const int64_t src_c = nd == 3 ? img.dims(2) : 1;
-    HALFCAF_ENFORCE((nd == 2 || nd == 3) && (src_c == 1 || src_c == 3) && img.dims(0) > 0 &&
-                        img.dims(1) > 0,
-                    where(), ": tensor 0 (raw pixels) must have dims (H, W) or (H, W, C) with C "
-                    "1 or 3, got ",
-                    DimsString(std::vector<int64_t>(img.dims().begin(), img.dims().end())));
-    const int64_t h = img.dims(0), w = img.dims(1);
-    HALFCAF_ENFORCE(static_cast<int64_t>(img.byte_data().size()) == h * w * src_c, where(),
-                    ": tensor 0 has ", img.byte_data().size(), " bytes, expected ", h, " x ", w,
-                    " x ", src_c);
-    s->converted.height = static_cast<int>(h);
-    s->converted.width = static_cast<int>(w);
-    s->converted.channels = static_cast<int>(src_c);
-    s->converted.pixels.assign(img.byte_data().begin(), img.byte_data().end());
-    if (src_c == C) {
-      src = &s->converted;
-    } else {
-      image::ConvertChannels(s->converted, C, &s->decoded);
-    }
-  } else {
-    HALFCAF_THROW(where(), ": tensor 0 (the image) has type ",
+    image::Decode(bytes.data(), bytes.size(), cfg_.channels, &s->decoded);
+    return &s->decoded;
+  }
+  HALFCAF_ENFORCE(img.data_type() == TensorProto::BYTE, where, ": tensor 0 (the image) has type ",
                   DataTypeName(static_cast<DataType>(img.data_type())),
                   "; ImageInput reads STRING (an encoded JPEG or PNG file) or BYTE (raw pixels)");
+  const int nd = img.dims_size();
+  const int64_t src_c = nd == 3 ? img.dims(2) : 1;
+  HALFCAF_ENFORCE((nd == 2 || nd == 3) && (src_c == 1 || src_c == 3) && img.dims(0) > 0 &&
+                      img.dims(1) > 0,
+                  where, ": tensor 0 (raw pixels) must have dims (H, W) or (H, W, C) with C "
+                  "1 or 3, got ",
+                  DimsString(std::vector<int64_t>(img.dims().begin(), img.dims().end())));
+  const int64_t h = img.dims(0), w = img.dims(1);
+  HALFCAF_ENFORCE(static_cast<int64_t>(img.byte_data().size()) == h * w * src_c, where,
+                  ": tensor 0 has ", img.byte_data().size(), " bytes, expected ", h, " x ", w,
+                  " x ", src_c);
+  s->converted.height = static_cast<int>(h);
+  s->converted.width = static_cast<int>(w);
+  s->converted.pixels.assign(img.byte_data().begin(), img.byte_data().end());
+  return FromPixels(s, static_cast<int>(src_c));
+}
+
+const image::Image* ImageBatchLoader::ParseDatum(const std::string& value,
+                                                 const std::string& where, ThreadScratch* s,
+                                                 int32_t* label) const {
+  Datum& d = s->datum;
+  HALFCAF_ENFORCE(d.ParseFromString(value), where, " is not a serialized Caffe Datum (",
+                  value.size(), " bytes that do not parse; use_caffe_datum=1 reads Datum "
+                  "records)");
+  *label = d.label();
+  HALFCAF_ENFORCE(d.float_data_size() == 0, where, ": a Datum with float_data (",
+                  d.float_data_size(), " floats) is not an image; ImageInput reads 8-bit "
+                  "pixels or an encoded file in `data`");
+  const std::string& bytes = d.data();
+  if (d.encoded()) {
+    image::Decode(bytes.data(), bytes.size(), cfg_.channels, &s->decoded);
+    return &s->decoded;
   }
+  const int64_t c = d.channels(), h = d.height(), w = d.width();
+  HALFCAF_ENFORCE((c == 1 || c == 3) && h > 0 && w > 0, where, ": a raw Datum needs channels "
+                  "1 or 3 and a positive height and width, got channels ", c, ", height ", h,
+                  ", width ", w);
+  HALFCAF_ENFORCE(static_cast<int64_t>(bytes.size()) == c * h * w, where, ": the Datum has ",
+                  bytes.size(), " bytes of data, expected ", c, " x ", h, " x ", w);
+  // Channel-major (C, H, W) -> interleaved (H, W, C).
+  s->converted.height = static_cast<int>(h);
+  s->converted.width = static_cast<int>(w);
+  s->converted.pixels.resize(static_cast<size_t>(c * h * w));
+  const auto* src = reinterpret_cast<const uint8_t*>(bytes.data());
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (int64_t i = 0; i < h * w; ++i) s->converted.pixels[i * c + ch] = src[ch * h * w + i];
+  }
+  return FromPixels(s, static_cast<int>(c));
+}
+
+void ImageBatchLoader::LoadItem(const db::DBReader& reader, int item, ThreadScratch* s,
+                                uint8_t* pixels, int32_t* labels) {
+  const std::string where =
+      MakeString("ImageInput: record '", keys_[item], "' of ", reader.Describe());
+  const image::Image* src = nullptr;
+  try {
+    src = cfg_.caffe_datum ? ParseDatum(values_[item], where, s, &labels[item])
+                           : ParseTensorProtos(values_[item], where, s, &labels[item]);
+  } catch (EnforceNotMet& e) {
+    if (std::string(e.what()).find(where) == std::string::npos) e.AddContext(where);
+    throw;
+  }
+  const int C = cfg_.channels;
 
   // Resize (as Caffe2: always to `scale`; with `minsize`, only to enlarge).
   const int h = src->height, w = src->width;
@@ -350,7 +382,7 @@ void ImageBatchLoader::LoadItem(const db::DBReader& reader, int item, ThreadScra
       sw = mw;
     }
   }
-  HALFCAF_ENFORCE(sh >= cfg_.crop && sw >= cfg_.crop, where(), ": the image is ", h, " x ", w,
+  HALFCAF_ENFORCE(sh >= cfg_.crop && sw >= cfg_.crop, where, ": the image is ", h, " x ", w,
                   (sh != h || sw != w) ? MakeString(", resized to ", sh, " x ", sw) : "",
                   ", smaller than crop = ", cfg_.crop);
 
@@ -463,7 +495,9 @@ OPERATOR_SCHEMA(ImageInput)
         "num_shards, shard_id), decodes, resizes, crops and normalizes the images. Each record "
         "is a serialized TensorProtos: tensor 0 the image, a STRING holding an encoded JPEG or "
         "PNG file (as make_image_db writes) or BYTE raw pixels with dims (H, W) or (H, W, C); "
-        "tensor 1 the label, INT32 with one value. Images are decoded to 3 channels in BGR "
+        "tensor 1 the label, INT32 with one value; with use_caffe_datum = 1 a Caffe Datum (an "
+        "encoded file, or raw channel-major pixels, and its label), as in Caffe's "
+        "convert_imageset DBs. Images are decoded to 3 channels in BGR "
         "order (color = 1, as Caffe2 via OpenCV; mean_per_channel and std_per_channel are B, G, "
         "R) or to grey (color = 0; Y = 0.299 R + 0.587 G + 0.114 B). Each image is resized "
         "(bilinear) so its shorter side is `scale` (both sides with warp), or, given `minsize` "
@@ -506,7 +540,8 @@ OPERATOR_SCHEMA(ImageInput)
     .Arg("mean_per_channel", "floats (1 or 3, B, G, R): per-channel mean; overrides mean")
     .Arg("std_per_channel", "floats (1 or 3, B, G, R): per-channel std; overrides std")
     .Arg("label_type", "int, default 0: only 0 (one int32 label per image) is supported")
-    .Arg("use_caffe_datum", "int, default 0: Caffe datum records are not supported (only 0)")
+    .Arg("use_caffe_datum", "int, default 0: 1 = records are Caffe Datum messages (Caffe's "
+                            "convert_imageset DBs): an encoded file, or raw (C, H, W) BGR pixels")
     .Arg("use_gpu_transform", "int, default 0: output NCHW of output_type")
     .Arg("output_type", "string, default float: float or float16 (with use_gpu_transform)")
     .Arg("decode_threads", "int, default 4: threads that decode a batch")

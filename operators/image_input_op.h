@@ -9,7 +9,9 @@
 //   records  a serialized TensorProtos: protos(0) the image, either STRING with the encoded JPEG or
 //            PNG file in string_data(0) (what make_image_db writes), or BYTE with raw 8-bit pixels,
 //            dims (H, W) or (H, W, C) with C = 1 or 3 (BGR order; make_mnist_db's records fit);
-//            protos(1) the label, INT32 with one value.
+//            protos(1) the label, INT32 with one value. With use_caffe_datum = 1 a record is a
+//            Caffe Datum instead (Caffe's convert_imageset LMDBs): encoded = true and the JPEG /
+//            PNG file in `data`, or raw pixels (C, H, W) channel-major BGR in `data`; `label`.
 //
 // Per image: decode to C = 3 channels in BGR order (color = 1, the order Caffe2 gets from
 // OpenCV, so mean_per_channel / std_per_channel are given as B, G, R) or to one grey channel
@@ -59,6 +61,7 @@ struct ImageInputConfig {
   int scale = -1;    // > 0: the shorter side becomes scale
   int minsize = -1;  // > 0 (scale not given): images smaller than this are enlarged
   bool warp = false, mirror = false, is_test = false;
+  bool caffe_datum = false;           // records are Caffe Datum messages, not TensorProtos
   int channels = 3;                   // color ? 3 : 1
   std::vector<float> mean, inv_std;   // per output channel
   bool gpu_transform = false;         // NCHW output of output_type
@@ -138,9 +141,17 @@ class ImageBatchLoader {
   // Scratch for one decoding thread.
   struct ThreadScratch {
     TensorProtos protos;
+    Datum datum;
     image::Image decoded, converted;
     std::vector<float> taps;
   };
+  // The record's image (decoded / converted to cfg_.channels, in `s`) and its label.
+  const image::Image* ParseTensorProtos(const std::string& value, const std::string& where,
+                                        ThreadScratch* s, int32_t* label) const;
+  const image::Image* ParseDatum(const std::string& value, const std::string& where,
+                                 ThreadScratch* s, int32_t* label) const;
+  // Raw 8-bit pixels, HWC, into s->converted and then cfg_.channels.
+  const image::Image* FromPixels(ThreadScratch* s, int src_channels) const;
   void LoadItem(const db::DBReader& reader, int item, ThreadScratch* s, uint8_t* pixels,
                 int32_t* labels);
 

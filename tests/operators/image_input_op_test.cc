@@ -445,6 +445,60 @@ TEST_F(ImageInputTest, RawByteRecords) {
   }
 }
 
+// use_caffe_datum = 1: Caffe Datum records (encoded files, raw channel-major pixels) give exactly
+// what the same images as TensorProtos records give, random crops and mirroring included.
+TEST_F(ImageInputTest, CaffeDatumRecordsMatchTensorProtosRecords) {
+  std::vector<image::Image> imgs = {PatternImage(0, 20, 24), PatternImage(1, 18, 22),
+                                    PatternImage(2, 21, 19), PatternImage(3, 20, 20, 1)};
+  const std::string jpeg = Jpeg(imgs[0]), png = Png(imgs[1]);
+  const std::string datum_path = dir_ / "datum_db";
+  WriteImageDB(type_, datum_path,
+               {{RecordKey(0), DatumRecord(imgs[0], 10, jpeg)},
+                {RecordKey(1), DatumRecord(imgs[1], 11, png)},
+                {RecordKey(2), DatumRecord(imgs[2], 12)},
+                {RecordKey(3), DatumRecord(imgs[3], 13)}});
+  Write({{RecordKey(0), EncodedRecord(jpeg, 10)},
+         {RecordKey(1), EncodedRecord(png, 11)},
+         {RecordKey(2), RawRecord(imgs[2], 12)},
+         {RecordKey(3), RawRecord(imgs[3], 13)}});
+  const std::vector<Argument> extra = {MakeArgument("mirror", 1)};
+  Workspace protos_ws;
+  auto from_protos = Open(&protos_ws, Args(4, 16, 18, false, extra), 5);
+  Workspace datum_ws;
+  const std::string saved = path_;
+  path_ = datum_path;
+  std::vector<Argument> datum_args = Args(4, 16, 18, false, extra);
+  datum_args.push_back(MakeArgument("use_caffe_datum", 1));
+  auto from_datum = Open(&datum_ws, datum_args, 5);
+  path_ = saved;
+  for (int run = 0; run < 3; ++run) {
+    from_protos->Run(0);
+    from_datum->Run(0);
+    EXPECT_EQ(Labels(datum_ws), (std::vector<int32_t>{10, 11, 12, 13}));
+    EXPECT_EQ(Data(datum_ws), Data(protos_ws)) << "run " << run;
+  }
+
+  // Bad Datum records name the record and the problem.
+  Datum floats;
+  floats.add_float_data(1.f);
+  std::string floats_value, short_value;
+  floats.SerializeToString(&floats_value);
+  Datum short_raw;
+  short_raw.set_channels(3);
+  short_raw.set_height(4);
+  short_raw.set_width(4);
+  short_raw.set_data(std::string(47, '\0'));
+  short_raw.SerializeToString(&short_value);
+  for (const auto& bad : std::vector<std::pair<std::string, std::string>>{
+           {floats_value, "float_data"}, {short_value, "47 bytes of data, expected 3 x 4 x 4"}}) {
+    path_ = dir_ / ("bad_datum_" + std::to_string(bad.first.size()));
+    WriteImageDB(type_, path_, {{"bad_key", bad.first}});
+    ExpectFails(Args(1, 2, 4, true, {MakeArgument("use_caffe_datum", 1)}),
+                {"record 'bad_key'", bad.second});
+  }
+  path_ = saved;
+}
+
 // color = 0 on colour files: JPEG's own luma, and for PNG our Y formula.
 TEST_F(ImageInputTest, GreyFromColourFiles) {
   const image::Image src = PatternImage(3, 16, 16);
@@ -482,7 +536,8 @@ TEST_F(ImageInputTest, BadArgumentsFail) {
               {"'scale' = 6", "crop = 8"});
   ExpectFails(with({MakeArgument("color", 2)}), {"'color'", "got 2"});
   ExpectFails(with({MakeArgument("label_type", 1)}), {"'label_type' = 1", "not supported"});
-  ExpectFails(with({MakeArgument("use_caffe_datum", 1)}), {"'use_caffe_datum'", "not supported"});
+  // TensorProtos records read as Caffe Datum records.
+  ExpectFails(with({MakeArgument("use_caffe_datum", 1)}), {"raw Datum needs channels 1 or 3"});
   ExpectFails(with({MakeArgument("mean_per_channel", std::vector<float>{1.f, 2.f})}),
               {"'mean_per_channel'", "1 or 3"});
   ExpectFails(with({MakeArgument("std", 0.f)}), {"'std'", "non-zero"});

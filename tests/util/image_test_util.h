@@ -106,6 +106,32 @@ inline std::string RawRecord(const image::Image& img, int label, bool hw_only = 
   return out;
 }
 
+// A Caffe Datum record: the encoded file (`encoded` non-empty), or `img`'s pixels channel-major.
+inline std::string DatumRecord(const image::Image& img, int label,
+                               const std::string& encoded = "") {
+  Datum d;
+  d.set_label(label);
+  if (!encoded.empty()) {
+    d.set_encoded(true);
+    d.set_data(encoded);
+  } else {
+    d.set_channels(img.channels);
+    d.set_height(img.height);
+    d.set_width(img.width);
+    std::string chw(img.pixels.size(), '\0');
+    const size_t hw = static_cast<size_t>(img.height) * img.width;
+    for (size_t i = 0; i < hw; ++i) {
+      for (int c = 0; c < img.channels; ++c) {
+        chw[c * hw + i] = static_cast<char>(img.pixels[i * img.channels + c]);
+      }
+    }
+    d.set_data(chw);
+  }
+  std::string out;
+  d.SerializeToString(&out);
+  return out;
+}
+
 inline std::string RecordKey(int i) {
   char buf[16];
   std::snprintf(buf, sizeof(buf), "%08d", i);
