@@ -83,31 +83,30 @@ DEFINE_bool(prefetch, true, "prepare the next batch on a background thread");
 namespace halfcaf {
 namespace {
 
-std::vector<int64_t> ParseInts(const std::string& s, const char* flag) {
-  std::vector<int64_t> out;
+// The comma-separated list of flag --`flag`, each item read whole by `parse` (std::stoll-like).
+template <typename T, typename Parse>
+std::vector<T> ParseList(const std::string& s, const char* flag, const char* what, Parse parse) {
+  std::vector<T> out;
   for (const auto& item : SplitList(s)) {
     try {
       size_t used = 0;
-      out.push_back(std::stoll(item, &used));
+      out.push_back(parse(item, &used));
       HALFCAF_ENFORCE(used == item.size(), "");
     } catch (...) {
-      HALFCAF_THROW("--", flag, ": '", item, "' is not an integer");
+      HALFCAF_THROW("--", flag, ": '", item, "' is not ", what);
     }
   }
   return out;
 }
 
+std::vector<int64_t> ParseInts(const std::string& s, const char* flag) {
+  return ParseList<int64_t>(s, flag, "an integer",
+                            [](const std::string& x, size_t* used) { return std::stoll(x, used); });
+}
+
 std::vector<float> ParseFloats(const std::string& s, const char* flag) {
-  std::vector<float> out;
-  for (const auto& item : SplitList(s)) {
-    try {
-      size_t used = 0;
-      out.push_back(std::stof(item, &used));
-      HALFCAF_ENFORCE(used == item.size(), "");
-    } catch (...) {
-      HALFCAF_THROW("--", flag, ": '", item, "' is not a number");
-    }
-  }
+  std::vector<float> out = ParseList<float>(
+      s, flag, "a number", [](const std::string& x, size_t* used) { return std::stof(x, used); });
   HALFCAF_ENFORCE(!out.empty(), "--", flag, " needs one value or one per channel");
   return out;
 }

@@ -167,27 +167,14 @@ TEST(FCGpuTest, Fp32IsNotTf32) {
 
 TEST(FCGpuTest, Errors) {
   REQUIRE_GPU();
-  Workspace ws;
-  const Device gpu{DeviceType::CUDA, 0};
-  ws.CreateTensor("X", gpu)->CopyFrom(RandomTensor({4, 6}, 1));
-  ws.CreateTensor("Xh", gpu)->CopyFrom(ToHalf(RandomTensor({4, 6}, 1)));
-  ws.CreateTensor("W", gpu)->CopyFrom(RandomTensor({3, 6}, 2));
-  ws.CreateTensor("W5", gpu)->CopyFrom(RandomTensor({3, 5}, 2));
-  ws.CreateTensor("b", gpu)->CopyFrom(RandomTensor({3}, 3));
-  ws.CreateTensor("b4", gpu)->CopyFrom(RandomTensor({4}, 3));
-  auto expect_error = [&](const std::vector<std::string>& in, const std::string& needle) {
-    auto def = MakeOperatorDef("FC", "", in, {"Y"});
-    def.mutable_device_option()->set_device_type(1);
-    try {
-      CreateOperator(def, &ws)->Run(0);
-      FAIL() << "accepted " << DimsString(in);
-    } catch (const EnforceNotMet& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
-  };
-  expect_error({"X", "W5", "b"}, "inner dimensions must match");
-  expect_error({"X", "W", "b4"}, "b has 4 elements");
-  expect_error({"Xh", "W", "b"}, "of one dtype");
+  const Tensor x = RandomTensor({4, 6}, 1), w = RandomTensor({3, 6}, 2);
+  const Tensor b = RandomTensor({3}, 3);
+  const OperatorDef fc = MakeOperatorDef("FC", "", {"X", "W", "b"}, {"Y"});
+  ExpectCudaError(fc, {{"X", x}, {"W", RandomTensor({3, 5}, 2)}, {"b", b}},
+                  "inner dimensions must match");
+  ExpectCudaError(fc, {{"X", x}, {"W", w}, {"b", RandomTensor({4}, 3)}},
+                  "b has 4 elements");
+  ExpectCudaError(fc, {{"X", ToHalf(x)}, {"W", w}, {"b", b}}, "of one dtype");
 }
 
 // ---- FCTransposed: W (K, N) ---------------------------------------------------------------------
@@ -240,25 +227,13 @@ TEST(FCTransposedGpuTest, GradientMatchesCpu) {
 
 TEST(FCTransposedGpuTest, Errors) {
   REQUIRE_GPU();
-  Workspace ws;
-  const Device gpu{DeviceType::CUDA, 0};
-  ws.CreateTensor("X", gpu)->CopyFrom(RandomTensor({4, 6}, 1));
-  ws.CreateTensor("Xh", gpu)->CopyFrom(ToHalf(RandomTensor({4, 6}, 1)));
-  ws.CreateTensor("W", gpu)->CopyFrom(RandomTensor({6, 3}, 2));
-  ws.CreateTensor("Wfc", gpu)->CopyFrom(RandomTensor({3, 6}, 2));
-  ws.CreateTensor("b", gpu)->CopyFrom(RandomTensor({3}, 3));
-  auto expect_error = [&](const std::vector<std::string>& in, const std::string& needle) {
-    auto def = MakeOperatorDef("FCTransposed", "", in, {"Y"});
-    def.mutable_device_option()->set_device_type(1);
-    try {
-      CreateOperator(def, &ws)->Run(0);
-      FAIL() << "accepted " << DimsString(in);
-    } catch (const EnforceNotMet& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
-  };
-  expect_error({"X", "Wfc", "b"}, "inner dimensions must match");
-  expect_error({"Xh", "W", "b"}, "of one dtype");
+  const Tensor x = RandomTensor({4, 6}, 1), b = RandomTensor({3}, 3);
+  const OperatorDef def = MakeOperatorDef("FCTransposed", "", {"X", "W", "b"}, {"Y"});
+  // W laid out for FC, (N, K), instead of (K, N).
+  ExpectCudaError(def, {{"X", x}, {"W", RandomTensor({3, 6}, 2)}, {"b", b}},
+                  "inner dimensions must match");
+  ExpectCudaError(def, {{"X", ToHalf(x)}, {"W", RandomTensor({6, 3}, 2)}, {"b", b}},
+                  "of one dtype");
 }
 
 }  // namespace

@@ -26,29 +26,13 @@ struct Case : ConvShape {
             MakeArgument("group", static_cast<int>(group)),
             MakeArgument("order", std::string(nhwc ? "NHWC" : "NCHW"))};
   }
-  OperatorDef Forward() const {
-    std::vector<std::string> inputs{"X", "W"};
-    if (bias) inputs.push_back("b");
-    return MakeOperatorDef("Conv", "conv", inputs, {"Y"}, Args());
-  }
+  OperatorDef Forward() const { return ConvOpDef("Conv", bias, Args()); }
   // ConvGradient with every output, or without dX.
   OperatorDef Gradient(bool with_dx) const {
-    std::vector<Argument> args = Args();
-    std::vector<std::string> outputs{"dW"};
-    if (bias) {
-      outputs.push_back("db");
-    } else {
-      args.push_back(MakeArgument("no_bias", 1));
-    }
-    if (with_dx) outputs.push_back("dX");
-    return MakeOperatorDef("ConvGradient", "conv_grad", {"X", "W", "dY"}, outputs, args);
+    return ConvGradientOpDef("Conv", bias, with_dx, Args());
   }
   std::map<std::string, Tensor> Inputs(uint32_t seed) const {
-    std::map<std::string, Tensor> in{{"X", RandomTensor(XDims(), seed)},
-                                     {"W", RandomTensor(WDims(), seed + 1)},
-                                     {"dY", RandomTensor(YDims(), seed + 3)}};
-    if (bias) in["b"] = RandomTensor({M}, seed + 2);
-    return in;
+    return ConvOpInputs(XDims(), WDims(), M, bias, seed, YDims());
   }
 };
 
@@ -279,28 +263,12 @@ TEST(ConvDnnlTest, BadShapesGiveTheDefaultMessages) {
 
 // 1-D and 3-D NCHW convolutions (oneDNN's ncw / ncdhw) against the default implementation.
 struct NdCase : ConvNdShape {
-  OperatorDef Forward(const std::string& type) const {
-    std::vector<std::string> inputs{"X", "W"};
-    if (bias) inputs.push_back("b");
-    return MakeOperatorDef(type, "conv", inputs, {"Y"}, Args());
-  }
+  OperatorDef Forward(const std::string& type) const { return ConvOpDef(type, bias, Args()); }
   OperatorDef Gradient(const std::string& type, bool with_dx) const {
-    std::vector<Argument> args = Args();
-    std::vector<std::string> outputs{"dW"};
-    if (bias) {
-      outputs.push_back("db");
-    } else {
-      args.push_back(MakeArgument("no_bias", 1));
-    }
-    if (with_dx) outputs.push_back("dX");
-    return MakeOperatorDef(type + "Gradient", "conv_grad", {"X", "W", "dY"}, outputs, args);
+    return ConvGradientOpDef(type, bias, with_dx, Args());
   }
   std::map<std::string, Tensor> Inputs(uint32_t seed) const {
-    std::map<std::string, Tensor> in{{"X", RandomTensor(XDims(), seed)},
-                                     {"W", RandomTensor(WDims(), seed + 1)},
-                                     {"dY", RandomTensor(YDims(), seed + 3)}};
-    if (bias) in["b"] = RandomTensor({M}, seed + 2);
-    return in;
+    return ConvOpInputs(XDims(), WDims(), M, bias, seed, YDims());
   }
 };
 

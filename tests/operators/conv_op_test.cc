@@ -25,24 +25,19 @@ struct ConvCase : ConvShape {
 
   // Arguments, spelled in the per-dimension forms (kernel_h, stride_w, pad_t, ...).
   OperatorDef Def(const std::string& type = "Conv") const {
-    std::vector<std::string> inputs{"X", "W"};
-    if (bias) inputs.push_back("b");
-    return MakeOperatorDef(type, "conv", inputs, {"Y"},
-                           {MakeArgument("kernel_h", static_cast<int>(kh)),
-                            MakeArgument("kernel_w", static_cast<int>(kw)),
-                            MakeArgument("stride_h", static_cast<int>(sh)),
-                            MakeArgument("stride_w", static_cast<int>(sw)),
-                            MakeArgument("dilations", std::vector<int64_t>{dh, dw}),
-                            MakeArgument("pads", std::vector<int64_t>{pt, pl, pb, pr}),
-                            MakeArgument("group", static_cast<int>(group)),
-                            MakeArgument("order", std::string(nhwc ? "NHWC" : "NCHW"))});
+    return ConvOpDef(type, bias,
+                     {MakeArgument("kernel_h", static_cast<int>(kh)),
+                      MakeArgument("kernel_w", static_cast<int>(kw)),
+                      MakeArgument("stride_h", static_cast<int>(sh)),
+                      MakeArgument("stride_w", static_cast<int>(sw)),
+                      MakeArgument("dilations", std::vector<int64_t>{dh, dw}),
+                      MakeArgument("pads", std::vector<int64_t>{pt, pl, pb, pr}),
+                      MakeArgument("group", static_cast<int>(group)),
+                      MakeArgument("order", std::string(nhwc ? "NHWC" : "NCHW"))});
   }
 
   std::map<std::string, Tensor> Inputs(uint32_t seed) const {
-    std::map<std::string, Tensor> in{{"X", RandomTensor(XDims(), seed)},
-                                     {"W", RandomTensor(WDims(), seed + 1)}};
-    if (bias) in["b"] = RandomTensor({M}, seed + 2);
-    return in;
+    return ConvOpInputs(XDims(), WDims(), M, bias, seed);
   }
 
   std::vector<float> Naive(const std::map<std::string, Tensor>& in) const {
@@ -434,27 +429,10 @@ TEST(ConvOpTest, SchemaInfersShapeAndCost) {
 struct NdCase : ConvNdShape {
   std::string type = "Conv";
 
-  OperatorDef Def() const {
-    std::vector<std::string> inputs{"X", "W"};
-    if (bias) inputs.push_back("b");
-    return MakeOperatorDef(type, "conv", inputs, {"Y"}, Args());
-  }
-  OperatorDef GradientDef() const {
-    std::vector<Argument> args = Args();
-    std::vector<std::string> outputs{"dW"};
-    if (bias) {
-      outputs.push_back("db");
-    } else {
-      args.push_back(MakeArgument("no_bias", 1));
-    }
-    outputs.push_back("dX");
-    return MakeOperatorDef(type + "Gradient", "conv_grad", {"X", "W", "dY"}, outputs, args);
-  }
+  OperatorDef Def() const { return ConvOpDef(type, bias, Args()); }
+  OperatorDef GradientDef() const { return ConvGradientOpDef(type, bias, true, Args()); }
   std::map<std::string, Tensor> Inputs(uint32_t seed) const {
-    std::map<std::string, Tensor> in{{"X", RandomTensor(XDims(), seed)},
-                                     {"W", RandomTensor(WDims(), seed + 1)}};
-    if (bias) in["b"] = RandomTensor({M}, seed + 2);
-    return in;
+    return ConvOpInputs(XDims(), WDims(), M, bias, seed);
   }
   std::vector<float> Naive(const std::map<std::string, Tensor>& in) const {
     return Direct(in.at("X").data<float>(), in.at("W").data<float>(),

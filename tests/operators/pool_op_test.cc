@@ -199,6 +199,22 @@ TEST(PoolOpTest, GradientMakerCopiesArgs) {
             (std::vector<int64_t>{3, 3}));
 }
 
+// The pool op `def` and its gradient op in FP16 agree with FP32 (X of `x_dims`, Y of `y_dims`).
+void CheckPoolFp16MatchesFp32(const OperatorDef& def, const std::vector<int64_t>& x_dims,
+                              const std::vector<int64_t>& y_dims) {
+  Tensor X = RandomTensor(x_dims, 7);
+  CheckFp16MatchesFp32(def, {{"X", X}}, {"X"});
+  Workspace ws;
+  RunOp(def, {{"X", X}}, &ws);
+  Tensor Y;
+  Y.CopyFrom(ws.GetTensor("Y"));
+  auto args = def.arg();
+  auto gdef = MakeOperatorDef(def.type() + "Gradient", "", {"X", "Y", "dY"}, {"dX"},
+                              std::vector<Argument>(args.begin(), args.end()));
+  CheckFp16MatchesFp32(gdef, {{"X", X}, {"Y", Y}, {"dY", RandomTensor(y_dims, 8)}},
+                       {"X", "Y", "dY"});
+}
+
 TEST(PoolOpTest, Fp16MatchesFp32) {
   PoolCase c{2, 3, 7, 9, 3, 2};
   c.sh = 2;
@@ -206,18 +222,7 @@ TEST(PoolOpTest, Fp16MatchesFp32) {
   for (bool nhwc : {false, true}) {
     c.nhwc = nhwc;
     for (const std::string type : {"MaxPool", "AveragePool"}) {
-      Tensor X = RandomTensor(c.XDims(), 7);
-      auto def = c.Def(type);
-      CheckFp16MatchesFp32(def, {{"X", X}}, {"X"});
-      Workspace ws;
-      RunOp(def, {{"X", X}}, &ws);
-      Tensor Y;
-      Y.CopyFrom(ws.GetTensor("Y"));
-      auto args = def.arg();
-      auto gdef = MakeOperatorDef(type + "Gradient", "", {"X", "Y", "dY"}, {"dX"},
-                                  std::vector<Argument>(args.begin(), args.end()));
-      CheckFp16MatchesFp32(gdef, {{"X", X}, {"Y", Y}, {"dY", RandomTensor(c.YDims(), 8)}},
-                           {"X", "Y", "dY"});
+      CheckPoolFp16MatchesFp32(c.Def(type), c.XDims(), c.YDims());
     }
   }
 }
@@ -418,18 +423,7 @@ TEST(PoolNdOpTest, Fp16MatchesFp32) {
     for (bool max : {true, false}) {
       const std::string type = AliasFor(c, max);
       SCOPED_TRACE(type);
-      Tensor X = RandomTensor(c.XDims(), 7);
-      auto def = c.Def(type);
-      CheckFp16MatchesFp32(def, {{"X", X}}, {"X"});
-      Workspace ws;
-      RunOp(def, {{"X", X}}, &ws);
-      Tensor Y;
-      Y.CopyFrom(ws.GetTensor("Y"));
-      auto args = def.arg();
-      auto gdef = MakeOperatorDef(type + "Gradient", "", {"X", "Y", "dY"}, {"dX"},
-                                  std::vector<Argument>(args.begin(), args.end()));
-      CheckFp16MatchesFp32(gdef, {{"X", X}, {"Y", Y}, {"dY", RandomTensor(c.YDims(), 8)}},
-                           {"X", "Y", "dY"});
+      CheckPoolFp16MatchesFp32(c.Def(type), c.XDims(), c.YDims());
     }
   }
 }

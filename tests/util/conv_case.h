@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "core/argument.h"
+#include "tests/util/op_test_util.h"
 
 namespace halfcaf {
 namespace testing {
@@ -159,6 +161,39 @@ struct ConvNdShape {
     return head;
   }
 };
+
+// The conv op `type` (Conv, Conv1D, ...) reading X, W and, with `bias`, b.
+inline OperatorDef ConvOpDef(const std::string& type, bool bias, std::vector<Argument> args) {
+  std::vector<std::string> inputs{"X", "W"};
+  if (bias) inputs.push_back("b");
+  return MakeOperatorDef(type, "conv", inputs, {"Y"}, std::move(args));
+}
+
+// Its gradient op: outputs dW, then db (or no_bias = 1 without a bias), then dX when `with_dx`.
+inline OperatorDef ConvGradientOpDef(const std::string& type, bool bias, bool with_dx,
+                                     std::vector<Argument> args) {
+  std::vector<std::string> outputs{"dW"};
+  if (bias) {
+    outputs.push_back("db");
+  } else {
+    args.push_back(MakeArgument("no_bias", 1));
+  }
+  if (with_dx) outputs.push_back("dX");
+  return MakeOperatorDef(type + "Gradient", "conv_grad", {"X", "W", "dY"}, outputs,
+                         std::move(args));
+}
+
+// Random X, W, b (with `bias`, M values) and, when `y_dims` is given, dY, drawn from `seed`.
+inline std::map<std::string, Tensor> ConvOpInputs(const std::vector<int64_t>& x_dims,
+                                                  const std::vector<int64_t>& w_dims, int64_t M,
+                                                  bool bias, uint32_t seed,
+                                                  const std::vector<int64_t>& y_dims = {}) {
+  std::map<std::string, Tensor> in{{"X", RandomTensor(x_dims, seed)},
+                                   {"W", RandomTensor(w_dims, seed + 1)}};
+  if (bias) in["b"] = RandomTensor({M}, seed + 2);
+  if (!y_dims.empty()) in["dY"] = RandomTensor(y_dims, seed + 3);
+  return in;
+}
 
 }  // namespace testing
 }  // namespace halfcaf
