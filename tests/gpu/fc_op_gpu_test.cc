@@ -6,6 +6,7 @@
 
 #include "core/math.h"
 #include "gpu/cublas_gemm.h"
+#include "tests/gpu/gpu_op_test_util.h"
 #include "tests/util/device_checker.h"
 
 namespace halfcaf {
