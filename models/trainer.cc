@@ -10,12 +10,11 @@
 #include "core/argument.h"
 #include "core/operator.h"
 #include "core/tensor_proto.h"
+#include "data/reader_state.h"
 #include "models/backward.h"
 #include "models/mixed_precision.h"
 #include "models/op_types.h"
 #include "models/optimizer.h"
-#include "operators/data_input_op.h"
-#include "operators/dataset_reader.h"
 
 namespace halfcaf {
 
@@ -445,7 +444,7 @@ void Trainer::CreateNets() {
   // One worker per replica (each replica's chain of ops) and one for the CPU-side ops.
   if (type == "dag") train_.set_num_workers(static_cast<int>(std::max<size_t>(replicas_.size(), 1)) + 1);
   train_net_ = ws_.CreateNet(train_);
-  train_reader_ = dynamic_cast<DataInputOp*>(train_net_->ops().at(0).get());
+  train_reader_ = dynamic_cast<ResumableReader*>(train_net_->ops().at(0).get());
   CHECK(train_reader_ != nullptr);
   // The test set is read now, so a problem with it shows before training, not after.
   if (!opt_.test_data.empty()) CreateTestNet();
@@ -459,7 +458,7 @@ void Trainer::CreateTestNet() {
   const int64_t preferred = std::max<int64_t>(opt_.batch_size, 100);
   int64_t b = preferred;
   BuildTestNet(b);
-  const int64_t n = test_reader_->source().size();
+  const int64_t n = test_reader_->num_samples();
   if (n % b != 0) {
     b = LargestDivisorAtMost(n, preferred);
     BuildTestNet(b);
@@ -477,7 +476,7 @@ void Trainer::BuildTestNet(int64_t batch) {
   for (const auto& op : fwd.op()) *test_.add_op() = op;
   PlaceOnDevice(&test_, opt_.device, data, label);
   test_net_ = ws_.CreateNet(test_);
-  test_reader_ = dynamic_cast<DataInputOp*>(test_net_->ops().at(0).get());
+  test_reader_ = dynamic_cast<ResumableReader*>(test_net_->ops().at(0).get());
   HALFCAF_ENFORCE(test_reader_ != nullptr, "the test net's first op is not its DataInput reader");
 }
 
@@ -585,7 +584,7 @@ int64_t Trainer::iteration() const {
 
 int64_t Trainer::train_set_size() const {
   HALFCAF_ENFORCE(train_reader_ != nullptr, "the training reader is not created yet");
-  return train_reader_->source().size();
+  return train_reader_->num_samples();
 }
 
 EvalStats Trainer::Evaluate() {

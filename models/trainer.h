@@ -18,7 +18,7 @@
 
 namespace halfcaf {
 
-class DataInputOp;
+class ResumableReader;
 
 struct TrainerOptions {
   // Data.
@@ -132,8 +132,8 @@ class Trainer {
   std::vector<std::string> checkpoint_blobs_;
   NetBase* train_net_ = nullptr;
   NetBase* test_net_ = nullptr;
-  DataInputOp* train_reader_ = nullptr;
-  DataInputOp* test_reader_ = nullptr;
+  ResumableReader* train_reader_ = nullptr;
+  ResumableReader* test_reader_ = nullptr;
 };
 
 }  // namespace halfcaf

@@ -59,22 +59,6 @@ bool IsNHWC(const ArgumentHelper& args) {
 
 }  // namespace
 
-std::vector<int64_t> DataReaderState::ToVector() const {
-  return {epoch, index, static_cast<int64_t>(seed)};
-}
-
-DataReaderState DataReaderState::FromVector(const std::vector<int64_t>& v) {
-  HALFCAF_ENFORCE(v.size() == 3, "a data reader state has 3 values (epoch, index, seed), got ",
-                  v.size());
-  HALFCAF_ENFORCE(v[0] >= 0 && v[1] >= 0, "bad data reader state ", DimsString(v),
-                  ": epoch and index must be >= 0");
-  DataReaderState s;
-  s.epoch = v[0];
-  s.index = v[1];
-  s.seed = static_cast<uint64_t>(v[2]);
-  return s;
-}
-
 DataInputOp::DataInputOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
       source_path_(GetSingleArgument<std::string>("source", "")),
@@ -193,6 +177,8 @@ const uint8_t* DataInputOp::Augment(const uint8_t* chw, const DataReaderState& p
 DataInputOp::~DataInputOp() { StopWorker(); }
 
 DataReaderState DataInputOp::GetState() const { return consume_pos_; }
+
+int64_t DataInputOp::num_samples() const { return source_->size(); }
 
 void DataInputOp::SetState(const DataReaderState& state) {
   HALFCAF_ENFORCE(state.epoch >= 0 && state.index >= 0 && state.index <= source_->size(),

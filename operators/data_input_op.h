@@ -38,39 +38,25 @@
 #include <vector>
 
 #include "core/operator.h"
-#include "operators/dataset_reader.h"
+#include "data/dataset_reader.h"
+#include "data/reader_state.h"
 
 namespace halfcaf {
 
-struct DataReaderState {
-  int64_t epoch = 0;  // epoch of the next sample (0-based)
-  int64_t index = 0;  // position of the next sample in that epoch's order
-  uint64_t seed = 0;  // shuffle seed: epoch e's order is a function of (seed, e) only
-
-  // {epoch, index, seed} as int64 values, e.g. to store in a checkpoint as an int64 tensor.
-  std::vector<int64_t> ToVector() const;
-  // Inverse of ToVector; throws unless `v` has 3 values with epoch, index >= 0.
-  static DataReaderState FromVector(const std::vector<int64_t>& v);
-  bool operator==(const DataReaderState& o) const {
-    return epoch == o.epoch && index == o.index && seed == o.seed;
-  }
-  bool operator!=(const DataReaderState& o) const { return !(*this == o); }
-};
-
-class DataInputOp final : public Operator<CPUContext> {
+class DataInputOp final : public Operator<CPUContext>, public ResumableReader {
  public:
   DataInputOp(const OperatorDef& def, Workspace* ws);
   ~DataInputOp() override;
 
   void RunOnDevice() override;
 
-  // Position of the next batch Run() will produce (prefetched batches do not count).
-  DataReaderState GetState() const;
-  // Continues from `state`: drops any prefetched batch. Throws if the index is past the epoch.
-  void SetState(const DataReaderState& state);
+  // ResumableReader. SetState drops any prefetched batch.
+  DataReaderState GetState() const override;
+  void SetState(const DataReaderState& state) override;
+  int64_t num_samples() const override;
+  int64_t batch_size() const override { return batch_size_; }
 
   const DataSource& source() const { return *source_; }
-  int64_t batch_size() const { return batch_size_; }
 
  private:
   // A prepared batch: converted data (bytes of the output dtype), labels, and where it starts and

@@ -1,4 +1,4 @@
-// Caffe2's DB input operators (CPU only; the DB layer is operators/db.h).
+// Caffe2's DB input operators (CPU only; the DB layer is data/db.h).
 //
 // CreateDB: no inputs; output 0 is a blob holding a db::DBReader (not a tensor) over an existing
 //   DB. Args: db_type (string, "leveldb"; also "lmdb"), db (string, required: the path),
@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "core/operator.h"
-#include "operators/db.h"
-#include "operators/prefetcher.h"
+#include "data/db.h"
+#include "data/prefetcher.h"
 #include "proto/halfcaf.pb.h"
 
 namespace halfcaf {

@@ -48,9 +48,9 @@
 #include <vector>
 
 #include "core/operator.h"
-#include "operators/db.h"
-#include "operators/image_codec.h"
-#include "operators/prefetcher.h"
+#include "data/db.h"
+#include "data/image_codec.h"
+#include "data/prefetcher.h"
 
 namespace halfcaf {
 

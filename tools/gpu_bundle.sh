@@ -27,7 +27,7 @@ done | sort -u | while read -r name path; do
   [[ "$name" =~ $skip ]] || cp -L "$path" "$STAGE/lib/"
 done
 cp -r models/lenet "$STAGE/models/"
-cp -r tests/data "$STAGE/tests/"
+cp -r tests/fixtures "$STAGE/tests/"
 cp tools/gpu_run.sh "$STAGE/tools/"
 cp -r tools/peers "$STAGE/tools/"
 if [[ "${WITH_DATA:-0}" == "1" && -d /usr/share/datasets/fashion-mnist ]]; then

@@ -23,8 +23,8 @@
 #include <sstream>
 
 #include "core/enforce.h"
-#include "operators/db.h"
-#include "operators/image_codec.h"
+#include "data/db.h"
+#include "data/image_codec.h"
 #include "proto/halfcaf.pb.h"
 #include "tools/tool_common.h"
 

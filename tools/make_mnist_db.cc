@@ -9,8 +9,8 @@
 #include <iostream>
 
 #include "core/enforce.h"
-#include "operators/dataset_reader.h"
-#include "operators/db.h"
+#include "data/dataset_reader.h"
+#include "data/db.h"
 #include "proto/halfcaf.pb.h"
 #include "tools/tool_common.h"
 

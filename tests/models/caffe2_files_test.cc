@@ -20,7 +20,7 @@
 #include "models/backward.h"
 #include "core/proto_io.h"
 #include "core/workspace.h"
-#include "operators/db.h"
+#include "data/db.h"
 #include "tests/util/net_file.h"
 #include "tests/util/op_test_util.h"
 

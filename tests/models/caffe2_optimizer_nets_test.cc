@@ -2,7 +2,7 @@
 // float16 and on float parameters): an init net with the CPU iteration counter, CreateMutex and
 // the parameters with their momentum buffers, and a train net with forward, gradient ops,
 // AtomicIter, LearningRate and FP16/FP32MomentumSGDUpdate. The nets are hand-written pbtxt files
-// in tests/data; they run unmodified through the Workspace on a small separable problem.
+// in tests/fixtures; they run unmodified through the Workspace on a small separable problem.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,9 +20,9 @@ namespace halfcaf {
 namespace testing {
 namespace {
 
-const std::string kData = std::string(HALFCAF_SOURCE_DIR) + "/tests/data/";
+const std::string kData = std::string(HALFCAF_SOURCE_DIR) + "/tests/fixtures/";
 
-// The net in tests/data/`file`, with `from` replaced by `to` when given.
+// The net in tests/fixtures/`file`, with `from` replaced by `to` when given.
 NetDef ReadNet(const std::string& file, const std::string& from = "", const std::string& to = "") {
   return ReadNetReplacing(kData + file, from, to);
 }

@@ -1,4 +1,4 @@
-// The DB layer (operators/db.h) and the operators CreateDB / TensorProtosDBInput, on every DB
+// The DB layer (data/db.h) and the operators CreateDB / TensorProtosDBInput, on every DB
 // type this build has (LevelDB, LMDB; a type not compiled in is skipped), plus the errors.
 #include <stdlib.h>
 
@@ -14,8 +14,8 @@
 #include "core/net.h"
 #include "core/operator.h"
 #include "core/workspace.h"
-#include "operators/dataset_reader.h"
-#include "operators/db.h"
+#include "data/dataset_reader.h"
+#include "data/db.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -463,7 +463,7 @@ TEST_P(DBTest, MissingDBNamesPathAndType) {
 }
 
 
-// ---- DataInput's DB source (operators/dataset_db.cc): {image, label} records into memory.
+// ---- DataInput's DB source (data/dataset_db.cc): {image, label} records into memory.
 
 // Image uint8 of `dims` with values 7 i + k (k: storage index), label i % 5.
 std::string ImageRecord(int i, const std::vector<int64_t>& dims, int label = -1) {

@@ -15,8 +15,8 @@
 #include <gtest/gtest.h>
 
 #include "core/proto_io.h"
-#include "operators/dataset_reader.h"
-#include "operators/db.h"
+#include "data/dataset_reader.h"
+#include "data/db.h"
 #include "proto/halfcaf.pb.h"
 #include "tests/tools/tool_test_util.h"
 

@@ -1,5 +1,5 @@
 // Acceptance test: a user trains a small convnet by running a hand-written Caffe2 training net
-// (tests/data/convnet_{init,train}_net.pbtxt) with run_net, on a fixed separable batch.
+// (tests/fixtures/convnet_{init,train}_net.pbtxt) with run_net, on a fixed separable batch.
 #include <cmath>
 #include <random>
 #include <vector>
@@ -14,7 +14,7 @@ namespace halfcaf {
 namespace testing {
 namespace {
 
-const std::string kData = std::string(HALFCAF_SOURCE_DIR) + "/tests/data/";
+const std::string kData = std::string(HALFCAF_SOURCE_DIR) + "/tests/fixtures/";
 constexpr int kBatch = 16, kClasses = 4, kSide = 12;
 
 // 16 images 1x12x12: faint noise plus a bright 4x4 square in the quadrant of the image's class

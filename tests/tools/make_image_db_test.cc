@@ -17,7 +17,7 @@
 #include "models/backward.h"
 #include "models/model_helper.h"
 #include "models/optimizer.h"
-#include "operators/dataset_reader.h"
+#include "data/dataset_reader.h"
 #include "tests/tools/tool_test_util.h"
 #include "tests/util/image_test_util.h"
 #include "tests/util/op_test_util.h"

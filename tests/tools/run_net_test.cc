@@ -15,7 +15,7 @@ namespace halfcaf {
 namespace testing {
 namespace {
 
-const std::string kMlp = std::string(HALFCAF_SOURCE_DIR) + "/tests/data/mlp_net.pbtxt";
+const std::string kMlp = std::string(HALFCAF_SOURCE_DIR) + "/tests/fixtures/mlp_net.pbtxt";
 
 OperatorDef GivenFill(const std::string& name, const Tensor& t) {
   std::vector<float> v(t.data<float>(), t.data<float>() + t.numel());
@@ -148,11 +148,11 @@ TEST(RunNetTest, BadInputGivesOneClearLine) {
 }
 
 // A training net in the form Caffe2's Python optimizers write (CreateMutex + AtomicIter on the
-// CPU counter, LearningRate, FP16/FP32MomentumSGDUpdate; tests/data/caffe2_*_sgd_*.pbtxt) runs
+// CPU counter, LearningRate, FP16/FP32MomentumSGDUpdate; tests/fixtures/caffe2_*_sgd_*.pbtxt) runs
 // unmodified through run_net: the counter counts the iterations and the loss drops.
 TEST(RunNetTest, RunsCaffe2OptimizerTrainingNets) {
   const std::string dir = TestTempDir();
-  const std::string data = std::string(HALFCAF_SOURCE_DIR) + "/tests/data/";
+  const std::string data = std::string(HALFCAF_SOURCE_DIR) + "/tests/fixtures/";
   const SeparableClasses problem(24, 4, 3, 5);
   TensorProtos inputs;
   TensorToProto(problem.data, "data", inputs.add_protos());

@@ -10,7 +10,7 @@ namespace halfcaf {
 namespace testing {
 namespace {
 
-const std::string kData = std::string(HALFCAF_SOURCE_DIR) + "/tests/data/";
+const std::string kData = std::string(HALFCAF_SOURCE_DIR) + "/tests/fixtures/";
 const std::string kTiny = "--net " + kData + "tiny_convnet_net.pbtxt --init_net " + kData +
                           "tiny_convnet_init.pbtxt --data_format synthetic "
                           "--synthetic_shape 1,8,8 --num_classes 4 --batch_size 16 "

@@ -15,8 +15,8 @@
 #include <gtest/gtest.h>
 
 #include "core/enforce.h"
-#include "operators/db.h"
-#include "operators/image_codec.h"
+#include "data/db.h"
+#include "data/image_codec.h"
 #include "proto/halfcaf.pb.h"
 
 namespace halfcaf {

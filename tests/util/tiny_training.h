@@ -1,4 +1,4 @@
-// Training the tiny convnet of tests/data (Conv, Relu, MaxPool, FC, SoftmaxWithLoss, Accuracy;
+// Training the tiny convnet of tests/fixtures (Conv, Relu, MaxPool, FC, SoftmaxWithLoss, Accuracy;
 // no BatchNorm, so data-parallel replicas compute exactly what one device computes on the whole
 // batch) on synthetic data with the Trainer, for tests that compare runs.
 #pragma once
@@ -40,7 +40,7 @@ struct TinyTrainingRun {
 };
 
 inline void LoadTinyConvnet(NetDef* init, NetDef* forward) {
-  const std::string dir = std::string(HALFCAF_SOURCE_DIR) + "/tests/data/";
+  const std::string dir = std::string(HALFCAF_SOURCE_DIR) + "/tests/fixtures/";
   ReadProtoFromFile(dir + "tiny_convnet_init.pbtxt", init);
   ReadProtoFromFile(dir + "tiny_convnet_net.pbtxt", forward);
 }

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "core/enforce.h"
-#include "operators/db.h"
+#include "data/db.h"
 
 namespace halfcaf {
 namespace db {

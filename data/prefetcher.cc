@@ -1,4 +1,4 @@
-#include "operators/prefetcher.h"
+#include "data/prefetcher.h"
 
 #include "core/enforce.h"
 

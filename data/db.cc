@@ -1,4 +1,4 @@
-#include "operators/db.h"
+#include "data/db.h"
 
 #include <algorithm>
 #include <cctype>

@@ -5,8 +5,8 @@
 
 #include "core/enforce.h"
 #include "core/tensor_proto.h"
-#include "operators/dataset_reader.h"
-#include "operators/db.h"
+#include "data/dataset_reader.h"
+#include "data/db.h"
 
 namespace halfcaf {
 

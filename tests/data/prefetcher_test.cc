@@ -1,7 +1,7 @@
-// Prefetcher and BatchPrefetcher (operators/prefetcher.h) on their own: jobs run in order on the
+// Prefetcher and BatchPrefetcher (data/prefetcher.h) on their own: jobs run in order on the
 // worker, errors come back at Wait, one job at a time, what a job holds is released when it is
 // done, Stop and destruction while a job runs, and BatchPrefetcher's source matching.
-#include "operators/prefetcher.h"
+#include "data/prefetcher.h"
 
 #include <atomic>
 #include <memory>

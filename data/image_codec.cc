@@ -1,4 +1,4 @@
-#include "operators/image_codec.h"
+#include "data/image_codec.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "operators/dataset_reader.h"
+#include "data/dataset_reader.h"
 
 #include <zlib.h>
 
