@@ -24,17 +24,34 @@ const char* CublasStatusString(cublasStatus_t status) {
   }
 }
 
-int NumCudaDevices() {
-  static const int count = [] {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+namespace {
+
+struct DeviceCount {
+  int count = 0;
+  std::string error;
+};
+
+const DeviceCount& QueryDeviceCount() {
+  static const DeviceCount result = [] {
+    DeviceCount r;
+    const cudaError_t e = cudaGetDeviceCount(&r.count);
+    if (e != cudaSuccess) {
       (void)cudaGetLastError();
-      return 0;
+      r.count = 0;
+      r.error = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+    } else if (r.count == 0) {
+      r.error = "no CUDA device";
     }
-    return n;
+    return r;
   }();
-  return count;
+  return result;
 }
+
+}  // namespace
+
+int NumCudaDevices() { return QueryDeviceCount().count; }
+
+const std::string& CudaDeviceError() { return QueryDeviceCount().error; }
 
 CudaDeviceInfo GetCudaDeviceInfo(int device) {
   HALFCAF_ENFORCE(device >= 0 && device < NumCudaDevices(), "CUDA device ", device,

@@ -18,6 +18,10 @@ namespace halfcaf {
 
 // Number of usable CUDA devices; 0 when there is no driver or no device (never throws).
 int NumCudaDevices();
+// Why NumCudaDevices() is 0: the error cudaGetDeviceCount returned (e.g. "cudaErrorNoDevice: no
+// CUDA-capable device is detected", or a driver older than the runtime), "no CUDA device" when it
+// succeeded with a count of 0, "" when devices exist. For callers that must report, not skip.
+const std::string& CudaDeviceError();
 
 struct CudaDeviceInfo {
   int id = 0;

@@ -6,6 +6,7 @@
 // PyTorch peer (tools/peers/resnet_pytorch.py).
 #include <gflags/gflags.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -69,6 +70,11 @@ DEFINE_string(python, "/usr/bin/python3", "--compare: the Python interpreter");
 DEFINE_string(peer_script, "",
               "--compare: the peer script (default: tools/peers/resnet_pytorch.py of the source "
               "tree, found from the binary's location or the current folder)");
+DEFINE_int32(peer_timeout_s, 0,
+             "--compare: seconds the peer may run (0: no limit); halfcaf's own results (table, "
+             "--json, --csv, --plot) are written before the peer starts, so a slow peer loses "
+             "nothing. The peer gets LD_LIBRARY_PATH from HALFCAF_PEER_LD_LIBRARY_PATH when that is "
+             "set (empty: unset), so a library path meant for halfcaf does not reach PyTorch");
 DEFINE_string(data_blob, "data", "--net: the data blob");
 DEFINE_string(label_blob, "label", "--net: the label blob");
 DEFINE_string(loss_blob, "loss", "--net: the loss blob");
@@ -674,7 +680,16 @@ bool RunPeer(std::vector<Result>* results, const std::vector<int64_t>& batches,
   std::ostringstream cmd;
   // PyTorch's OpenMP threads spin while they wait; on a machine shared with other work that
   // slows it down many times over, so they sleep unless the caller chose otherwise.
-  cmd << "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE} " << ShellQuote(FLAGS_python) << " "
+  cmd << "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE} ";
+  if (FLAGS_peer_timeout_s > 0) cmd << "timeout -k 10 " << FLAGS_peer_timeout_s << " ";
+  if (const char* peer_path = std::getenv("HALFCAF_PEER_LD_LIBRARY_PATH")) {
+    if (*peer_path == '\0') {
+      cmd << "env -u LD_LIBRARY_PATH ";
+    } else {
+      cmd << "env LD_LIBRARY_PATH=" << ShellQuote(peer_path) << " ";
+    }
+  }
+  cmd << ShellQuote(FLAGS_python) << " "
       << ShellQuote(FindPeerScript()) << " --model " << FLAGS_model << " --batch_size " << bs
       << " --precision " << prec << " --order " << FLAGS_order << " --mode " << FLAGS_mode
       << " --iters " << FLAGS_iters << " --warmup " << FLAGS_warmup << " --device " << FLAGS_device
@@ -703,15 +718,50 @@ bool RunPeer(std::vector<Result>* results, const std::vector<int64_t>& batches,
       ++matched;
     }
   }
+  const int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+  if (FLAGS_peer_timeout_s > 0 && (code == 124 || code == 137)) {
+    std::cerr << "benchmark: the PyTorch peer timed out after " << FLAGS_peer_timeout_s
+              << " s (--peer_timeout_s); " << (matched > 0 ? "keeping the results it printed"
+                                                            : "showing the halfcaf numbers alone")
+              << std::endl;
+    return matched > 0;
+  }
   if (rc != 0 || matched == 0) {
     std::cerr << "benchmark: the PyTorch peer " << (rc != 0 ? "failed" : "printed no results")
-              << " (exit status " << rc << "); showing the halfcaf numbers alone" << std::endl;
+              << " (exit status " << code << "); showing the halfcaf numbers alone" << std::endl;
     return matched > 0;
   }
   return true;
 }
 
 // ---- main ---------------------------------------------------------------------------------------
+
+// --json, --csv and --plot (each written atomically).
+void WriteOutputs(const bench::RunInfo& info, const std::vector<Result>& results,
+                  const std::vector<std::string>& precisions) {
+  if (!FLAGS_json.empty()) WriteFileAtomically(FLAGS_json, bench::ResultsJson(info, results));
+  if (!FLAGS_csv.empty()) WriteFileAtomically(FLAGS_csv, bench::ResultsCsv(info, results));
+  if (!FLAGS_plot.empty()) {
+    std::vector<bench::Series> series;
+    const std::map<std::string, std::string> color{{"fp32", "#1f77b4"}, {"fp16", "#d62728"}};
+    for (const auto& p : precisions) {
+      bench::Series s{"halfcaf " + p, color.at(p), false, {}};
+      bench::Series t{"PyTorch " + p, color.at(p), true, {}};
+      for (const auto& r : results) {
+        if (r.precision != p || r.status != "ok") continue;
+        s.points.push_back({r.batch_size, r.images_per_sec});
+        if (r.has_peer && r.peer_images_per_sec > 0) {
+          t.points.push_back({r.batch_size, r.peer_images_per_sec});
+        }
+      }
+      if (!s.points.empty()) series.push_back(s);
+      if (!t.points.empty()) series.push_back(t);
+    }
+    WriteFileAtomically(FLAGS_plot, bench::Svg(info.model + " " + info.mode + ", " + info.order +
+                                                   ", " + info.device + ": images/s",
+                                               series));
+  }
+}
 
 void PrintTable(const bench::RunInfo& info, const std::vector<Result>& results, bool peer) {
   std::cout << "\nhalfcaf benchmark: " << info.model << ", " << info.mode << ", " << info.order
@@ -846,30 +896,17 @@ int Main() {
     for (int64_t b : batches) results.push_back(RunConfig(model, p, b, &progress));
   }
   bench::ComputeSpeedups(&results);
-  const bool peer = !FLAGS_compare.empty() && RunPeer(&results, batches, precisions, model);
-  PrintTable(info, results, peer);
-
-  if (!FLAGS_json.empty()) WriteFileAtomically(FLAGS_json, bench::ResultsJson(info, results));
-  if (!FLAGS_csv.empty()) WriteFileAtomically(FLAGS_csv, bench::ResultsCsv(info, results));
-  if (!FLAGS_plot.empty()) {
-    std::vector<bench::Series> series;
-    const std::map<std::string, std::string> color{{"fp32", "#1f77b4"}, {"fp16", "#d62728"}};
-    for (const auto& p : precisions) {
-      bench::Series s{"halfcaf " + p, color.at(p), false, {}};
-      bench::Series t{"PyTorch " + p, color.at(p), true, {}};
-      for (const auto& r : results) {
-        if (r.precision != p || r.status != "ok") continue;
-        s.points.push_back({r.batch_size, r.images_per_sec});
-        if (r.has_peer && r.peer_images_per_sec > 0) {
-          t.points.push_back({r.batch_size, r.peer_images_per_sec});
-        }
-      }
-      if (!s.points.empty()) series.push_back(s);
-      if (!t.points.empty()) series.push_back(t);
+  // halfcaf's results first, so a peer that fails, hangs or is killed loses nothing; then again
+  // with the peer's numbers beside them.
+  PrintTable(info, results, false);
+  WriteOutputs(info, results, precisions);
+  if (!FLAGS_compare.empty()) {
+    std::cerr << "benchmark: halfcaf's results are written; the PyTorch peer runs next"
+              << std::endl;
+    if (RunPeer(&results, batches, precisions, model)) {
+      PrintTable(info, results, true);
+      WriteOutputs(info, results, precisions);
     }
-    WriteFileAtomically(FLAGS_plot, bench::Svg(info.model + " " + info.mode + ", " + info.order +
-                                                   ", " + info.device + ": images/s",
-                                               series));
   }
   return 0;
 }

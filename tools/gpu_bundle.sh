@@ -4,21 +4,36 @@
 # test data and tools/gpu_run.sh, in one compressed archive (default gpu_bundle.tar.xz; keep it
 # under the 64 MiB a device run may carry). cuDNN/cuBLAS/cudart come from the GPU machine.
 #
-# Usage: tools/gpu_bundle.sh [ARCHIVE]   Environment: HALFCAF_CUDA_ARCHS (default 90-real: H200)
-#        WITH_DATA=1 also packs Fashion-MNIST (30 MB) for the LeNet check.
+# Also packed: the test fixtures (tests/fixtures, found by the tests beside bin/, so the GPU tests
+# do not depend on this machine's source path), tools/gpu_suites.py (the per-suite test runner),
+# the PyTorch peers, and Fashion-MNIST for the LeNet check: the whole test set and the first
+# TRAIN_IMAGES (20000) training images, so its accuracy means something (WITH_DATA=full: all 60000
+# images, 30 MB; WITH_DATA=0: none, LeNet then trains on synthetic data).
+#
+# Usage: tools/gpu_bundle.sh [ARCHIVE]   Environment: HALFCAF_CUDA_ARCHS (default 90-real: H200),
+#        BUILD_DIR (default build-gpu; an existing CUDA build folder, e.g. build, is reused).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=$(realpath -m "${1:-gpu_bundle.tar.xz}")
 ARCHS=${HALFCAF_CUDA_ARCHS:-90-real}
+BUILD=${BUILD_DIR:-build-gpu}
 bash tools/setup_deps.sh
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DHALFCAF_USE_CUDA=ON \
-  -DHALFCAF_CUDA_ARCHS="$ARCHS" >/dev/null
-cmake --build build-gpu -j "$(nproc)"
+if [[ "$BUILD" == "build-gpu" ]]; then
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHALFCAF_USE_CUDA=ON \
+    -DHALFCAF_CUDA_ARCHS="$ARCHS" >/dev/null
+fi
+cmake --build "$BUILD" -j "$(nproc)"
+[[ -x "$BUILD/bin/gpu_preflight" ]] || { echo "gpu_bundle: $BUILD is not a CUDA build" >&2; exit 1; }
 
 STAGE=$(mktemp -d)/halfcaf_gpu
 mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/models" "$STAGE/tests" "$STAGE/tools"
-cp build-gpu/bin/* "$STAGE/bin/"
-cp build-gpu/lib/libhalfcaf.so "$STAGE/lib/"
+for f in "$BUILD"/bin/*; do
+  case "$(basename "$f")" in
+    core_tests|data_tests|operators_tests|models_tests|tools_tests|suite_runner_fixture) ;;  # CPU-only
+    *) cp "$f" "$STAGE/bin/" ;;
+  esac
+done
+cp "$BUILD/lib/libhalfcaf.so" "$STAGE/lib/"
 # Shared libraries the binaries load, minus the C runtime and the CUDA libraries.
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libcuda|libcudart|libcublas|libcudnn|libnvrtc|libnvJitLink|libhalfcaf)'
 for f in "$STAGE"/bin/* "$STAGE/lib/libhalfcaf.so"; do
@@ -28,11 +43,28 @@ done | sort -u | while read -r name path; do
 done
 cp -r models/lenet "$STAGE/models/"
 cp -r tests/fixtures "$STAGE/tests/"
-cp tools/gpu_run.sh "$STAGE/tools/"
+cp tools/gpu_run.sh tools/gpu_suites.py "$STAGE/tools/"
 cp -r tools/peers "$STAGE/tools/"
-if [[ "${WITH_DATA:-0}" == "1" && -d /usr/share/datasets/fashion-mnist ]]; then
-  cp -r /usr/share/datasets/fashion-mnist "$STAGE/fashion-mnist"
-fi
+FMNIST=/usr/share/datasets/fashion-mnist
+case "${WITH_DATA:-subset}" in
+  full) cp -r "$FMNIST" "$STAGE/fashion-mnist" ;;
+  0) ;;
+  *)
+    mkdir -p "$STAGE/fashion-mnist"
+    cp "$FMNIST"/t10k-*-ubyte.gz "$STAGE/fashion-mnist/"
+    python3 - "$FMNIST" "$STAGE/fashion-mnist" "${TRAIN_IMAGES:-20000}" <<'PY'
+import gzip, struct, sys
+src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for name, header, item in (("train-images-idx3-ubyte.gz", 16, 28 * 28),
+                           ("train-labels-idx1-ubyte.gz", 8, 1)):
+    raw = gzip.open("%s/%s" % (src, name)).read()
+    head = bytearray(raw[:header])
+    struct.pack_into(">I", head, 4, n)  # the item count
+    with gzip.open("%s/%s" % (dst, name), "wb") as f:
+        f.write(bytes(head) + raw[header:header + n * item])
+PY
+    ;;
+esac
 tar -C "$(dirname "$STAGE")" -cJf "$OUT" halfcaf_gpu
 rm -rf "$(dirname "$STAGE")"
 size=$(stat -c %s "$OUT")

@@ -1,23 +1,49 @@
 #!/usr/bin/env bash
-# Runs the GPU checks from an unpacked tools/gpu_bundle.sh archive (no build needed): the GPU
-# tests, LeNet training on the GPU in FP32 and mixed precision (and with two data-parallel
-# replicas), and the ResNet-50 FP32-vs-FP16
-# benchmark with the PyTorch peer when torch is importable. Results go to RESULTS_DIR.
+# Runs the GPU checks from an unpacked tools/gpu_bundle.sh archive (no build needed), in the order
+# that keeps what matters most if time runs out:
 #
-# Usage: bash halfcaf_gpu/tools/gpu_run.sh [RESULTS_DIR]
-#   Environment: BENCH_BATCHES (default 32,64,128), BENCH_BATCHES_NHWC (default 64,128; the NHWC
-#                sweep runs when more than 60 s of the budget is left), BENCH_ITERS (default 20), GTEST_FILTER,
-#                BUDGET_S (whole run, default 450 s), TESTS_S (GPU tests, default 240 s),
-#                LENET_S (each LeNet run, default 60 s); the benchmark gets what is left (<= 300 s).
+#   1 preflight   driver / runtime / cuDNN / cuBLAS versions, devices, library paths, a smoke net;
+#                 no device (or a cudaGetDeviceCount error) stops the run at once, exit 1
+#   2 resnet50    ResNet-50 training step, NCHW, fp32 vs fp16: halfcaf (its table, JSON and CSV
+#                 are written before the peer starts), then the PyTorch AMP peer under its own cap
+#   3 gpu_tests   the GPU tests, one process per suite (tools/gpu_suites.py), each suite capped; a
+#                 test skipped for "no CUDA device" counts as failed; the FP32-is-not-TF32 checks
+#                 are named in the summary
+#   4 resnet50    the same in NHWC (PyTorch channels_last)
+#   5 lenet       LeNet on Fashion-MNIST (carried in the bundle) on the GPU: fp32, mixed
+#                 precision, and two data-parallel replicas on the dag executor
 #
-# Every step runs under `timeout`, so a hang costs one step, not the run, and each step's log is
-# written straight into RESULTS_DIR as it runs. RESULTS_DIR ends up with at most 7 files (a device
-# run brings back 8): summary.txt (device, libraries, every step's exit status and key numbers),
-# gpu_tests.txt, lenet.txt, resnet50.txt, resnet50.json, cudnn_algos.txt and extras.tar.gz (the
-# LeNet summaries, the benchmark's CSV and SVG). Exit status: 0 only if every step passed.
+# Every step runs under `timeout` with its own cap, never past the whole run's budget; the plan
+# (steps, caps, commands) is printed first. Logs are written into RESULTS_DIR as the steps run.
+# RESULTS_DIR ends up with at most 7 files (a device run brings back 8): summary.txt,
+# preflight.txt, resnet50.txt (both layouts), resnet50.json (NCHW), gpu_tests.txt, lenet.txt,
+# extras.tar.gz (NHWC JSON, CSVs, SVG, LeNet summaries, the cuDNN algorithm lines).
+#
+# Usage: bash halfcaf_gpu/tools/gpu_run.sh [--dry_run] [--bin DIR] [RESULTS_DIR]
+#   --dry_run   print the plan, the caps and the commands; run nothing (works without a GPU)
+#   --bin DIR   the binaries (default: the bundle's bin/); e.g. build/bin of a CUDA build
+# Environment (seconds): BUDGET_S (450), PREFLIGHT_S (45), R50_S (150), PEER_S (70 of R50_S; 0: no peer),
+#   TESTS_S (120), SUITE_S (45 per suite), NHWC_S (60), LENET_S (20 per run);
+#   BENCH_BATCHES (32,64,128), BENCH_BATCHES_NHWC (64,128), BENCH_ITERS (20), GTEST_FILTER (suites).
+# Exit status: 0 only if every step passed; 1 when the preflight finds no device.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-RES=${1:-$ROOT/results}
+DRY=0
+BIN=""
+RES=""
+while (($#)); do
+  case "$1" in
+    --dry_run) DRY=1 ;;
+    --bin) BIN=$2; shift ;;
+    --bin=*) BIN=${1#--bin=} ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -*) echo "gpu_run: unknown option $1" >&2; exit 2 ;;
+    *) RES=$1 ;;
+  esac
+  shift
+done
+BIN=$(cd "${BIN:-$ROOT/bin}" 2>/dev/null && pwd) || { echo "gpu_run: no binaries folder ${BIN:-$ROOT/bin}" >&2; exit 2; }
+RES=${RES:-$ROOT/results}
 mkdir -p "$RES"
 RES=$(cd "$RES" && pwd)
 WORK=$(mktemp -d)
@@ -25,6 +51,8 @@ SUMMARY="$RES/summary.txt"
 : >"$SUMMARY"
 START=$(date +%s)
 BUDGET=${BUDGET_S:-450}
+PREFLIGHT_S=${PREFLIGHT_S:-45} R50_S=${R50_S:-150} PEER_S=${PEER_S:-70} TESTS_S=${TESTS_S:-120}
+SUITE_S=${SUITE_S:-45} NHWC_S=${NHWC_S:-60} LENET_S=${LENET_S:-20}
 status=0
 
 say() { echo "$*" | tee -a "$SUMMARY"; }
@@ -39,10 +67,14 @@ step_limit() {
 run_step() {
   local name=$1 log=$2 limit=$3
   shift 3
+  if ((DRY)); then
+    printf '  %-26s cap %4ss: %s\n' "$name" "$limit" "$*" | tee -a "$SUMMARY"
+    return 0
+  fi
   local t0 rc
   t0=$(date +%s)
   echo "## $name: $* (limit ${limit}s)" >>"$log"
-  timeout -k 15 "$limit" "$@" >>"$log" 2>&1
+  timeout -k 10 "$limit" "$@" >>"$log" 2>&1
   rc=$?
   local verdict="ok"
   if ((rc == 124 || rc == 137)); then
@@ -55,13 +87,15 @@ run_step() {
   say "$name: $verdict ($(($(date +%s) - t0))s; log $(basename "$log"))"
   return $rc
 }
-pack_extras() { tar -C "$WORK" -czf "$RES/extras.tar.gz" . 2>/dev/null || true; }
+pack_extras() { ((DRY)) || tar -C "$WORK" -czf "$RES/extras.tar.gz" . 2>/dev/null || true; }
 trap pack_extras EXIT
 
 # ---- libraries: cuDNN 9 and the CUDA 13 runtime libraries may live only in a Python environment
 # (PyTorch's nvidia-* wheels: site-packages/nvidia/cudnn/lib, site-packages/nvidia/cu13/lib) or
 # in a CUDA toolkit that ldconfig does not know. Look in those places first; search the disk
-# (bounded in time) only for what is still missing.
+# (bounded in time) only for what is still missing. The path is set for halfcaf's binaries alone
+# (hc): the bundle's lib/ holds Debian's libstdc++ / libgcc_s / libz, which must not come before
+# the system's for Python and PyTorch.
 libs=(libcudnn.so.9 libcublas.so.13 libcublasLt.so.13 libcudart.so.13)
 dirs=()
 for py in python3 /opt/torch/.venv/bin/python3; do
@@ -79,96 +113,165 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/loc
 done
 extra=""
 missing=()
-for lib in "${libs[@]}"; do
-  ldconfig -p 2>/dev/null | grep -q "$lib " && continue
-  hit=""
-  for d in "${dirs[@]}"; do
-    if [[ -e "$d/$lib" ]]; then hit="$d/$lib"; break; fi
+if ((!DRY)); then
+  for lib in "${libs[@]}"; do
+    ldconfig -p 2>/dev/null | grep -q "$lib " && continue
+    hit=""
+    for d in "${dirs[@]}"; do
+      if [[ -e "$d/$lib" ]]; then hit="$d/$lib"; break; fi
+    done
+    if [[ -z "$hit" ]]; then
+      hit=$(timeout 60 find /usr /opt /root /home -xdev -name "$lib" 2>/dev/null | head -1)
+    fi
+    if [[ -n "$hit" ]]; then
+      case ":$extra:" in *":$(dirname "$hit"):"*) ;; *) extra="$extra:$(dirname "$hit")" ;; esac
+    else
+      missing+=("$lib")
+    fi
   done
-  if [[ -z "$hit" ]]; then
-    hit=$(timeout 60 find /usr /opt /root /home -xdev -name "$lib" 2>/dev/null | head -1)
-  fi
-  if [[ -n "$hit" ]]; then
-    case ":$extra:" in *":$(dirname "$hit"):"*) ;; *) extra="$extra:$(dirname "$hit")" ;; esac
-  else
-    missing+=("$lib")
-  fi
-done
-export LD_LIBRARY_PATH="$ROOT/lib${extra}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export GLOG_logtostderr=1  # the cuDNN algorithm lines are LOG(INFO)
+fi
+HC_LD_PATH="$ROOT/lib${extra}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# "${hc[@]}" CMD...: a halfcaf binary with the bundle's libraries; the PyTorch peer that
+# `benchmark` starts gets the caller's LD_LIBRARY_PATH back (HALFCAF_PEER_LD_LIBRARY_PATH).
+hc=(env LD_LIBRARY_PATH="$HC_LD_PATH" HALFCAF_PEER_LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}"
+    GLOG_logtostderr=1 HALFCAF_SOURCE_DIR="$ROOT")
 cd "$ROOT" || exit 1
 
-say "== device"
-nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader \
-  >>"$SUMMARY" 2>&1 || say "nvidia-smi failed"
-say "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-((${#missing[@]})) && say "NOT FOUND anywhere: ${missing[*]}"
-unresolved=$(ldd bin/gpu_tests 2>&1 | grep 'not found' | sort -u)
-if [[ -n "$unresolved" ]]; then
-  say "bin/gpu_tests has unresolved libraries:"
-  say "$unresolved"
+# ---- the plan -------------------------------------------------------------------------------------
+batches=${BENCH_BATCHES:-32,64,128}
+batches_nhwc=${BENCH_BATCHES_NHWC:-64,128}
+iters=${BENCH_ITERS:-20}
+say "== gpu_run plan: budget ${BUDGET}s; caps: preflight ${PREFLIGHT_S}s, resnet50 NCHW ${R50_S}s" \
+    "(peer ${PEER_S}s of it), gpu tests ${TESTS_S}s (${SUITE_S}s a suite), resnet50 NHWC" \
+    "${NHWC_S}s, lenet ${LENET_S}s x 3; total of caps" \
+    "$((PREFLIGHT_S + R50_S + TESTS_S + NHWC_S + 3 * LENET_S))s"
+((DRY)) && say "== dry run: the commands, nothing is run"
+
+# ---- 1 preflight ------------------------------------------------------------------------------------
+say "== 1 preflight"
+if ((!DRY)); then
+  if [[ ! -x "$BIN/gpu_preflight" ]]; then
+    say "gpu_run: STOP: $BIN/gpu_preflight is missing: this is not a CUDA build of halfcaf"
+    exit 1
+  fi
+  { nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader; } \
+    >>"$SUMMARY" 2>/dev/null || say "nvidia-smi: not available or failed"
+  say "LD_LIBRARY_PATH for halfcaf: $HC_LD_PATH"
+  ((${#missing[@]})) && say "NOT FOUND anywhere: ${missing[*]}"
+  "${hc[@]}" ldd "$BIN/gpu_preflight" 2>&1 | grep -E 'libcudnn|libcublas|libcudart|not found' |
+    sed 's/^[[:space:]]*/  ldd: /' | tee -a "$SUMMARY"
 fi
-say "(library search took $(elapsed)s)"
+run_step "preflight" "$RES/preflight.txt" "$(step_limit "$PREFLIGHT_S")" "${hc[@]}" "$BIN/gpu_preflight"
+pre=$?
+if ((!DRY)); then
+  grep -E '^(driver|runtime|cuDNN|cuBLAS|device [0-9]|smoke|WARNING)' "$RES/preflight.txt" |
+    tee -a "$SUMMARY"
+  if ((pre != 0 && pre != 3)); then
+    why=$(grep -m1 'no CUDA device' "$RES/preflight.txt")
+    say "gpu_run: STOP: ${why:-the preflight failed (exit $pre)}; nothing else is run"
+    exit 1
+  fi
+  ((pre == 3)) && say "preflight: the smoke net FAILED on the GPU; going on to find out where"
+fi
 
-say "== gpu tests"
-run_step "gpu_tests" "$RES/gpu_tests.txt" "$(step_limit "${TESTS_S:-240}")" \
-  bin/gpu_tests --gtest_filter="${GTEST_FILTER:-*}"
-grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?' "$RES/gpu_tests.txt" | tee -a "$SUMMARY"
-grep -E '^\[  FAILED  \] .*\(' "$RES/gpu_tests.txt" | head -40 | tee -a "$SUMMARY"
-grep -oE "cuDNN conv algo: .*" "$RES/gpu_tests.txt" | sort | uniq -c | sort -rn \
-  >"$RES/cudnn_algos.txt" || true
-
-say "== LeNet on the GPU"
-if [[ -d "$ROOT/fashion-mnist" ]]; then
-  data=(--train_data "$ROOT/fashion-mnist/train-images-idx3-ubyte.gz"
-        --test_data "$ROOT/fashion-mnist/t10k-images-idx3-ubyte.gz" --epochs 1)
+# ---- the PyTorch peer ---------------------------------------------------------------------------
+compare=()
+if ((PEER_S <= 0)); then
+  say "PyTorch peer: not run (PEER_S=$PEER_S)"
+elif ((DRY)); then
+  compare=(--compare pytorch --python python3 --peer_timeout_s "$PEER_S")
+elif torch_info=$(timeout 60 python3 -c 'import torch, torchvision; print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())' 2>&1); then
+  say "PyTorch peer: $(echo "$torch_info" | tail -1)"
+  compare=(--compare pytorch --python python3 --peer_timeout_s "$PEER_S")
 else
+  say "PyTorch peer: NOT RUN: 'import torch, torchvision' failed: $(echo "$torch_info" | tail -1)"
+fi
+
+# ---- 2 ResNet-50 NCHW ----------------------------------------------------------------------------
+say "== 2 ResNet-50 training step, NCHW, fp32 vs fp16, then the PyTorch peer"
+run_step "resnet50_nchw" "$RES/resnet50.txt" "$(step_limit "$R50_S")" \
+  "${hc[@]}" "$BIN/benchmark" --model resnet50 --device cuda --precision fp32,fp16 \
+  --batch_size "$batches" --iters "$iters" --warmup 5 \
+  --json "$RES/resnet50.json" --csv "$WORK/resnet50.csv" --plot "$WORK/resnet50.svg" \
+  "${compare[@]}"
+((DRY)) || grep -A12 '^halfcaf benchmark: resnet50, train, NCHW' "$RES/resnet50.txt" | tail -13 |
+  tee -a "$SUMMARY"
+pack_extras
+
+# ---- 3 GPU tests, one process per suite ---------------------------------------------------------
+say "== 3 GPU tests, one process per suite"
+run_step "gpu_tests" "$RES/gpu_tests.txt" "$(step_limit "$TESTS_S")" \
+  env HALFCAF_SOURCE_DIR="$ROOT" GLOG_logtostderr=1 python3 "$ROOT/tools/gpu_suites.py" --binary "$BIN/gpu_tests" --device_present \
+  --suite_timeout "$SUITE_S" --budget "$(($(step_limit "$TESTS_S") - 5))" \
+  --filter "${GTEST_FILTER:-*}" --ld_library_path "$HC_LD_PATH" --log "$WORK/gpu_tests_raw.txt" \
+  --highlight ConvCudnnTest.Fp32IsNotTf32 FCGpuTest.Fp32IsNotTf32
+if ((!DRY)); then
+  sed -n '/^suite /,$p' "$RES/gpu_tests.txt" | grep -vE '^## ' >>"$SUMMARY"
+  grep -E '^(check |[0-9]+ passed)' "$RES/gpu_tests.txt"
+  grep -E '^\[  FAILED  \] .*\(' "$WORK/gpu_tests_raw.txt" | head -40 | tee -a "$SUMMARY"
+  cat "$WORK/gpu_tests_raw.txt" >>"$RES/gpu_tests.txt"
+fi
+pack_extras
+
+# ---- 4 ResNet-50 NHWC ------------------------------------------------------------------------------
+say "== 4 ResNet-50 training step, NHWC (channels_last), fp32 vs fp16"
+nhwc_compare=()
+((${#compare[@]})) && nhwc_compare=(--compare pytorch --python python3 --peer_timeout_s "$((NHWC_S / 2))")
+run_step "resnet50_nhwc" "$RES/resnet50.txt" "$(step_limit "$NHWC_S")" \
+  "${hc[@]}" "$BIN/benchmark" --model resnet50 --device cuda --precision fp32,fp16 --order NHWC \
+  --batch_size "$batches_nhwc" --iters "$iters" --warmup 5 \
+  --json "$WORK/resnet50_nhwc.json" --csv "$WORK/resnet50_nhwc.csv" "${nhwc_compare[@]}"
+((DRY)) || grep -A12 '^halfcaf benchmark: resnet50, train, NHWC' "$RES/resnet50.txt" | tail -13 |
+  tee -a "$SUMMARY"
+pack_extras
+
+# ---- 5 LeNet on Fashion-MNIST -------------------------------------------------------------------
+say "== 5 LeNet on the GPU"
+FMNIST=$ROOT/fashion-mnist  # the bundle's; else Debian's dataset-fashion-mnist
+[[ -d "$FMNIST" ]] || FMNIST=/usr/share/datasets/fashion-mnist
+if [[ -f "$FMNIST/train-images-idx3-ubyte.gz" ]]; then
+  data=(--train_data "$FMNIST/train-images-idx3-ubyte.gz"
+        --test_data "$FMNIST/t10k-images-idx3-ubyte.gz" --epochs 1)
+else
+  say "lenet: no Fashion-MNIST (bundle or /usr/share/datasets): synthetic data (accuracy means nothing)"
   data=(--data_format synthetic --synthetic_shape 1,28,28 --iters 500)
 fi
-for dtype in float float16; do
-  run_step "lenet_$dtype" "$RES/lenet.txt" "$(step_limit "${LENET_S:-60}")" \
-    bin/train_net --device cuda --net models/lenet/lenet_train_net.pbtxt \
-    --init_net models/lenet/lenet_init_net.pbtxt "${data[@]}" --log_every 100 --dtype $dtype \
-    --summary_json "$WORK/lenet_$dtype.json"
-  if [[ -f "$WORK/lenet_$dtype.json" ]]; then
-    say "  lenet_$dtype: $(tr -d '\n' <"$WORK/lenet_$dtype.json" |
+lenet() {  # lenet NAME ARGS...
+  local name=$1
+  shift
+  run_step "$name" "$RES/lenet.txt" "$(step_limit "$LENET_S")" \
+    "${hc[@]}" "$BIN/train_net" --device cuda --net models/lenet/lenet_train_net.pbtxt \
+    --init_net models/lenet/lenet_init_net.pbtxt "${data[@]}" --log_every 100 \
+    --summary_json "$WORK/$name.json" "$@"
+  if ((!DRY)) && [[ -f "$WORK/$name.json" ]]; then
+    say "  $name: $(tr -d '\n' <"$WORK/$name.json" |
       grep -oE '"(test_accuracy|images_per_sec|final_loss|skipped_steps)": [0-9.e+-]*' |
       tr '\n' ' ')"
   fi
-done
+}
+lenet lenet_float --dtype float
+lenet lenet_float16 --dtype float16
 # Data parallel without NCCL: two replicas on this GPU, gradients summed by Copy + Sum, on the dag
 # executor (as with several GPUs: its workers take turns on the GPU's stream and handles).
-run_step "lenet_float16_2replicas" "$RES/lenet.txt" "$(step_limit "${LENET_S:-60}")" \
-  bin/train_net --device cuda --replicas 2 --net_type dag --net models/lenet/lenet_train_net.pbtxt \
-  --init_net models/lenet/lenet_init_net.pbtxt "${data[@]}" --log_every 100 --dtype float16 \
-  --summary_json "$WORK/lenet_float16_2replicas.json"
-[[ -f "$WORK/lenet_float16_2replicas.json" ]] && say "  lenet_float16_2replicas: $(tr -d '\n' \
-  <"$WORK/lenet_float16_2replicas.json" | grep -oE '"(test_accuracy|images_per_sec)": [0-9.e+-]*' |
-  tr '\n' ' ')"
-pack_extras
+lenet lenet_float16_2replicas --dtype float16 --replicas 2 --net_type dag
 
-say "== ResNet-50 fp32 vs fp16"
-compare=()
-python3 -c "import torch, torchvision" 2>/dev/null && compare=(--compare pytorch --python python3)
-run_step "resnet50" "$RES/resnet50.txt" "$(step_limit 300)" \
-  bin/benchmark --model resnet50 --device cuda --precision fp32,fp16 \
-  --batch_size "${BENCH_BATCHES:-32,64,128}" --iters "${BENCH_ITERS:-20}" --warmup 5 \
-  --json "$RES/resnet50.json" --csv "$WORK/resnet50.csv" --plot "$WORK/resnet50.svg" \
-  "${compare[@]}"
-grep -A12 '^halfcaf benchmark:' "$RES/resnet50.txt" | tee -a "$SUMMARY"
-pack_extras
-
-# NHWC (PyTorch channels_last) with what is left of the budget; log appended to resnet50.txt.
-if ((BUDGET - $(elapsed) > 60)); then
-  say "== ResNet-50 fp32 vs fp16, NHWC"
-  run_step "resnet50_nhwc" "$RES/resnet50.txt" "$(step_limit 300)" \
-    bin/benchmark --model resnet50 --device cuda --precision fp32,fp16 --order NHWC \
-    --batch_size "${BENCH_BATCHES_NHWC:-64,128}" --iters "${BENCH_ITERS:-20}" --warmup 5 \
-    --json "$WORK/resnet50_nhwc.json" --csv "$WORK/resnet50_nhwc.csv" "${compare[@]}"
-  grep -A12 '^halfcaf benchmark: resnet50, train, NHWC' "$RES/resnet50.txt" | tee -a "$SUMMARY"
-  pack_extras
-else
-  say "resnet50_nhwc: skipped (budget spent; rerun with BENCH_BATCHES_NHWC and a larger BUDGET_S)"
+# The math type each convolution ran with, as cuDNN reported it for the algorithm it ran: FP32
+# (the "Pascal path") must never use tensor-op math (TF32); FP16 should.
+if ((!DRY)); then
+  cat "$RES"/*.txt "$WORK"/*.txt 2>/dev/null | grep -oE "cuDNN conv algo: .*" | sort | uniq -c |
+    sort -rn >"$WORK/cudnn_algos.txt"
+  fp16=$(grep -c 'X float16\[' "$WORK/cudnn_algos.txt")
+  fp16_tc=$(grep 'X float16\[' "$WORK/cudnn_algos.txt" | grep -c 'math CUDNN_TENSOR_OP')
+  fp32=$(grep -c 'X float\[' "$WORK/cudnn_algos.txt")
+  fp32_tc=$(grep 'X float\[' "$WORK/cudnn_algos.txt" | grep -c 'math CUDNN_TENSOR_OP')
+  say "cuDNN: float16 convolutions with tensor-op math: $fp16_tc of $fp16 distinct choices;" \
+      "float with tensor-op math (TF32): $fp32_tc of $fp32 (must be 0)"
+  if ((fp32_tc > 0)); then
+    status=1
+    say "ERROR: a float convolution ran with tensor-op math (TF32): the FP32 path must be FP32"
+  fi
+  ((fp16 + fp32 == 0)) && say "cuDNN: no 'cuDNN conv algo' lines were logged"
 fi
+pack_extras
 say "gpu_run: status $status after $(elapsed)s, results in $RES"
 exit $status

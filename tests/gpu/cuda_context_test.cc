@@ -9,7 +9,7 @@ namespace testing {
 namespace {
 
 #define REQUIRE_GPU() \
-  if (NumCudaDevices() == 0) GTEST_SKIP() << "no CUDA device"
+  if (NumCudaDevices() == 0) GTEST_SKIP() << "no CUDA device (" << CudaDeviceError() << ")"
 
 TEST(CudaContextTest, DeviceQuery) {
   REQUIRE_GPU();
@@ -74,6 +74,22 @@ TEST(CudaContextTest, CopyCPUToGPUThroughPinnedStagingBuffer) {
     EXPECT_EQ(back.dtype(), x.dtype());
     ASSERT_EQ(back.dims(), x.dims());
     EXPECT_EQ(ToFloatVector(back), ToFloatVector(x)) << "run " << k;
+  }
+}
+
+// The count's error is kept for callers that must report it (gpu_preflight), not skip.
+TEST(CudaContextTest, DeviceErrorSaysWhyThereIsNoDevice) {
+  if (NumCudaDevices() == 0) {
+    EXPECT_FALSE(CudaDeviceError().empty());
+    int n = -1;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    (void)cudaGetLastError();
+    if (e != cudaSuccess) {
+      EXPECT_NE(CudaDeviceError().find(cudaGetErrorName(e)), std::string::npos)
+          << CudaDeviceError();
+    }
+  } else {
+    EXPECT_EQ(CudaDeviceError(), "");
   }
 }
 

@@ -15,12 +15,13 @@
 #include "tests/util/net_file.h"
 #include "tests/util/op_test_util.h"
 #include "tests/util/separable_classes.h"
+#include "tests/util/source_dir.h"
 
 namespace halfcaf {
 namespace testing {
 namespace {
 
-const std::string kData = std::string(HALFCAF_SOURCE_DIR) + "/tests/fixtures/";
+const std::string kData = ::halfcaf::testing::SourceDir() + "/tests/fixtures/";
 
 // The net in tests/fixtures/`file`, with `from` replaced by `to` when given.
 NetDef ReadNet(const std::string& file, const std::string& from = "", const std::string& to = "") {

@@ -13,6 +13,7 @@
 #include "core/proto_io.h"
 #include "core/workspace.h"
 #include "tests/util/op_test_util.h"
+#include "tests/util/source_dir.h"
 
 namespace halfcaf {
 namespace testing {
@@ -331,7 +332,7 @@ TEST(ParamsFromNets, ConvRankAliasesAndFCTransposed) {
 }
 
 TEST(ParamsFromNets, LeNetPbtxt) {
-  const std::string dir = std::string(HALFCAF_SOURCE_DIR) + "/models/lenet/";
+  const std::string dir = ::halfcaf::testing::SourceDir() + "/models/lenet/";
   NetDef init, net;
   ReadProtoFromFile(dir + "lenet_init_net.pbtxt", &init);
   ReadProtoFromFile(dir + "lenet_train_net.pbtxt", &net);

@@ -13,12 +13,13 @@
 #include "core/workspace.h"
 #include "models/backward.h"
 #include "tests/util/op_test_util.h"
+#include "tests/util/source_dir.h"
 
 namespace halfcaf {
 namespace testing {
 namespace {
 
-const std::string kLeNetDir = std::string(HALFCAF_SOURCE_DIR) + "/models/lenet/";
+const std::string kLeNetDir = ::halfcaf::testing::SourceDir() + "/models/lenet/";
 
 std::vector<int32_t> Labels(int n, int classes) {
   std::vector<int32_t> l;

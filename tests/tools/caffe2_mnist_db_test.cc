@@ -19,6 +19,7 @@
 #include "data/db.h"
 #include "proto/halfcaf.pb.h"
 #include "tests/tools/tool_test_util.h"
+#include "tests/util/source_dir.h"
 
 namespace halfcaf {
 namespace testing {
@@ -201,9 +202,9 @@ TEST(Caffe2MnistDbTest, TrainNetTrainsFromMakeMnistDbOutput) {
     ASSERT_EQ(made.exit_code, 0) << made.err;
     const std::string summary = dir + "/summary.json";
     ToolResult r = RunTool(
-        "train_net", "--net " + std::string(HALFCAF_SOURCE_DIR) +
+        "train_net", "--net " + ::halfcaf::testing::SourceDir() +
                          "/models/lenet/lenet_train_net.pbtxt --init_net " +
-                         std::string(HALFCAF_SOURCE_DIR) + "/models/lenet/lenet_init_net.pbtxt " +
+                         ::halfcaf::testing::SourceDir() + "/models/lenet/lenet_init_net.pbtxt " +
                          "--data_format " + type + " --train_data " + db_path + " --test_data " +
                          db_path + " --iters 150 --batch_size 32 --dtype float16 --threads 2 "
                          "--summary_json " + summary);
@@ -221,9 +222,9 @@ TEST(Caffe2MnistDbTest, TrainNetTrainsFromMakeMnistDbOutput) {
                                                        "--db lmdb --data_limit 10"))
                   .exit_code,
               0);
-    ToolResult r = RunTool("train_net", "--net " + std::string(HALFCAF_SOURCE_DIR) +
+    ToolResult r = RunTool("train_net", "--net " + ::halfcaf::testing::SourceDir() +
                                             "/models/lenet/lenet_train_net.pbtxt --init_net " +
-                                            std::string(HALFCAF_SOURCE_DIR) +
+                                            ::halfcaf::testing::SourceDir() +
                                             "/models/lenet/lenet_init_net.pbtxt --data_format "
                                             "leveldb --train_data " + dir + "/l");
     EXPECT_EQ(r.exit_code, 1);

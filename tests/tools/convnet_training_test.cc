@@ -9,12 +9,13 @@
 #include "core/proto_io.h"
 #include "core/tensor_proto.h"
 #include "tests/tools/tool_test_util.h"
+#include "tests/util/source_dir.h"
 
 namespace halfcaf {
 namespace testing {
 namespace {
 
-const std::string kData = std::string(HALFCAF_SOURCE_DIR) + "/tests/fixtures/";
+const std::string kData = ::halfcaf::testing::SourceDir() + "/tests/fixtures/";
 constexpr int kBatch = 16, kClasses = 4, kSide = 12;
 
 // 16 images 1x12x12: faint noise plus a bright 4x4 square in the quadrant of the image's class

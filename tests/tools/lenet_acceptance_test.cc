@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/tools/tool_test_util.h"
+#include "tests/util/source_dir.h"
 
 namespace halfcaf {
 namespace testing {
@@ -28,7 +29,7 @@ TEST(LeNetAcceptanceTest, Fp32AndMixedPrecisionReachTheSameAccuracy) {
     GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   }
   const std::string dir = TestTempDir();
-  const std::string src = HALFCAF_SOURCE_DIR;
+  const std::string src = ::halfcaf::testing::SourceDir();
   const std::string common =
       "--net " + src + "/models/lenet/lenet_train_net.pbtxt --init_net " + src +
       "/models/lenet/lenet_init_net.pbtxt --train_data " + kData +

@@ -15,6 +15,7 @@
 #include "models/model_helper.h"
 #include "models/zoo.h"
 #include "tests/tools/tool_test_util.h"
+#include "tests/util/source_dir.h"
 
 namespace halfcaf {
 namespace testing {
@@ -52,7 +53,7 @@ double ElementwiseRelativeError(const Tensor& got, const Tensor& want) {
 void CheckAgainstTorchvision(int depth, const std::string& order, int image_size, int batch) {
   if (!HaveTorchvision()) GTEST_SKIP() << "/usr/bin/python3 cannot import torch and torchvision";
   const std::string file = TestTempDir() + "/resnet" + std::to_string(depth) + "_" + order + ".pb";
-  const std::string cmd = "/usr/bin/python3 " + std::string(HALFCAF_SOURCE_DIR) +
+  const std::string cmd = "/usr/bin/python3 " + ::halfcaf::testing::SourceDir() +
                           "/tools/peers/export_torchvision_resnet.py --depth " +
                           std::to_string(depth) + " --order " + order + " --image_size " +
                           std::to_string(image_size) + " --batch " + std::to_string(batch) +

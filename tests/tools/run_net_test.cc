@@ -10,12 +10,13 @@
 #include "tests/tools/tool_test_util.h"
 #include "tests/util/op_test_util.h"
 #include "tests/util/separable_classes.h"
+#include "tests/util/source_dir.h"
 
 namespace halfcaf {
 namespace testing {
 namespace {
 
-const std::string kMlp = std::string(HALFCAF_SOURCE_DIR) + "/tests/fixtures/mlp_net.pbtxt";
+const std::string kMlp = ::halfcaf::testing::SourceDir() + "/tests/fixtures/mlp_net.pbtxt";
 
 OperatorDef GivenFill(const std::string& name, const Tensor& t) {
   std::vector<float> v(t.data<float>(), t.data<float>() + t.numel());
@@ -152,7 +153,7 @@ TEST(RunNetTest, BadInputGivesOneClearLine) {
 // unmodified through run_net: the counter counts the iterations and the loss drops.
 TEST(RunNetTest, RunsCaffe2OptimizerTrainingNets) {
   const std::string dir = TestTempDir();
-  const std::string data = std::string(HALFCAF_SOURCE_DIR) + "/tests/fixtures/";
+  const std::string data = ::halfcaf::testing::SourceDir() + "/tests/fixtures/";
   const SeparableClasses problem(24, 4, 3, 5);
   TensorProtos inputs;
   TensorToProto(problem.data, "data", inputs.add_protos());

@@ -5,12 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "tests/tools/tool_test_util.h"
+#include "tests/util/source_dir.h"
 
 namespace halfcaf {
 namespace testing {
 namespace {
 
-const std::string kData = std::string(HALFCAF_SOURCE_DIR) + "/tests/fixtures/";
+const std::string kData = ::halfcaf::testing::SourceDir() + "/tests/fixtures/";
 const std::string kTiny = "--net " + kData + "tiny_convnet_net.pbtxt --init_net " + kData +
                           "tiny_convnet_init.pbtxt --data_format synthetic "
                           "--synthetic_shape 1,8,8 --num_classes 4 --batch_size 16 "

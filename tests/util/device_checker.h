@@ -19,7 +19,8 @@ namespace testing {
 
 #ifndef REQUIRE_GPU
 #define REQUIRE_GPU() \
-  if (::halfcaf::NumCudaDevices() == 0) GTEST_SKIP() << "no CUDA device"
+  if (::halfcaf::NumCudaDevices() == 0) \
+  GTEST_SKIP() << "no CUDA device (" << ::halfcaf::CudaDeviceError() << ")"
 #endif
 
 struct DeviceCheckOptions {

@@ -9,6 +9,7 @@
 #include "core/proto_io.h"
 #include "models/trainer.h"
 #include "tests/util/op_test_util.h"
+#include "tests/util/source_dir.h"
 
 namespace halfcaf {
 namespace testing {
@@ -40,7 +41,7 @@ struct TinyTrainingRun {
 };
 
 inline void LoadTinyConvnet(NetDef* init, NetDef* forward) {
-  const std::string dir = std::string(HALFCAF_SOURCE_DIR) + "/tests/fixtures/";
+  const std::string dir = ::halfcaf::testing::SourceDir() + "/tests/fixtures/";
   ReadProtoFromFile(dir + "tiny_convnet_init.pbtxt", init);
   ReadProtoFromFile(dir + "tiny_convnet_net.pbtxt", forward);
 }
