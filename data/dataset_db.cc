@@ -31,60 +31,63 @@ std::pair<std::vector<int64_t>, bool> ImageLayout(const std::vector<int64_t>& d,
 
 }  // namespace
 
+void ImageLabelRecords::Add(const std::string& value, const std::string& where) {
+  HALFCAF_ENFORCE(protos_.ParseFromString(value), where, ": not a serialized TensorProtos");
+  HALFCAF_ENFORCE(protos_.protos_size() >= 2, where, ": holds ", protos_.protos_size(),
+                  " tensor(s); a training record needs an image and a label");
+  try {
+    TensorFromProto(protos_.protos(0), &image_);
+    TensorFromProto(protos_.protos(1), &label_);
+  } catch (EnforceNotMet& e) {
+    e.AddContext(where);
+    throw;
+  }
+  HALFCAF_ENFORCE(image_.dtype() == DataType::UINT8 || image_.dtype() == DataType::BYTE, where,
+                  ": the image (tensor 0) is ", image_.DebugString(), "; expected uint8 pixels");
+  HALFCAF_ENFORCE(label_.numel() == 1 && label_.dtype() == DataType::INT32, where,
+                  ": the label (tensor 1) is ", label_.DebugString(), "; expected one int32");
+  if (labels_.empty()) {
+    stored_dims_ = image_.dims();
+    std::tie(chw_, hwc_) = ImageLayout(stored_dims_, where);
+  }
+  HALFCAF_ENFORCE(image_.dims() == stored_dims_, where, ": image dims ",
+                  DimsString(image_.dims()), " differ from the first record's ",
+                  DimsString(stored_dims_));
+  HALFCAF_ENFORCE(label_.data<int32_t>()[0] >= 0, where, ": negative label ",
+                  label_.data<int32_t>()[0]);
+  const uint8_t* src = static_cast<const uint8_t*>(image_.raw_data());
+  const int64_t C = chw_[0], HW = chw_[1] * chw_[2];
+  const size_t at = pixels_.size();
+  pixels_.resize(at + static_cast<size_t>(C * HW));
+  uint8_t* dst = pixels_.data() + at;
+  if (!hwc_) {
+    std::copy(src, src + C * HW, dst);
+  } else {
+    for (int64_t p = 0; p < HW; ++p) {
+      for (int64_t c = 0; c < C; ++c) dst[c * HW + p] = src[p * C + c];
+    }
+  }
+  labels_.push_back(label_.data<int32_t>()[0]);
+}
+
+std::unique_ptr<DataSource> ImageLabelRecords::Finish(const std::string& source) {
+  HALFCAF_ENFORCE(!labels_.empty(), source, " holds no records");
+  const int64_t n = static_cast<int64_t>(labels_.size());
+  const std::string description = MakeString(source, " (", n, " samples of ", DimsString(chw_),
+                                             hwc_ ? ", stored (H, W, C)" : "", ")");
+  return std::make_unique<InMemoryDataSource>(std::move(pixels_), std::move(labels_), chw_,
+                                              description);
+}
+
 std::unique_ptr<DataSource> LoadDBDataset(const std::string& path, const std::string& db_type) {
   std::unique_ptr<db::DB> db = db::OpenDB(db_type, path, db::Mode::READ);
   std::unique_ptr<db::Cursor> cursor = db->NewCursor();
-  std::vector<uint8_t> pixels;
-  std::vector<int32_t> labels;
-  std::vector<int64_t> stored_dims, chw;
-  bool hwc = false;
-  TensorProtos protos;
-  Tensor image, label;
+  ImageLabelRecords records;
   for (cursor->SeekToFirst(); cursor->Valid(); cursor->Next()) {
-    const std::string where = MakeString(db_type, " DB '", path, "', record '", cursor->key(), "'");
-    HALFCAF_ENFORCE(protos.ParseFromString(cursor->value()), where, ": not a serialized "
-                    "TensorProtos");
-    HALFCAF_ENFORCE(protos.protos_size() >= 2, where, ": holds ", protos.protos_size(),
-                    " tensor(s); a training record needs an image and a label");
-    try {
-      TensorFromProto(protos.protos(0), &image);
-      TensorFromProto(protos.protos(1), &label);
-    } catch (EnforceNotMet& e) {
-      e.AddContext(where);
-      throw;
-    }
-    HALFCAF_ENFORCE(image.dtype() == DataType::UINT8 || image.dtype() == DataType::BYTE, where,
-                    ": the image (tensor 0) is ", image.DebugString(), "; expected uint8 pixels");
-    HALFCAF_ENFORCE(label.numel() == 1 && label.dtype() == DataType::INT32, where,
-                    ": the label (tensor 1) is ", label.DebugString(), "; expected one int32");
-    if (labels.empty()) {
-      stored_dims = image.dims();
-      std::tie(chw, hwc) = ImageLayout(stored_dims, where);
-    }
-    HALFCAF_ENFORCE(image.dims() == stored_dims, where, ": image dims ", DimsString(image.dims()),
-                    " differ from the first record's ", DimsString(stored_dims));
-    HALFCAF_ENFORCE(label.data<int32_t>()[0] >= 0, where, ": negative label ",
-                    label.data<int32_t>()[0]);
-    const uint8_t* src = static_cast<const uint8_t*>(image.raw_data());
-    const int64_t C = chw[0], HW = chw[1] * chw[2];
-    const size_t at = pixels.size();
-    pixels.resize(at + static_cast<size_t>(C * HW));
-    uint8_t* dst = pixels.data() + at;
-    if (!hwc) {
-      std::copy(src, src + C * HW, dst);
-    } else {
-      for (int64_t p = 0; p < HW; ++p) {
-        for (int64_t c = 0; c < C; ++c) dst[c * HW + p] = src[p * C + c];
-      }
-    }
-    labels.push_back(label.data<int32_t>()[0]);
+    records.Add(cursor->value(),
+                MakeString(db_type, " DB '", path, "', record '", cursor->key(), "'"));
   }
-  HALFCAF_ENFORCE(!labels.empty(), db_type, " DB '", path, "' holds no records");
-  const int64_t n = static_cast<int64_t>(labels.size());
-  return std::make_unique<InMemoryDataSource>(
-      std::move(pixels), std::move(labels), chw,
-      MakeString(db_type, " DB '", path, "' (", n, " samples of ", DimsString(chw),
-                 hwc ? ", stored (H, W, C)" : "", ")"));
+  return records.Finish(MakeString(db_type, " DB '", path, "'"));
 }
 
 std::unique_ptr<DataSource> LoadDataSource(const std::string& format, const std::string& path) {

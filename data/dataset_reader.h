@@ -24,6 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "core/tensor.h"
+#include "proto/halfcaf.pb.h"
+
 namespace halfcaf {
 
 class DataSource {
@@ -80,6 +83,25 @@ std::unique_ptr<DataSource> LoadCifar10Dataset(const std::string& path);
 // when the first dim does and the last does not, (H, W, C) the other way round; anything else is
 // an error naming the record.
 std::unique_ptr<DataSource> LoadDBDataset(const std::string& path, const std::string& db_type);
+
+// {image, label} TensorProtos records (as in a Caffe2 DB, see above) gathered into an in-memory
+// data set: what LoadDBDataset does with each record it reads.
+class ImageLabelRecords {
+ public:
+  // Adds one serialized record; `where` names it in errors. Throws on a malformed record, or one
+  // whose image dims differ from the first record's.
+  void Add(const std::string& value, const std::string& where);
+  // The data set; `source` names it (e.g. "leveldb DB '/data/x'"). Throws if no record was added.
+  std::unique_ptr<DataSource> Finish(const std::string& source);
+
+ private:
+  TensorProtos protos_;
+  Tensor image_, label_;
+  std::vector<uint8_t> pixels_;
+  std::vector<int32_t> labels_;
+  std::vector<int64_t> stored_dims_, chw_;
+  bool hwc_ = false;
+};
 
 // A file-backed data set by format name: idx, cifar10, leveldb or lmdb (not synthetic). Throws on
 // any other name.
