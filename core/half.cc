@@ -3,6 +3,7 @@
 #include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define HALFCAF_X86 1
 #endif
@@ -102,8 +103,19 @@ __attribute__((target("avx,f16c"))) void HalfToFloatF16C(const Half* src, float*
 
 }  // namespace
 
+// CPUID leaf 1: F16C (ECX bit 29) and AVX (bit 28), with OSXSAVE (bit 27) and the OS saving
+// the YMM state (XCR0 bits 1 and 2). Read directly: not every compiler's __builtin_cpu_supports
+// knows "f16c".
 bool CpuHasF16C() {
-  static const bool has = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    const bool f16c = (c >> 29) & 1, avx = (c >> 28) & 1, osxsave = (c >> 27) & 1;
+    if (!(f16c && avx && osxsave)) return false;
+    unsigned lo = 0, hi = 0;
+    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & 0x6) == 0x6;
+  }();
   return has;
 }
 
