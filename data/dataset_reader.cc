@@ -58,7 +58,8 @@ std::vector<int64_t> ParseIdxHeader(const std::vector<uint8_t>& buf, const std::
     dims.push_back(ReadBigEndian32(buf.data() + 4 + 4 * d));
     HALFCAF_ENFORCE(dims.back() > 0, what, " file '", path, "' has a zero dimension in its header ",
                     "(dim ", d, ")");
-    payload *= dims.back();
+    HALFCAF_ENFORCE(!__builtin_mul_overflow(payload, dims.back(), &payload), what, " file '",
+                    path, "' has header dims ", DimsString(dims), "... whose product overflows");
   }
   const int64_t have = static_cast<int64_t>(buf.size() - header);
   HALFCAF_ENFORCE(have >= payload, what, " file '", path, "' is truncated: header says ",
