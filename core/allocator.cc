@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/enforce.h"
+#include "core/strings.h"
 
 namespace halfcaf {
 
@@ -15,7 +16,8 @@ class CPUAllocator : public Allocator {
     // 64-byte alignment for SIMD and cache lines; aligned_alloc needs a multiple of the alignment.
     size_t rounded = (nbytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded ? rounded : 64);
-    HALFCAF_ENFORCE(p != nullptr, "out of CPU memory allocating ", nbytes, " bytes");
+    HALFCAF_ENFORCE(p != nullptr, "out of CPU memory: cannot allocate ",
+                    HumanBytes(static_cast<double>(nbytes)), " (", nbytes, " bytes)");
     return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
   }
 };

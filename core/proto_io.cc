@@ -1,11 +1,13 @@
 #include "core/proto_io.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -114,15 +116,19 @@ void ParseProtoFromString(const std::string& content, const std::string& source,
                   " (binary protobuf: truncated or not a ", kind, ")");
 }
 
-void ReadProtoFromFile(const std::string& path, google::protobuf::Message* msg) {
+std::string ReadFileBytes(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
   HALFCAF_ENFORCE(in.good(), path, ": cannot open file (", std::strerror(errno), ")");
   struct stat st;
   HALFCAF_ENFORCE(stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode), path,
-                  ": is a directory, expected a ", msg->GetDescriptor()->name(), " file");
+                  ": is a directory, expected a ", what, " file");
   std::stringstream ss;
   ss << in.rdbuf();
-  ParseProtoFromString(ss.str(), path, msg);
+  return ss.str();
+}
+
+void ReadProtoFromFile(const std::string& path, google::protobuf::Message* msg) {
+  ParseProtoFromString(ReadFileBytes(path, msg->GetDescriptor()->name()), path, msg);
 }
 
 bool PathWantsText(const std::string& path) {
@@ -133,10 +139,54 @@ bool PathWantsText(const std::string& path) {
   return false;
 }
 
-void WriteFileAtomically(const std::string& path, const std::string& bytes) {
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
+std::string ResolveSymlinks(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p = path;
+  for (int hops = 0;; ++hops) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) return p.string();
+    HALFCAF_ENFORCE(hops < 40, path, ": too many levels of symbolic links");
+    fs::path target = fs::read_symlink(p, ec);
+    HALFCAF_ENFORCE(!ec, path, ": cannot read the symbolic link (", ec.message(), ")");
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+}
+
+namespace {
+
+const char kTempInfix[] = ".tmp.";
+
+}  // namespace
+
+std::vector<std::string> RemoveStaleTempFiles(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target = ResolveSymlinks(path);
+  const std::string prefix = target.filename().string() + kTempInfix;
+  std::vector<std::string> removed;
+  std::error_code ec;
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    // Only a process that no longer exists; one we may not signal (EPERM) is alive.
+    if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    std::error_code rm;
+    if (entry.is_regular_file(rm) && fs::remove(entry.path(), rm)) removed.push_back(name);
+  }
+  return removed;
+}
+
+void WriteFileAtomically(const std::string& given_path, const std::string& bytes) {
+  const std::string path = ResolveSymlinks(given_path);
+  std::string tmp = path + kTempInfix + std::to_string(getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  HALFCAF_ENFORCE(fd >= 0, path, ": cannot write (", std::strerror(errno), ")");
+  HALFCAF_ENFORCE(fd >= 0, given_path, ": cannot write (", std::strerror(errno), ")");
   size_t off = 0;
   while (off < bytes.size()) {
     ssize_t w = ::write(fd, bytes.data() + off, bytes.size() - off);
@@ -145,7 +195,7 @@ void WriteFileAtomically(const std::string& path, const std::string& bytes) {
       int err = errno;
       ::close(fd);
       ::unlink(tmp.c_str());
-      HALFCAF_THROW(path, ": write failed (", std::strerror(err), ")");
+      HALFCAF_THROW(given_path, ": write failed (", std::strerror(err), ")");
     }
     off += static_cast<size_t>(w);
   }
@@ -154,7 +204,7 @@ void WriteFileAtomically(const std::string& path, const std::string& bytes) {
   if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
-    HALFCAF_THROW(path, ": cannot finish writing (", std::strerror(err), ")");
+    HALFCAF_THROW(given_path, ": cannot finish writing (", std::strerror(err), ")");
   }
 }
 

@@ -1,5 +1,7 @@
 #include "core/strings.h"
 
+#include <cstdint>
+#include <cstdio>
 #include <sstream>
 
 namespace halfcaf {
@@ -14,6 +16,19 @@ std::vector<std::string> SplitList(const std::string& s, char sep) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
+}
+
+std::string HumanBytes(double bytes) {
+  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return std::to_string(static_cast<int64_t>(bytes)) + " bytes";
+  int u = -1;
+  while (bytes >= 1024 && u < 5) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f %s", bytes, kUnits[u]);
+  return buf;
 }
 
 }  // namespace halfcaf

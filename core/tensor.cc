@@ -67,7 +67,12 @@ void* Tensor::raw_mutable_data(DataType dtype) {
   dtype_ = dtype;
   size_t need = static_cast<size_t>(numel_) * item;
   if (!storage_ || capacity_ < need) {
-    storage_ = GetAllocator(device_.type)->Allocate(need, device_);
+    try {
+      storage_ = GetAllocator(device_.type)->Allocate(need, device_);
+    } catch (EnforceNotMet& e) {
+      e.AddContext(std::string("a ") + DataTypeName(dtype) + " tensor of dims " + DimsString(dims_));
+      throw;
+    }
     capacity_ = need;
   }
   return storage_.get();

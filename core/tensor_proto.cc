@@ -1,7 +1,14 @@
 #include "core/tensor_proto.h"
 
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <vector>
+
+#include <google/protobuf/text_format.h>
 
 #include "core/proto_io.h"
 
@@ -135,9 +142,110 @@ void TensorFromProto(const TensorProto& proto, Tensor* tensor) {
   });
 }
 
-int FeedTensorProtosFile(const std::string& path, Workspace* ws) {
+namespace {
+
+// Binary record: tag of field 2^29 - 1 with wire type 2, length 12, magic, CRC (little-endian).
+const char kBinaryTag[] = "\xFA\xFF\xFF\xFF\x0F\x0C";
+const size_t kBinaryTagSize = sizeof(kBinaryTag) - 1;
+const char kMagic[] = "HCAFCRC1";
+const size_t kMagicSize = sizeof(kMagic) - 1;
+const size_t kBinaryRecordSize = kBinaryTagSize + kMagicSize + 4;
+const char kTextMarker[] = "# halfcaf-crc32 ";
+const size_t kTextMarkerSize = sizeof(kTextMarker) - 1;
+const size_t kTextRecordSize = kTextMarkerSize + 8 + 1;  // 8 hex digits and a newline
+
+uint32_t Crc32(const char* data, size_t n) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (n > 0) {
+    const uInt chunk = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(data), chunk);
+    data += chunk;
+    n -= chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+std::string Hex(uint32_t v) {
+  char buf[9];
+  std::snprintf(buf, sizeof(buf), "%08x", v);
+  return buf;
+}
+
+// Where the checksum record starts and the CRC it holds; false when there is none.
+bool FindChecksum(const std::string& c, size_t* payload, uint32_t* stored) {
+  if (c.size() >= kBinaryRecordSize) {
+    const size_t at = c.size() - kBinaryRecordSize;
+    if (c.compare(at, kBinaryTagSize, kBinaryTag) == 0 &&
+        c.compare(at + kBinaryTagSize, kMagicSize, kMagic) == 0) {
+      const auto* b = reinterpret_cast<const unsigned char*>(c.data() + c.size() - 4);
+      *stored = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+      *payload = at;
+      return true;
+    }
+  }
+  if (c.size() >= kTextRecordSize && c.back() == '\n') {
+    const size_t at = c.size() - kTextRecordSize;
+    if (c.compare(at, kTextMarkerSize, kTextMarker) == 0) {
+      const std::string hex = c.substr(at + kTextMarkerSize, 8);
+      if (hex.find_first_not_of("0123456789abcdef") != std::string::npos) return false;
+      *stored = static_cast<uint32_t>(std::stoul(hex, nullptr, 16));
+      *payload = at;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string AppendChecksum(const std::string& bytes, bool text) {
+  std::string out = bytes;
+  if (text) {
+    if (!out.empty() && out.back() != '\n') out += '\n';
+    return out + kTextMarker + Hex(Crc32(out.data(), out.size())) + "\n";
+  }
+  const uint32_t crc = Crc32(out.data(), out.size());
+  out.append(kBinaryTag, kBinaryTagSize).append(kMagic, kMagicSize);
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((crc >> (8 * i)) & 0xff);
+  return out;
+}
+
+void ParseTensorProtos(const std::string& content, const std::string& source, Checksum checksum,
+                       TensorProtos* protos) {
+  size_t payload = 0;
+  uint32_t stored = 0;
+  if (!FindChecksum(content, &payload, &stored)) {
+    HALFCAF_ENFORCE(checksum != Checksum::kRequired, source,
+                    ": the file has no checksum record, so its integrity cannot be verified (it "
+                    "is corrupt, or was not written by halfcaf)");
+    ParseProtoFromString(content, source, protos);
+    return;
+  }
+  const uint32_t computed = Crc32(content.data(), payload);
+  HALFCAF_ENFORCE(computed == stored, source, ": the file is corrupt: its checksum does not "
+                  "match its content (crc32 ", Hex(computed), ", recorded ", Hex(stored), ")");
+  ParseProtoFromString(content.substr(0, payload), source, protos);
+}
+
+void ReadTensorProtosFile(const std::string& path, Checksum checksum, TensorProtos* protos) {
+  ParseTensorProtos(ReadFileBytes(path, "TensorProtos"), path, checksum, protos);
+}
+
+void WriteTensorProtosFile(const TensorProtos& protos, const std::string& path) {
+  const bool text = PathWantsText(path);
+  std::string bytes;
+  if (text) {
+    HALFCAF_ENFORCE(google::protobuf::TextFormat::PrintToString(protos, &bytes), path,
+                    ": cannot format TensorProtos as text");
+  } else {
+    HALFCAF_ENFORCE(protos.SerializeToString(&bytes), path, ": cannot serialize TensorProtos");
+  }
+  WriteFileAtomically(path, AppendChecksum(bytes, text));
+}
+
+int FeedTensorProtosFile(const std::string& path, Workspace* ws, Checksum checksum) {
   TensorProtos protos;
-  ReadProtoFromFile(path, &protos);
+  ReadTensorProtosFile(path, checksum, &protos);
   for (int i = 0; i < protos.protos_size(); ++i) {
     const TensorProto& p = protos.protos(i);
     HALFCAF_ENFORCE(!p.name().empty(), path, ": tensor #", i,
@@ -156,7 +264,17 @@ void WriteBlobsToFile(const Workspace& ws, const std::vector<std::string>& names
                       const std::string& path) {
   TensorProtos protos;
   for (const auto& name : names) TensorToProto(ws.GetTensor(name), name, protos.add_protos());
-  WriteProtoToFile(protos, path, PathWantsText(path));
+  WriteTensorProtosFile(protos, path);
+}
+
+int64_t CountNonFinite(const TensorProto& proto) {
+  int64_t n = 0;
+  for (float v : proto.float_data()) n += !std::isfinite(v);
+  for (double v : proto.double_data()) n += !std::isfinite(v);
+  if (proto.data_type() == TensorProto::FLOAT16) {
+    for (int32_t v : proto.int32_data()) n += (v & 0x7c00) == 0x7c00;  // exponent all ones
+  }
+  return n;
 }
 
 }  // namespace halfcaf

@@ -26,6 +26,11 @@ const char kGoodSteps[] = "loss_scale_good_steps";
 const char kSkipped[] = "skipped_steps";
 const char kReaderState[] = "data_reader_state";
 const char kLossGradSeed[] = "loss_grad_seed";
+// Mixed precision: the current and the longest run of consecutive skipped steps (0-d float), and
+// a temporary of their update.
+const char kSkipStreak[] = "skipped_streak";
+const char kMaxSkipStreak[] = "skipped_streak_max";
+const char kSkipStreakGain[] = "skipped_streak_gain";
 // Checkpoint blobs holding the generator state of the k-th random op (Dropout) of the train net.
 const char kRngStatePrefix[] = "random_state_";
 
@@ -166,6 +171,19 @@ std::map<std::string, std::string> ReadyMadeFp16Copies(const NetDef& init, const
     }
   }
   return copies;
+}
+
+// Ops tracking runs of skipped steps on the device (no host read per step), with found_inf in
+// {0, 1}: streak = (streak + found_inf) * found_inf; max = max + relu(streak - max).
+void AddSkipStreak(NetDef* update, NetDef* state) {
+  *update->add_op() = MakeOperatorDef("Add", "", {kSkipStreak, kFoundInf}, {kSkipStreak});
+  *update->add_op() = MakeOperatorDef("Mul", "", {kSkipStreak, kFoundInf}, {kSkipStreak});
+  *update->add_op() = MakeOperatorDef("Sub", "", {kSkipStreak, kMaxSkipStreak}, {kSkipStreakGain});
+  *update->add_op() = MakeOperatorDef("Relu", "", {kSkipStreakGain}, {kSkipStreakGain});
+  *update->add_op() = MakeOperatorDef("Add", "", {kMaxSkipStreak, kSkipStreakGain},
+                                      {kMaxSkipStreak});
+  *state->add_op() = Fill(kSkipStreak, {}, DataType::FLOAT, 0.f);
+  *state->add_op() = Fill(kMaxSkipStreak, {}, DataType::FLOAT, 0.f);
 }
 
 int64_t LargestDivisorAtMost(int64_t n, int64_t cap) {
@@ -339,6 +357,7 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
     *update.add_op() = MakeOperatorDef("UpdateLossScale", "",
                                        {kLossScale, kFoundInf, kGoodSteps, kSkipped},
                                        {kLossScale, kGoodSteps, kSkipped}, args);
+    AddSkipStreak(&update, &state);
   }
   *state.add_op() = Fill(kLossScale, {}, DataType::FLOAT, opt_.float16 ? opt_.loss_scale : 1.f);
   *state.add_op() = Fill(kGoodSteps, {1}, DataType::INT64, 0.f);
@@ -490,8 +509,10 @@ void Trainer::Resume(const std::string& path) {
   std::map<std::string, std::vector<int64_t>> dims;
   for (const auto& b : checkpoint_blobs_) dims[b] = ws_.GetTensor(Name(0, b)).dims();
   Workspace ckpt;
-  FeedTensorProtosFile(path, &ckpt);
+  FeedTensorProtosFile(path, &ckpt, Checksum::kRequired);
   for (const auto& b : checkpoint_blobs_) {
+    // Checkpoints from before the skipped-step runs were tracked start them at 0.
+    if ((b == kSkipStreak || b == kMaxSkipStreak) && !ckpt.HasBlob(b)) continue;
     HALFCAF_ENFORCE(ckpt.HasBlob(b), path, ": the checkpoint has no blob '", b,
                     "' (was it written for another net?)");
     const Tensor& t = ckpt.GetTensor(b);
@@ -524,8 +545,25 @@ void Trainer::Resume(const std::string& path) {
       std::vector<int64_t>(st.data<int64_t>(), st.data<int64_t>() + st.numel())));
 }
 
+void Trainer::CheckSkippedSteps() const {
+  if (!opt_.float16 || opt_.max_skipped_steps <= 0) return;
+  const float longest = ReadScalar(Name(0, kMaxSkipStreak));
+  HALFCAF_ENFORCE(longest < static_cast<float>(opt_.max_skipped_steps), "training diverged: ",
+                  static_cast<int64_t>(longest), " consecutive steps overflowed and were skipped "
+                  "(the limit is ", opt_.max_skipped_steps, "; loss scale now ",
+                  ReadScalar(Name(0, kLossScale)), ", iteration ", iteration(),
+                  "): the scaled gradients are inf or NaN at every step (a lower learning rate may "
+                  "help)");
+}
+
 void Trainer::SaveCheckpoint(const std::string& path) {
   HALFCAF_ENFORCE(train_net_ != nullptr, "nothing to save before Initialize or Resume");
+  try {
+    CheckSkippedSteps();
+  } catch (EnforceNotMet& e) {
+    e.AddContext("checkpoint " + path + " not written; the previous one, if any, is kept");
+    throw;
+  }
   std::vector<int64_t> state = train_reader_->GetState().ToVector();
   Tensor* t = ws_.CreateTensor(kReaderState);
   t->Resize({static_cast<int64_t>(state.size())});
@@ -547,7 +585,23 @@ void Trainer::SaveCheckpoint(const std::string& path) {
     SaveRandomState(*random_ops[k]->random_generator(), src->CreateTensor(name));
     names.push_back(name);
   }
-  WriteBlobsToFile(*src, names, path);
+  TensorProtos protos;
+  std::string bad;
+  int64_t bad_values = 0, bad_blobs = 0;
+  for (const auto& name : names) {
+    TensorProto* p = protos.add_protos();
+    TensorToProto(src->GetTensor(name), name, p);
+    if (const int64_t n = CountNonFinite(*p)) {
+      if (bad_blobs++ == 0) bad = name;
+      bad_values += n;
+    }
+  }
+  HALFCAF_ENFORCE(bad_blobs == 0, "training diverged at iteration ", iteration(), ": ", bad_values,
+                  " parameter or optimizer values are inf or NaN (in '", bad, "'",
+                  bad_blobs > 1 ? " and " + std::to_string(bad_blobs - 1) + " other blobs" : "",
+                  "); checkpoint ", path, " not written, the previous one, if any, is kept "
+                  "(a lower learning rate may help)");
+  WriteTensorProtosFile(protos, path);
 }
 
 float Trainer::ReadScalar(const std::string& blob) const {

@@ -48,6 +48,9 @@ struct TrainerOptions {
   bool dynamic_loss_scale = false;
   float loss_scale = 1.f;
   int64_t scale_growth_interval = 1000;
+  // Mixed precision: a run whose steps overflow this many times in a row has diverged
+  // (CheckSkippedSteps fails); 0 = no limit.
+  int64_t max_skipped_steps = 32;
   // Optional separate forward net for evaluation (same parameter names; e.g. without dropout).
   // Empty: the training forward net in test mode.
   NetDef test_forward;
@@ -91,8 +94,12 @@ class Trainer {
   // Whole test set, in test mode (BN statistics, no dropout). Needs options.test_data.
   EvalStats Evaluate();
   // Parameters, momenta, FP16 copies, BN statistics, iteration, loss-scale state and the data
-  // position, written atomically.
+  // position, written atomically with a checksum. Throws, leaving the file at `path` as it was,
+  // when any of it is inf or NaN (a diverged run) or CheckSkippedSteps fails.
   void SaveCheckpoint(const std::string& path);
+  // Throws when, in mixed precision, max_skipped_steps consecutive steps have overflowed (the
+  // longest run of skipped steps is tracked on the device; this reads it).
+  void CheckSkippedSteps() const;
 
   int64_t iteration() const;
   // Data-parallel replicas (empty when one device runs the whole net).

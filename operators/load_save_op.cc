@@ -75,7 +75,7 @@ void SaveOp::RunOnDevice() {
                     "' has no data to save");
     TensorToProto(t, stored_names_[i], protos.add_protos());
   }
-  WriteProtoToFile(protos, path_, PathWantsText(path_));
+  WriteTensorProtosFile(protos, path_);
 }
 
 // ---- Load -------------------------------------------------------------------------------------
@@ -104,7 +104,7 @@ LoadOp::LoadOp(const OperatorDef& def, Workspace* ws)
 
 void LoadOp::RunOnDevice() {
   TensorProtos protos;
-  ReadProtoFromFile(path_, &protos);
+  ReadTensorProtosFile(path_, Checksum::kIfPresent, &protos);
   std::map<std::string, int> index;  // stored name (prefix stripped) -> proto
   for (int i = 0; i < protos.protos_size(); ++i) {
     const std::string name = StripPrefix(protos.protos(i).name(), strip_prefix_);
@@ -159,7 +159,8 @@ OPERATOR_SCHEMA(Save)
     .NumOutputs(0)
     .SetDoc("Saves the input tensors to one TensorProtos file, replacing it atomically (a temp "
             "file beside it, fsync, rename). The file is protobuf text when the path ends in "
-            ".pbtxt (or .prototxt/.txt), binary otherwise. Unlike Caffe2, every db_type writes "
+            ".pbtxt (or .prototxt/.txt), binary otherwise, and ends with a CRC-32 checksum record that "
+            "Load verifies (binary: a field protobuf readers skip; text: a comment). Unlike Caffe2, every db_type writes "
             "this one format, so Caffe2 minidb files are not produced; db_type may be omitted.")
     .Arg("db", "string, required: output file path")
     .Arg("db_type", "string, default minidb: minidb, protodb or tensorprotos (same format)")
@@ -173,7 +174,8 @@ OPERATOR_SCHEMA(Load)
     .NumInputs(0)
     .NumOutputs(0, 1 << 30)
     .SetDoc("Loads tensors from a TensorProtos file written by Save (text or binary, detected "
-            "from the content). Each output is loaded from the tensor stored under its name (or "
+            "from the content); a file whose checksum record does not match its content is refused as "
+            "corrupt (files without one, e.g. from Caffe2, load unchecked). Each output is loaded from the tensor stored under its name (or "
             "under source_blob_names[i]); a name missing from the file is an error naming it and "
             "the file. With load_all = 1 and no outputs, every tensor in the file is loaded into "
             "a blob named as stored. All tensors are decoded before any blob is written. DB "

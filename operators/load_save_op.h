@@ -1,5 +1,6 @@
 // Save and Load: checkpoints as a TensorProtos file (protobuf text when the path ends in .pbtxt,
-// binary otherwise; Load detects which from the content).
+// binary otherwise; Load detects which from the content). Save appends a CRC-32 checksum record
+// and Load verifies it when present (core/tensor_proto.h).
 //   Save (blobs...) -> nothing: writes the input tensors, atomically (temp file + rename), under
 //     their blob names, or `blob_name_overrides`, or with `strip_prefix` removed.
 //   Load () -> (blobs...): reads the named tensors from the file (or the stored names given by

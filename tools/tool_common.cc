@@ -1,14 +1,23 @@
 #include "tools/tool_common.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <google/protobuf/stubs/logging.h>
 
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
 #include "core/enforce.h"
+#include "core/proto_io.h"
 
 namespace halfcaf {
 
@@ -34,6 +43,100 @@ int RunTool(const char* name, const char* usage, int argc, char** argv,
     std::cerr << name << ": error: " << e.what() << "\n";
   }
   return 1;
+}
+
+namespace {
+
+volatile sig_atomic_t g_stop_signal = 0;
+const char* g_tool = "";
+
+extern "C" void OnStopSignal(int sig) {
+  if (g_stop_signal == 0) {
+    g_stop_signal = sig;
+    return;
+  }
+  // Second signal: no cleanup, only async-signal-safe calls.
+  const char* msg = ": second signal, exiting at once\n";
+  ssize_t ignored = ::write(STDERR_FILENO, g_tool, std::strlen(g_tool));
+  ignored = ::write(STDERR_FILENO, msg, std::strlen(msg));
+  (void)ignored;
+  _exit(128 + sig);
+}
+
+std::string ProbeName(const std::filesystem::path& dir) {
+  return (dir / (".halfcaf_probe." + std::to_string(getpid()))).string();
+}
+
+// Creates and removes a probe file in `dir`; returns the errno of a failure, or 0.
+int Probe(const std::filesystem::path& dir) {
+  const std::string probe = ProbeName(dir);
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) return errno;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void InstallStopSignals(const char* tool) {
+  g_tool = tool;
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGXFSZ, SIG_IGN);
+}
+
+int StopSignal() { return g_stop_signal; }
+
+void CheckWritableFile(const std::string& path, const char* flag) {
+  namespace fs = std::filesystem;
+  const fs::path target = ResolveSymlinks(path);
+  std::error_code ec;
+  HALFCAF_ENFORCE(!fs::is_directory(target, ec), "--", flag, " ", path,
+                  ": is a folder, expected a file name");
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  HALFCAF_ENFORCE(fs::is_directory(dir, ec), "--", flag, " ", path, ": the folder ", dir.string(),
+                  " does not exist");
+  const int err = Probe(dir);
+  HALFCAF_ENFORCE(err == 0, "--", flag, " ", path, ": cannot write in ", dir.string(), " (",
+                  std::strerror(err), ")");
+}
+
+void CheckWritableFolder(const std::string& dir, const char* flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  HALFCAF_ENFORCE(fs::is_directory(dir, ec), "--", flag, " ", dir, ": is not a folder");
+  const int err = Probe(dir);
+  HALFCAF_ENFORCE(err == 0, "--", flag, " ", dir, ": cannot write in it (", std::strerror(err),
+                  ")");
+}
+
+void LockFolder(const std::string& dir, const char* tool) {
+  const std::string path = dir + "/" + tool + ".lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  HALFCAF_ENFORCE(fd >= 0, path, ": cannot open the lock file (", std::strerror(errno), ")");
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char buf[32] = {0};
+    const ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
+    ::close(fd);
+    const std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+    HALFCAF_ENFORCE(err != EWOULDBLOCK, dir, " is in use by another ", tool, " (pid ",
+                    pid.empty() ? "unknown" : pid.substr(0, pid.find('\n')), ", lock file ", path,
+                    "): give each run its own folder");
+    HALFCAF_THROW(path, ": cannot lock (", std::strerror(err), ")");
+  }
+  const std::string pid = std::to_string(getpid()) + "\n";
+  bool ok = ::ftruncate(fd, 0) == 0;
+  ok = ok && ::pwrite(fd, pid.data(), pid.size(), 0) == static_cast<ssize_t>(pid.size());
+  HALFCAF_ENFORCE(ok, path, ": cannot write the lock file (", std::strerror(errno), ")");
+  // fd stays open: the lock lasts as long as the process.
 }
 
 Placement ParsePlacement(const std::string& device, bool device_given, int gpu,

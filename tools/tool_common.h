@@ -15,6 +15,23 @@ namespace halfcaf {
 int RunTool(const char* name, const char* usage, int argc, char** argv,
             const std::function<int()>& body);
 
+// Graceful stop: after this, the first SIGINT or SIGTERM only sets StopSignal() (the tool
+// finishes its step and stops cleanly); a second one exits at once with 128 + its number.
+// SIGPIPE is ignored (a closed stdout makes writes fail instead of killing the process), and so
+// is SIGXFSZ (a write past the file-size limit fails with EFBIG and a clear error).
+void InstallStopSignals(const char* tool);
+// The first stop signal received (SIGINT, SIGTERM), or 0.
+int StopSignal();
+
+// Start-up checks of output paths named by flag --`flag`: the file (or folder) can be created
+// there. A file's folder must exist; a symbolic link is checked (and later written) through.
+// Both create and remove a probe file; they throw a one-line error naming the flag and path.
+void CheckWritableFile(const std::string& path, const char* flag);
+void CheckWritableFolder(const std::string& dir, const char* flag);
+// Takes an advisory lock (flock) on <dir>/<tool>.lock, writing our pid into it, for as long as the
+// process lives; throws naming the holder's pid when another process has it.
+void LockFolder(const std::string& dir, const char* tool);
+
 // Placement from the --device / --gpu / --gpus / --replicas flags of train_net and benchmark:
 // `device` is "cpu" or "cuda"; `gpus` a comma-separated list of CUDA ids (implies cuda; with
 // `device_given` and "cpu" it is an error); `replicas` 0 means one per listed GPU, else 1.

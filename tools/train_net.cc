@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
+#include <limits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -71,13 +73,22 @@ DEFINE_string(data_blob, "data", "the net's data blob");
 DEFINE_string(label_blob, "label", "the net's label blob");
 DEFINE_string(loss_blob, "loss", "the net's loss blob");
 DEFINE_string(accuracy_blob, "accuracy", "the net's accuracy blob (optional)");
-DEFINE_string(checkpoint_dir, "", "folder for checkpoint.pb");
+DEFINE_string(checkpoint_dir, "", "folder for checkpoint.pb (created if missing; one run at a time: "
+              "a second train_net on the same folder stops at start; temp files left there by "
+              "killed runs are removed). A checkpoint holding inf or NaN is never written: the "
+              "run stops and the last good one is kept");
 DEFINE_int64(checkpoint_every, 0, "write a checkpoint every K iterations (and at the end)");
 DEFINE_bool(resume, false, "continue from <checkpoint_dir>/checkpoint.pb");
 DEFINE_int64(log_every, 100, "log every K iterations");
 DEFINE_int64(test_every, 0, "evaluate the test set every K iterations (0: only at the end)");
-DEFINE_string(log_csv, "", "write the log lines as CSV");
+DEFINE_string(log_csv, "", "write the log lines as CSV (it keeps being written when stdout "
+              "is closed, e.g. train_net | head)");
 DEFINE_string(summary_json, "", "write a summary JSON at the end");
+// Output paths (--log_csv, --summary_json, --checkpoint_dir) are checked writable at start-up; a
+// symbolic link is written through (the file it points to is replaced, the link kept).
+DEFINE_int64(max_skipped_steps, 32, "float16: stop with an error when this many consecutive "
+             "steps overflow and are skipped (a diverged run); 0 = never. Dynamic scaling from "
+             "the default 65536 reaches 1 after 16 overflows");
 DEFINE_bool(prefetch, true, "prepare the next batch on a background thread");
 
 namespace halfcaf {
@@ -108,7 +119,34 @@ std::vector<float> ParseFloats(const std::string& s, const char* flag) {
   std::vector<float> out = ParseList<float>(
       s, flag, "a number", [](const std::string& x, size_t* used) { return std::stof(x, used); });
   HALFCAF_ENFORCE(!out.empty(), "--", flag, " needs one value or one per channel");
+  for (float v : out) HALFCAF_ENFORCE(std::isfinite(v), "--", flag, ": ", v, " is not finite");
   return out;
+}
+
+// Flag --`flag` must be a finite number in [lo, hi] (`hi_open`: [lo, hi)).
+float CheckedFloat(const char* flag, double v, double lo, double hi, bool hi_open = false) {
+  HALFCAF_ENFORCE(std::isfinite(v) && v >= lo && (hi_open ? v < hi : v <= hi), "--", flag,
+                  " must be a finite number in [", lo, ", ", hi, hi_open ? ")" : "]", ", got ", v);
+  return static_cast<float>(v);
+}
+
+void CheckFlagsInRange() {
+  const double kBig = 3.4e38;  // what a float holds
+  for (const auto& f : {std::make_pair("iters", FLAGS_iters), {"stepsize", FLAGS_stepsize},
+                        {"warmup_iters", FLAGS_warmup_iters}, {"test_every", FLAGS_test_every},
+                        {"checkpoint_every", FLAGS_checkpoint_every},
+                        {"max_skipped_steps", FLAGS_max_skipped_steps}}) {
+    HALFCAF_ENFORCE(f.second >= 0, "--", f.first, " must be >= 0, got ", f.second);
+  }
+  HALFCAF_ENFORCE(FLAGS_scale_growth_interval >= 1, "--scale_growth_interval must be >= 1, got ",
+                  FLAGS_scale_growth_interval);
+  HALFCAF_ENFORCE(FLAGS_num_classes >= 1, "--num_classes must be >= 1, got ", FLAGS_num_classes);
+  HALFCAF_ENFORCE(FLAGS_threads >= 0, "--threads must be >= 0, got ", FLAGS_threads);
+  CheckedFloat("epochs", FLAGS_epochs, 0, 1e12);
+  HALFCAF_ENFORCE(FLAGS_iters > 0 || FLAGS_epochs > 0, "--epochs must be positive, got ",
+                  FLAGS_epochs);
+  CheckedFloat("data_scale", FLAGS_data_scale, -kBig, kBig);
+  CheckedFloat("initial_loss_scale", FLAGS_initial_loss_scale, 1e-30, kBig);
 }
 
 TrainerOptions OptionsFromFlags() {
@@ -140,17 +178,17 @@ TrainerOptions OptionsFromFlags() {
   o.label_blob = FLAGS_label_blob;
   o.loss_blob = FLAGS_loss_blob;
   o.accuracy_blob = FLAGS_accuracy_blob;
-  o.optimizer.base_lr = static_cast<float>(FLAGS_base_lr);
+  o.optimizer.base_lr = CheckedFloat("base_lr", FLAGS_base_lr, 0, 3.4e38);
   o.optimizer.lr_policy = FLAGS_lr_policy;
   o.optimizer.stepsize = FLAGS_stepsize;
   o.optimizer.stepsizes = ParseInts(FLAGS_stepsizes, "stepsizes");
-  o.optimizer.gamma = static_cast<float>(FLAGS_gamma);
-  o.optimizer.power = static_cast<float>(FLAGS_power);
+  o.optimizer.gamma = CheckedFloat("gamma", FLAGS_gamma, 0, 3.4e38);
+  o.optimizer.power = CheckedFloat("power", FLAGS_power, -1e6, 1e6);
   o.optimizer.warmup_iters = FLAGS_warmup_iters;
-  o.optimizer.warmup_start = static_cast<float>(FLAGS_warmup_start);
-  o.optimizer.momentum = static_cast<float>(FLAGS_momentum);
+  o.optimizer.warmup_start = CheckedFloat("warmup_start", FLAGS_warmup_start, 0, 1);
+  o.optimizer.momentum = CheckedFloat("momentum", FLAGS_momentum, 0, 1, /*hi_open=*/true);
   o.optimizer.nesterov = FLAGS_nesterov;
-  o.optimizer.weight_decay = static_cast<float>(FLAGS_weight_decay);
+  o.optimizer.weight_decay = CheckedFloat("weight_decay", FLAGS_weight_decay, 0, 1e6);
   o.optimizer.weight_decay_on_bias_and_bn = FLAGS_weight_decay_all;
   HALFCAF_ENFORCE(FLAGS_dtype == "float" || FLAGS_dtype == "float16",
                   "--dtype must be float or float16, got '", FLAGS_dtype, "'");
@@ -179,6 +217,7 @@ TrainerOptions OptionsFromFlags() {
                     "--loss_scale must be positive and finite, got ", o.loss_scale);
   }
   o.scale_growth_interval = FLAGS_scale_growth_interval;
+  o.max_skipped_steps = FLAGS_max_skipped_steps;
   const Placement place =
       ParsePlacement(FLAGS_device, !gflags::GetCommandLineFlagInfoOrDie("device").is_default,
                      FLAGS_gpu, FLAGS_gpus, FLAGS_replicas);
@@ -218,6 +257,12 @@ class Logger {
     if (scale != 1 || skipped) std::cout << "  loss_scale " << Fmt(scale, 8) << "  skipped " << skipped;
     if (test) std::cout << "  test_loss " << Fmt(test->loss) << "  test_acc " << Fmt(test->accuracy);
     std::cout << std::endl;
+    if (!std::cout && !stdout_closed_) {
+      // SIGPIPE is ignored: a reader that went away (train_net | head) does not stop training.
+      stdout_closed_ = true;
+      std::cerr << "train_net: note: standard output is closed (broken pipe); training goes on"
+                << (csv_.is_open() ? ", logging to --log_csv" : "") << std::endl;
+    }
     if (csv_.is_open()) {
       csv_ << iter << "," << std::setprecision(6) << epoch << std::setprecision(9) << "," << loss
            << "," << acc << "," << lr << "," << ips << "," << scale << "," << skipped << ",";
@@ -244,8 +289,80 @@ class Logger {
 
  private:
   std::ofstream csv_;
-  bool tty_ = false, shown_ = false;
+  bool tty_ = false, shown_ = false, stdout_closed_ = false;
 };
+
+// Output paths are checked before any work, so a typo does not cost a whole run; the checkpoint
+// folder is locked for this run and cleared of the temp files of killed runs.
+void PrepareOutputs() {
+  if (!FLAGS_log_csv.empty()) CheckWritableFile(FLAGS_log_csv, "log_csv");
+  if (!FLAGS_summary_json.empty()) CheckWritableFile(FLAGS_summary_json, "summary_json");
+  if (FLAGS_checkpoint_dir.empty()) return;
+  std::error_code ec;
+  if (!FLAGS_resume) {
+    std::filesystem::create_directories(FLAGS_checkpoint_dir, ec);
+    HALFCAF_ENFORCE(!ec, "--checkpoint_dir ", FLAGS_checkpoint_dir, ": cannot create the folder (",
+                    ec.message(), ")");
+  }
+  HALFCAF_ENFORCE(!FLAGS_resume ||
+                      std::filesystem::exists(FLAGS_checkpoint_dir + "/checkpoint.pb", ec),
+                  "--resume: ", FLAGS_checkpoint_dir, "/checkpoint.pb does not exist, so there is "
+                  "nothing to resume from");
+  CheckWritableFolder(FLAGS_checkpoint_dir, "checkpoint_dir");
+  LockFolder(FLAGS_checkpoint_dir, "train_net");
+  for (const auto& name : RemoveStaleTempFiles(FLAGS_checkpoint_dir + "/checkpoint.pb")) {
+    std::cerr << "train_net: note: removed " << name << ", left by a run that was killed"
+              << std::endl;
+  }
+}
+
+// One batch of input must fit in memory: a clear error naming the flags instead of an
+// allocation failure deep in the first step.
+void CheckBatchFits(const TrainerOptions& o) {
+  if (o.data_format != "synthetic") return;
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  int64_t values = FLAGS_batch_size;
+  for (int64_t d : o.synthetic_shape) {
+    HALFCAF_ENFORCE(d > 0, "--synthetic_shape needs positive sizes, got ", FLAGS_synthetic_shape);
+    values = values > kMax / d ? kMax : values * d;
+  }
+  const double bytes = static_cast<double>(values) * (o.float16 ? 2 : 4);
+  const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  HALFCAF_ENFORCE(values < kMax, "--batch_size ", FLAGS_batch_size, " with --synthetic_shape ",
+                  FLAGS_synthetic_shape, ": one input batch would hold more than 2^63 values");
+  HALFCAF_ENFORCE(bytes <= memory, "--batch_size ", FLAGS_batch_size, " with --synthetic_shape ",
+                  FLAGS_synthetic_shape, ": one input batch needs ", HumanBytes(bytes),
+                  ", more than this machine's ", HumanBytes(memory), " of memory");
+}
+
+// Writes the checkpoint; when that fails the error says which checkpoint is left.
+void SaveCheckpoint(Trainer* trainer, const std::string& ckpt, int64_t* saved_iter) {
+  try {
+    trainer->SaveCheckpoint(ckpt);
+    *saved_iter = trainer->iteration();
+  } catch (EnforceNotMet& e) {
+    std::error_code ec;
+    e.AddContext("checkpoint of iteration " + std::to_string(trainer->iteration()) +
+                 " not written (" +
+                 (*saved_iter >= 0 ? ckpt + " still holds iteration " + std::to_string(*saved_iter)
+                  : std::filesystem::exists(ckpt, ec) ? "the earlier " + ckpt + " is kept"
+                                                     : "there is no earlier checkpoint") +
+                 ")");
+    throw;
+  }
+}
+
+// After SIGINT / SIGTERM: the step finished and the checkpoint is written; says how to go on.
+int Interrupted(int sig, int64_t iter, int64_t total, const std::string& ckpt) {
+  std::cout << std::flush;
+  std::cerr << "train_net: stopped by " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
+            << " after iteration " << iter << " of " << total << "; "
+            << (ckpt.empty() ? "no --checkpoint_dir, so nothing was saved"
+                             : "checkpoint written to " + ckpt +
+                                   "; to continue, run the same command with --resume")
+            << std::endl;
+  return 128 + sig;
+}
 
 int Main() {
   HALFCAF_ENFORCE(!FLAGS_net.empty(), "--net is required");
@@ -253,7 +370,11 @@ int Main() {
   HALFCAF_ENFORCE(FLAGS_batch_size > 0, "--batch_size must be positive, got ", FLAGS_batch_size);
   HALFCAF_ENFORCE(FLAGS_log_every > 0, "--log_every must be positive");
   HALFCAF_ENFORCE(!FLAGS_resume || !FLAGS_checkpoint_dir.empty(), "--resume needs --checkpoint_dir");
+  CheckFlagsInRange();
   TrainerOptions options = OptionsFromFlags();
+  CheckBatchFits(options);
+  InstallStopSignals("train_net");
+  PrepareOutputs();
   math::SetBlasThreads(FLAGS_threads);
 
   NetDef init, forward;
@@ -262,12 +383,6 @@ int Main() {
   if (!FLAGS_test_net.empty()) ReadProtoFromFile(FLAGS_test_net, &options.test_forward);
   Trainer trainer(init, forward, options);
   const std::string ckpt = FLAGS_checkpoint_dir.empty() ? "" : FLAGS_checkpoint_dir + "/checkpoint.pb";
-  if (!FLAGS_checkpoint_dir.empty() && !FLAGS_resume) {
-    std::error_code ec;
-    std::filesystem::create_directories(FLAGS_checkpoint_dir, ec);
-    HALFCAF_ENFORCE(!ec, FLAGS_checkpoint_dir, ": cannot create the checkpoint folder (",
-                    ec.message(), ")");
-  }
   if (FLAGS_resume) {
     trainer.Resume(ckpt);
   } else {
@@ -303,7 +418,8 @@ int Main() {
   int64_t window_n = 0, images = 0;
   StepStats last;
   bool has_test = !FLAGS_test_data.empty() || options.data_format == "synthetic";
-  while (trainer.iteration() < total) {
+  int64_t saved_iter = FLAGS_resume ? trainer.iteration() : -1;
+  while (trainer.iteration() < total && !StopSignal()) {
     last = trainer.Step();
     HALFCAF_ENFORCE(std::isfinite(last.loss) || options.float16, "the loss became ", last.loss,
                     " at iteration ", last.iter, " (try a lower --base_lr)");
@@ -322,17 +438,19 @@ int Main() {
                window_loss / window_n, window_acc / window_n, last.lr,
                window_n * FLAGS_batch_size / std::max(secs, 1e-9), last.loss_scale,
                last.skipped_steps, do_test ? &test : nullptr);
+      trainer.CheckSkippedSteps();
       window_loss = window_acc = 0;
       window_n = 0;
       window_start = Clock::now();
     }
     if (!ckpt.empty() && FLAGS_checkpoint_every > 0 && last.iter % FLAGS_checkpoint_every == 0) {
-      trainer.SaveCheckpoint(ckpt);
+      SaveCheckpoint(&trainer, ckpt, &saved_iter);
     }
   }
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   log.ClearProgress();
-  if (!ckpt.empty()) trainer.SaveCheckpoint(ckpt);
+  if (!ckpt.empty()) SaveCheckpoint(&trainer, ckpt, &saved_iter);
+  if (const int sig = StopSignal()) return Interrupted(sig, trainer.iteration(), total, ckpt);
   EvalStats final_test;
   if (has_test) {
     final_test = trainer.Evaluate();
@@ -367,6 +485,8 @@ int main(int argc, char** argv) {
   return halfcaf::RunTool("train_net",
                           "train_net --net FWD --init_net INIT --train_data PATH [--test_data PATH] "
                           "[--dtype float|float16] [--loss_scale N|dynamic] [--epochs E | --iters N] "
-                          "... (see --help)",
+                          "... (see --help). SIGINT/SIGTERM: finish the step, write the "
+                          "checkpoint, exit 130/143 (a second signal: at once). A closed stdout "
+                          "(train_net | head) does not stop training; it logs on to --log_csv.",
                           argc, argv, halfcaf::Main);
 }

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include <gtest/gtest.h>
+
 namespace halfcaf {
 namespace testing {
 
@@ -31,23 +33,58 @@ inline std::string TestTempDir() {
   return dir;
 }
 
-// Runs `<bin dir>/<tool> <args>` through the shell.
-inline ToolResult RunTool(const std::string& tool, const std::string& args) {
+inline int ExitCode(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Runs `<bin dir>/<tool> <args>` through the shell, after `shell_prefix` (e.g. "ulimit -f 4; ").
+inline ToolResult RunTool(const std::string& tool, const std::string& args,
+                          const std::string& shell_prefix = "") {
   std::string dir = TestTempDir();
   std::string out = dir + "/stdout.txt", err = dir + "/stderr.txt";
-  std::string cmd = std::string(HALFCAF_BIN_DIR) + "/" + tool + " " + args + " >" + out + " 2>" + err;
+  std::string cmd = "(" + shell_prefix + std::string(HALFCAF_BIN_DIR) + "/" + tool + " " + args +
+                    ") >" + out + " 2>" + err;
   int status = std::system(cmd.c_str());
   ToolResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.exit_code = ExitCode(status);
   r.out = ReadFile(out);
   r.err = ReadFile(err);
   return r;
+}
+
+// Starts `<bin dir>/<tool> <args>` without waiting, stdout and stderr to `out` and `err`; the
+// returned pid is the tool's own (the shell execs it), for kill() and waitpid().
+inline pid_t SpawnTool(const std::string& tool, const std::string& args, const std::string& out,
+                       const std::string& err) {
+  const std::string cmd = "exec " + std::string(HALFCAF_BIN_DIR) + "/" + tool + " " + args +
+                          " >" + out + " 2>" + err;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+inline int WaitExitCode(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return ExitCode(status);
 }
 
 inline int CountLines(const std::string& s) {
   int n = 0;
   for (char c : s) n += (c == '\n');
   return n;
+}
+
+// The tool failed with exit code 1 and one line "<tool>: error: ..." holding `needle`.
+inline void ExpectOneLineError(const ToolResult& r, const std::string& tool,
+                               const std::string& needle) {
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(tool + ": error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
 }
 
 }  // namespace testing

@@ -149,10 +149,7 @@ TEST(TrainNetTest, DataParallelReplicasFollowOneDevice) {
 }
 
 void ExpectCleanError(const ToolResult& r, const std::string& needle) {
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_EQ(CountLines(r.err), 1) << r.err;
-  EXPECT_NE(r.err.find("train_net: error: "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  ExpectOneLineError(r, "train_net", needle);
 }
 
 TEST(TrainNetTest, BadInputGivesOneClearLine) {
