@@ -1,5 +1,6 @@
 #include "core/strings.h"
 
+#include <cstdio>
 #include <sstream>
 
 namespace halfcaf {
@@ -14,6 +15,26 @@ std::vector<std::string> SplitList(const std::string& s, char sep) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
+}
+
+std::string ByteCountString(uint64_t bytes) {
+  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  std::string out = std::to_string(bytes) + " bytes";
+  if (bytes < 1024) return out;
+  double v = static_cast<double>(bytes) / 1024;
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), " (%.1f %s)", v, kUnits[u]);
+  return out + buf;
+}
+
+std::string Abbreviate(const std::string& s, size_t max_chars) {
+  if (s.size() <= max_chars) return s;
+  return s.substr(0, max_chars) + "... (" + std::to_string(s.size()) + " chars)";
 }
 
 }  // namespace halfcaf

@@ -1,6 +1,8 @@
 // Small string helpers shared by the runtime and the tools.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -8,5 +10,12 @@ namespace halfcaf {
 
 // "a, b,,c" -> {"a", "b", "c"}: split at `sep`, whitespace trimmed, empty items dropped.
 std::vector<std::string> SplitList(const std::string& s, char sep = ',');
+
+// "4398046511104 bytes (4.0 TiB)": an exact count with a readable size, for memory errors.
+std::string ByteCountString(uint64_t bytes);
+
+// The string itself when it has at most `max_chars` characters, else its first `max_chars`
+// followed by "... (N chars)": keeps messages short when they echo user input.
+std::string Abbreviate(const std::string& s, size_t max_chars = 80);
 
 }  // namespace halfcaf
