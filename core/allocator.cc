@@ -1,5 +1,7 @@
 #include "core/allocator.h"
 
+#include <sys/sysinfo.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -10,14 +12,25 @@ namespace halfcaf {
 
 namespace {
 
+// RAM + swap: no single allocation larger than this can ever be backed. Refusing it up front
+// gives a clear error instead of an overcommitted block that gets the process OOM-killed.
+uint64_t MachineMemoryBytes() {
+  struct sysinfo si;
+  if (sysinfo(&si) != 0) return UINT64_MAX;
+  return (static_cast<uint64_t>(si.totalram) + si.totalswap) * si.mem_unit;
+}
+
 class CPUAllocator : public Allocator {
  public:
   std::shared_ptr<void> Allocate(size_t nbytes, Device) override {
+    static const uint64_t limit = MachineMemoryBytes();
+    HALFCAF_ENFORCE(nbytes <= limit, "cannot allocate ", ByteCountString(nbytes),
+                    " of CPU memory: more than this machine's RAM + swap (",
+                    ByteCountString(limit), ")");
     // 64-byte alignment for SIMD and cache lines; aligned_alloc needs a multiple of the alignment.
     size_t rounded = (nbytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded ? rounded : 64);
-    HALFCAF_ENFORCE(p != nullptr, "out of CPU memory: cannot allocate ",
-                    HumanBytes(static_cast<double>(nbytes)), " (", nbytes, " bytes)");
+    HALFCAF_ENFORCE(p != nullptr, "out of CPU memory allocating ", ByteCountString(nbytes));
     return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
   }
 };

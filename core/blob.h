@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <typeindex>
 #include <typeinfo>
 
@@ -13,6 +14,8 @@ namespace halfcaf {
 class Blob {
  public:
   Blob() = default;
+  // `name` labels the held tensor in error messages (Workspace passes the blob's name).
+  explicit Blob(std::string name) : name_(std::move(name)) {}
   Blob(const Blob&) = delete;
   Blob& operator=(const Blob&) = delete;
 
@@ -56,10 +59,13 @@ class Blob {
   Tensor* GetMutableTensor(Device device) {
     Tensor* t = GetMutable<Tensor>();
     t->SetDevice(device);
+    if (t->name() != name_) t->set_name(name_);
     return t;
   }
+  const std::string& name() const { return name_; }
 
  private:
+  std::string name_;
   std::shared_ptr<void> obj_;
   std::type_index type_ = std::type_index(typeid(void));
 };

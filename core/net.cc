@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "core/strings.h"
+
 namespace halfcaf {
 
 namespace {
@@ -12,12 +14,12 @@ std::map<std::string, NetCreator>& NetRegistry() {
 }
 
 std::string NetLabel(const NetDef& def) {
-  return def.name().empty() ? std::string("net") : MakeString("net '", def.name(), "'");
+  return def.name().empty() ? std::string("net") : MakeString("net '", Abbreviate(def.name()), "'");
 }
 
 std::string OpLabel(const OperatorDef& op, int i) {
-  return MakeString("op #", i, " (", op.type(),
-                    op.name().empty() ? std::string() : " '" + op.name() + "'", ")");
+  return MakeString("op #", i, " (", Abbreviate(op.type()),
+                    op.name().empty() ? std::string() : " '" + Abbreviate(op.name()) + "'", ")");
 }
 
 }  // namespace
@@ -79,7 +81,7 @@ std::unique_ptr<NetBase> CreateNet(const NetDef& def, Workspace* ws) {
   if (it == NetRegistry().end()) {
     std::string known;
     for (const auto& t : NetTypes()) known += (known.empty() ? "" : ", ") + t;
-    HALFCAF_THROW(NetLabel(def), ": unknown net type '", type, "' (known: ", known, ")");
+    HALFCAF_THROW(NetLabel(def), ": unknown net type '", Abbreviate(type), "' (known: ", known, ")");
   }
   return it->second(def, ws);
 }

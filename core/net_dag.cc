@@ -1,13 +1,18 @@
 // "dag" net: an op waits only for the ops it depends on (read-after-write, write-after-read and
 // write-after-write on any blob); ready ops run concurrently on a fixed set of worker threads.
+#include <glog/logging.h>
+
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "core/net.h"
+#include "core/strings.h"
 
 namespace halfcaf {
 
@@ -17,18 +22,19 @@ class DAGNet : public NetBase {
  public:
   DAGNet(const NetDef& def, Workspace* ws) : NetBase(def, ws) {
     BuildGraph();
-    int workers = def.num_workers() > 0 ? def.num_workers() : 2;
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { WorkerLoop(); });
+    const int workers = WorkerCount(def);
+    for (int i = 0; i < workers; ++i) {
+      try {
+        threads_.emplace_back([this] { WorkerLoop(); });
+      } catch (const std::system_error& e) {
+        StopWorkers();
+        HALFCAF_THROW("dag net '", Abbreviate(def.name()), "': cannot start worker thread ",
+                      i + 1, " of ", workers, " (", e.what(), "); lower num_workers");
+      }
+    }
   }
 
-  ~DAGNet() override {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      stop_ = true;
-    }
-    work_cv_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
+  ~DAGNet() override { StopWorkers(); }
 
   void Run() override {
     std::unique_lock<std::mutex> lk(mu_);
@@ -45,6 +51,28 @@ class DAGNet : public NetBase {
   }
 
  private:
+  // num_workers (default 2), at most 4 per hardware thread: more only costs memory (a stack
+  // each) and, in the thousands, fails to start.
+  static int WorkerCount(const NetDef& def) {
+    const int requested = def.num_workers() > 0 ? def.num_workers() : 2;
+    const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    const int limit = 4 * hardware;
+    if (requested <= limit) return requested;
+    LOG(WARNING) << "dag net '" << Abbreviate(def.name()) << "': num_workers " << requested
+                 << " clipped to " << limit << " (4 x " << hardware << " hardware threads)";
+    return limit;
+  }
+
+  void StopWorkers() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stop_ = true;
+    }
+    work_cv_.notify_all();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+
   void BuildGraph() {
     const size_t n = ops_.size();
     children_.assign(n, {});

@@ -3,15 +3,12 @@
 #include <memory>
 #include <sstream>
 
+#include "core/checked_math.h"
 #include "core/enforce.h"
 
 namespace halfcaf {
 
-int64_t TensorShape::numel() const {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
+int64_t TensorShape::numel() const { return CheckedNumel(dims, "shape"); }
 
 OpSchema::OpSchema(std::string type, std::string file, int line)
     : type_(std::move(type)), file_(std::move(file)), line_(line) {}
@@ -172,8 +169,12 @@ std::vector<TensorShape> OpSchema::InferShapes(const OperatorDef& def,
       return std::vector<TensorShape>(def.output_size(), TensorShape{{}, DataType::FLOAT, true});
     }
   }
+  for (size_t i = 0; i < inputs.size(); ++i) CheckedNumel(inputs[i].dims, type_, " input ", i);
   auto out = shape_fn_(def, inputs);
   out.resize(def.output_size(), TensorShape{{}, DataType::FLOAT, true});
+  for (int i = 0; i < def.output_size(); ++i) {
+    if (!out[i].unknown) CheckedNumel(out[i].dims, type_, " output ", i, " '", def.output(i), "'");
+  }
   return out;
 }
 

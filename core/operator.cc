@@ -23,7 +23,9 @@ OperatorBase::OperatorBase(const OperatorDef& def, Workspace* ws)
 }
 
 std::string OperatorBase::DebugName() const {
-  return def_.name().empty() ? def_.type() : MakeString(def_.type(), " '", def_.name(), "'");
+  return def_.name().empty() ? Abbreviate(def_.type())
+                             : MakeString(Abbreviate(def_.type()), " '", Abbreviate(def_.name()),
+                                          "'");
 }
 
 const Tensor& OperatorBase::TensorInput(int i, Device device) const {
@@ -107,14 +109,23 @@ std::vector<OperatorKey> OperatorRegistry::Keys() {
 
 std::vector<std::string> OperatorRegistry::CloseMatches(const std::string& type,
                                                         size_t max_results) {
+  // No operator name is this long: a longer type is no typo, and the edit distance (quadratic)
+  // against every name would take seconds for a megabyte-long one.
+  constexpr size_t kMaxTypeLength = 64;
   std::vector<std::pair<size_t, std::string>> scored;
+  if (type.size() > kMaxTypeLength) return {};
+  const size_t max_distance = std::max<size_t>(2, type.size() / 3);
   std::string last;
   for (const auto& kv : Registry()) {
     const std::string& name = std::get<1>(kv.first);
     if (name == last) continue;
     last = name;
+    // The distance is at least the difference in length.
+    const size_t gap = name.size() > type.size() ? name.size() - type.size()
+                                                 : type.size() - name.size();
+    if (gap > max_distance) continue;
     size_t d = EditDistance(type, name);
-    if (d <= std::max<size_t>(2, type.size() / 3)) scored.emplace_back(d, name);
+    if (d <= max_distance) scored.emplace_back(d, name);
   }
   std::sort(scored.begin(), scored.end());
   scored.erase(std::unique(scored.begin(), scored.end()), scored.end());
@@ -136,7 +147,7 @@ std::unique_ptr<OperatorBase> CreateOperator(const OperatorDef& def, Workspace* 
     bool elsewhere = OperatorRegistry::HasType(DeviceType::CPU, def.type()) ||
                      OperatorRegistry::HasType(DeviceType::CUDA, def.type());
     if (elsewhere) {
-      HALFCAF_THROW("operator type '", def.type(), "' has no ", DeviceTypeName(device),
+      HALFCAF_THROW("operator type '", Abbreviate(def.type()), "' has no ", DeviceTypeName(device),
                     " implementation",
                     device == DeviceType::CUDA ? " in this build (is the CUDA backend built?)"
                                                : "");
@@ -144,7 +155,7 @@ std::unique_ptr<OperatorBase> CreateOperator(const OperatorDef& def, Workspace* 
     auto close = OperatorRegistry::CloseMatches(def.type());
     std::string hint;
     for (size_t i = 0; i < close.size(); ++i) hint += (i ? ", " : "") + close[i];
-    HALFCAF_THROW("unknown operator type '", def.type(), "'",
+    HALFCAF_THROW("unknown operator type '", Abbreviate(def.type()), "'",
                   hint.empty() ? std::string() : "; did you mean: " + hint + "?");
   }
   if (const OpSchema* schema = OpSchemaRegistry::Schema(def.type())) schema->Verify(def);

@@ -6,15 +6,21 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include "core/enforce.h"
+#include "core/strings.h"
 
 namespace halfcaf {
 
@@ -77,6 +83,50 @@ std::string RewriteLegacyFieldNames(const std::string& text) {
   return out;
 }
 
+// Deepest message nesting accepted in net and tensor files, text or binary. Real nets nest a few
+// levels (NetDef > OperatorDef > Argument > NetDef ...); thousands of levels would exhaust the
+// stack of a recursive parser, or of anything that later walks the nets.
+constexpr int kMaxNesting = 100;
+
+// Parses binary protobuf with the nesting limit.
+bool ParseBinary(const std::string& content, google::protobuf::Message* msg) {
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(content.data()),
+                                            static_cast<int>(content.size()));
+  in.SetRecursionLimit(kMaxNesting);
+  return msg->ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
+
+// True when binary `content` nests messages of `type` deeper than kMaxNesting: walks the wire
+// format with an explicit stack (no recursion), following only fields that are messages.
+bool NestedTooDeep(const std::string& content, const google::protobuf::Descriptor* type) {
+  using google::protobuf::FieldDescriptor;
+  using google::protobuf::internal::WireFormatLite;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(content.data()),
+                                            static_cast<int>(content.size()));
+  std::vector<std::pair<const google::protobuf::Descriptor*, int>> stack;  // type, push limit
+  stack.emplace_back(type, -1);
+  while (!stack.empty()) {
+    if (in.BytesUntilLimit() == 0 && stack.size() > 1) {
+      in.PopLimit(stack.back().second);
+      stack.pop_back();
+      continue;
+    }
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) return false;  // end of input or malformed: not a nesting problem
+    const FieldDescriptor* field = stack.back().first->FindFieldByNumber(tag >> 3);
+    if (WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED &&
+        field != nullptr && field->type() == FieldDescriptor::TYPE_MESSAGE) {
+      uint32_t length;
+      if (!in.ReadVarint32(&length)) return false;
+      if (static_cast<int>(stack.size()) > kMaxNesting) return true;
+      stack.emplace_back(field->message_type(), in.PushLimit(static_cast<int>(length)));
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      return false;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 bool LooksLikeText(const std::string& content) {
@@ -95,15 +145,19 @@ bool LooksLikeText(const std::string& content) {
 void ParseProtoFromString(const std::string& content, const std::string& source,
                           google::protobuf::Message* msg) {
   const std::string kind = msg->GetDescriptor()->name();
+  HALFCAF_ENFORCE(content.size() <= static_cast<size_t>(INT_MAX), source, ": ",
+                  ByteCountString(content.size()), " is more than a ", kind,
+                  " can hold (protobuf's limit is 2 GiB)");
   if (LooksLikeText(content)) {
     google::protobuf::TextFormat::Parser parser;
     FirstErrorCollector errors;
     parser.RecordErrorsTo(&errors);
+    parser.SetRecursionLimit(kMaxNesting);
     msg->Clear();
     if (parser.ParseFromString(RewriteLegacyFieldNames(content), msg)) return;
     // Binary content that happens to be all printable: accept it if it parses as binary.
     msg->Clear();
-    if (!content.empty() && msg->ParseFromString(content) &&
+    if (!content.empty() && ParseBinary(content, msg) &&
         msg->GetReflection()->GetUnknownFields(*msg).empty()) {
       return;
     }
@@ -112,8 +166,12 @@ void ParseProtoFromString(const std::string& content, const std::string& source,
                   " text: ", errors.message_);
   }
   msg->Clear();
-  HALFCAF_ENFORCE(msg->ParseFromString(content), source, ": cannot parse ", kind,
-                  " (binary protobuf: truncated or not a ", kind, ")");
+  if (ParseBinary(content, msg)) return;
+  msg->Clear();
+  HALFCAF_ENFORCE(!NestedTooDeep(content, msg->GetDescriptor()), source, ": cannot parse ", kind,
+                  ": messages are nested more than ", kMaxNesting, " levels deep");
+  HALFCAF_THROW(source, ": cannot parse ", kind, " (binary protobuf: truncated or not a ", kind,
+                ")");
 }
 
 std::string ReadFileBytes(const std::string& path, const std::string& what) {

@@ -31,4 +31,15 @@ std::string HumanBytes(double bytes) {
   return buf;
 }
 
+std::string ByteCountString(uint64_t bytes) {
+  std::string out = std::to_string(bytes) + " bytes";
+  if (bytes < 1024) return out;
+  return out + " (" + HumanBytes(static_cast<double>(bytes)) + ")";
+}
+
+std::string Abbreviate(const std::string& s, size_t max_chars) {
+  if (s.size() <= max_chars) return s;
+  return s.substr(0, max_chars) + "... (" + std::to_string(s.size()) + " chars)";
+}
+
 }  // namespace halfcaf

@@ -1,8 +1,11 @@
 #include "core/tensor.h"
 
+#include "core/checked_math.h"
+
 namespace halfcaf {
 
 namespace {
+// Sub-products of a shape accepted by Resize cannot overflow (see CheckedNumel).
 int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t p = 1;
   for (size_t i = begin; i < end; ++i) p *= dims[i];
@@ -34,15 +37,12 @@ int64_t Tensor::size_from_dim(int k) const {
 }
 
 void Tensor::Resize(std::vector<int64_t> dims) {
-  for (int64_t d : dims) {
-    HALFCAF_ENFORCE(d >= 0, "negative dimension in shape ", DimsString(dims));
-  }
-  numel_ = Product(dims, 0, dims.size());
+  numel_ = CheckedNumel(dims, Label());
   dims_ = std::move(dims);
 }
 
 void Tensor::Reshape(std::vector<int64_t> dims) {
-  int64_t n = Product(dims, 0, dims.size());
+  int64_t n = CheckedNumel(dims, Label());
   HALFCAF_ENFORCE(n == numel_, "cannot reshape ", DebugString(), " to ", DimsString(dims),
                   ": element counts differ (", numel_, " vs ", n, ")");
   dims_ = std::move(dims);
@@ -64,17 +64,21 @@ const void* Tensor::raw_data() const {
 void* Tensor::raw_mutable_data(DataType dtype) {
   size_t item = DataTypeSize(dtype);
   HALFCAF_ENFORCE(item > 0, "tensors cannot hold elements of type ", DataTypeName(dtype));
-  dtype_ = dtype;
-  size_t need = static_cast<size_t>(numel_) * item;
+  const size_t need = CheckedBytes(numel_, item, Label(), " of ", DataTypeName(dtype),
+                                   DimsString(dims_));
   if (!storage_ || capacity_ < need) {
+    // Drop the old storage first: on failure the tensor holds none, so nothing reads past it.
+    storage_.reset();
+    capacity_ = 0;
     try {
       storage_ = GetAllocator(device_.type)->Allocate(need, device_);
     } catch (EnforceNotMet& e) {
-      e.AddContext(std::string("a ") + DataTypeName(dtype) + " tensor of dims " + DimsString(dims_));
+      e.AddContext(Label() + " " + DataTypeName(dtype) + DimsString(dims_));
       throw;
     }
     capacity_ = need;
   }
+  dtype_ = dtype;
   return storage_.get();
 }
 
@@ -98,11 +102,19 @@ void Tensor::ShareData(const Tensor& src) {
   capacity_ = src.capacity_;
 }
 
-void Tensor::Reset() { *this = Tensor(device_); }
+void Tensor::Reset() {
+  std::string name = std::move(name_);
+  *this = Tensor(device_);
+  name_ = std::move(name);
+}
 
 std::string Tensor::DebugString() const {
   return MakeString(DataTypeName(dtype_), DimsString(dims_),
                     device_.type == DeviceType::CPU ? "" : " on " + device_.ToString());
+}
+
+std::string Tensor::Label() const {
+  return name_.empty() ? std::string("tensor") : "blob '" + name_ + "'";
 }
 
 void Tensor::CheckType(DataType expected) const {

@@ -1,6 +1,7 @@
 // Tensor: an n-d array of one data type on one device. Dims are int64; storage is shared between
 // tensors that alias (Alias op, ShareData) and allocated lazily by mutable_data<T>(): Resize only
-// records the shape, and storage is reused while it is large enough.
+// records the shape, and storage is reused while it is large enough. Shapes are checked: a
+// negative dim or an element or byte count that overflows fails naming the blob and the dims.
 #pragma once
 
 #include <cstdint>
@@ -70,8 +71,14 @@ class Tensor {
   // "float16[64, 3, 224, 224]".
   std::string DebugString() const;
 
+  // The blob holding this tensor (set by Blob; empty for free tensors), for error messages.
+  const std::string& name() const { return name_; }
+  void set_name(const std::string& name) { name_ = name; }
+
  private:
   void CheckType(DataType expected) const;
+  // "blob 'x'" or "tensor", to start error messages.
+  std::string Label() const;
 
   std::vector<int64_t> dims_;
   int64_t numel_ = 0;
@@ -79,6 +86,7 @@ class Tensor {
   Device device_;
   std::shared_ptr<void> storage_;
   size_t capacity_ = 0;
+  std::string name_;
 };
 
 }  // namespace halfcaf

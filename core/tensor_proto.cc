@@ -10,6 +10,7 @@
 
 #include <google/protobuf/text_format.h>
 
+#include "core/checked_math.h"
 #include "core/proto_io.h"
 
 namespace halfcaf {
@@ -78,62 +79,87 @@ void TensorToProto(const Tensor& tensor, const std::string& name, TensorProto* p
   }
 }
 
-void TensorFromProto(const TensorProto& proto, Tensor* tensor) {
-  std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
-  for (int64_t d : dims) {
-    HALFCAF_ENFORCE(d >= 0, Label(proto), " has a negative dimension in ", DimsString(dims));
-  }
-  HALFCAF_ENFORCE(!proto.has_segment(), Label(proto), " is a segment; segments are not supported");
-  const DataType dt = DataTypeFromInt(proto.data_type());
-  HALFCAF_ENFORCE(dt != DataType::STRING && dt != DataType::UNDEFINED, Label(proto), " has type ",
-                  DataTypeName(dt), ", which tensors cannot hold");
-  tensor->SetDevice(Device());
-  tensor->Resize(dims);
-  const int64_t n = tensor->numel();
-  void* raw = tensor->raw_mutable_data(dt);
+namespace {
+
+// Number of values `proto` stores for type `dt` (raw_data: bytes), and the field holding them.
+int64_t StoredCount(const TensorProto& proto, DataType dt, const char** field) {
   if (proto.has_raw_data()) {
-    HALFCAF_ENFORCE(static_cast<int64_t>(proto.raw_data().size()) ==
-                        n * static_cast<int64_t>(DataTypeSize(dt)),
-                    Label(proto), " has dims ", DimsString(dims), " (", n, " elements of ",
-                    DataTypeName(dt), ") but raw_data holds ", proto.raw_data().size(), " bytes");
-    std::memcpy(raw, proto.raw_data().data(), proto.raw_data().size());
-    return;
+    *field = "raw_data";
+    return static_cast<int64_t>(proto.raw_data().size());
   }
-  auto check = [&](int64_t got, const char* field) {
-    HALFCAF_ENFORCE(got == n, Label(proto), " has dims ", DimsString(dims), " (", n,
-                    " elements) but ", got, " values in ", field);
-  };
   switch (dt) {
     case DataType::FLOAT:
-      check(proto.float_data_size(), "float_data");
-      CopyConverted(proto.float_data(), static_cast<float*>(raw));
-      return;
+      *field = "float_data";
+      return proto.float_data_size();
     case DataType::DOUBLE:
-      check(proto.double_data_size(), "double_data");
-      CopyConverted(proto.double_data(), static_cast<double*>(raw));
-      return;
+      *field = "double_data";
+      return proto.double_data_size();
     case DataType::INT64:
-      check(proto.int64_data_size(), "int64_data");
-      CopyConverted(proto.int64_data(), static_cast<int64_t*>(raw));
-      return;
-    case DataType::FLOAT16: {
-      check(proto.int32_data_size(), "int32_data");
-      Half* d = static_cast<Half*>(raw);
-      for (int64_t i = 0; i < n; ++i) d[i].x = static_cast<uint16_t>(proto.int32_data(i));
-      return;
-    }
+      *field = "int64_data";
+      return proto.int64_data_size();
     case DataType::BYTE:
     case DataType::UINT8:
       if (proto.has_byte_data()) {
-        check(static_cast<int64_t>(proto.byte_data().size()), "byte_data");
-        std::memcpy(raw, proto.byte_data().data(), n);
-        return;
+        *field = "byte_data";
+        return static_cast<int64_t>(proto.byte_data().size());
       }
       break;
     default:
       break;
   }
-  check(proto.int32_data_size(), "int32_data");
+  *field = "int32_data";
+  return proto.int32_data_size();
+}
+
+}  // namespace
+
+void TensorFromProto(const TensorProto& proto, Tensor* tensor) {
+  std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
+  const int64_t n = CheckedNumel(dims, Label(proto));
+  HALFCAF_ENFORCE(!proto.has_segment(), Label(proto), " is a segment; segments are not supported");
+  const DataType dt = DataTypeFromInt(proto.data_type());
+  HALFCAF_ENFORCE(dt != DataType::STRING && dt != DataType::UNDEFINED, Label(proto), " has type ",
+                  DataTypeName(dt), ", which tensors cannot hold");
+  // Check the stored values against the dims before allocating anything for them.
+  const char* field = "";
+  const int64_t got = StoredCount(proto, dt, &field);
+  if (proto.has_raw_data()) {
+    HALFCAF_ENFORCE(got == static_cast<int64_t>(CheckedBytes(n, DataTypeSize(dt), Label(proto))),
+                    Label(proto), " has dims ", DimsString(dims), " (", n, " elements of ",
+                    DataTypeName(dt), ") but raw_data holds ", got, " bytes");
+  } else {
+    HALFCAF_ENFORCE(got == n, Label(proto), " has dims ", DimsString(dims), " (", n,
+                    " elements) but ", got, " values in ", field);
+  }
+  tensor->SetDevice(Device());
+  tensor->Resize(dims);
+  void* raw = tensor->raw_mutable_data(dt);
+  if (proto.has_raw_data()) {
+    std::memcpy(raw, proto.raw_data().data(), proto.raw_data().size());
+    return;
+  }
+  switch (dt) {
+    case DataType::FLOAT:
+      CopyConverted(proto.float_data(), static_cast<float*>(raw));
+      return;
+    case DataType::DOUBLE:
+      CopyConverted(proto.double_data(), static_cast<double*>(raw));
+      return;
+    case DataType::INT64:
+      CopyConverted(proto.int64_data(), static_cast<int64_t*>(raw));
+      return;
+    case DataType::FLOAT16: {
+      Half* d = static_cast<Half*>(raw);
+      for (int64_t i = 0; i < n; ++i) d[i].x = static_cast<uint16_t>(proto.int32_data(i));
+      return;
+    }
+    default:
+      break;
+  }
+  if (proto.has_byte_data() && (dt == DataType::BYTE || dt == DataType::UINT8)) {
+    std::memcpy(raw, proto.byte_data().data(), n);
+    return;
+  }
   DispatchAllTypes(dt, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_integral_v<T>) {

@@ -12,7 +12,7 @@ Workspace::~Workspace() {
 
 Blob* Workspace::CreateBlob(const std::string& name) {
   auto& slot = blobs_[name];
-  if (!slot) slot = std::make_unique<Blob>();
+  if (!slot) slot = std::make_unique<Blob>(name);
   return slot.get();
 }
 

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/nan_math.h"
 #include "gpu/kernel_util.cuh"
 
 namespace halfcaf {
@@ -140,7 +141,7 @@ __global__ void UnaryGradientKernel(int64_t n, FloatIn y, FloatIn dy, FloatOut d
     switch (kOp) {
       case UnaryGradientOp::kSigmoid: r = g * yv * (1.f - yv); break;
       case UnaryGradientOp::kTanh: r = g * (1.f - yv * yv); break;
-      default: r = (yv > p0 && yv < p1) ? g : 0.f; break;
+      default: r = GatedGradient(yv > p0 && yv < p1, yv, g); break;
     }
     dx.Set(i, r);
   }

@@ -1,5 +1,8 @@
+#include <math_constants.h>
+
 #include <algorithm>
 
+#include "core/nan_math.h"
 #include "gpu/cuda_check.h"
 #include "gpu/kernel_util.cuh"
 #include "gpu/loss_kernels.h"
@@ -26,7 +29,7 @@ __global__ void LabelCrossEntropyKernel(int64_t N, int64_t D, const TX* x, const
       y[i] = 0.f;
       continue;
     }
-    y[i] = -logf(fmaxf(Load(x[i * D + l]), kLogThreshold));
+    y[i] = -logf(MaxNaN(Load(x[i * D + l]), kLogThreshold));  // fmaxf would drop NaN
   }
 }
 
@@ -68,6 +71,9 @@ __global__ void AveragedLossGradientKernel(int64_t n, const TD* dy, TX* dx) {
   HALFCAF_KERNEL_LOOP(i, n) { dx[i] = Store<TX>(g); }
 }
 
+// Set in the hit count when some score is NaN: the accuracy is then NaN, as on the CPU.
+constexpr unsigned long long kNaNSeen = 1ull << 63;
+
 // One block per row: counts the classes ranked above the label.
 template <typename TX>
 __global__ void AccuracyKernel(int64_t N, int64_t D, const TX* x, const int32_t* labels, int top_k,
@@ -80,17 +86,24 @@ __global__ void AccuracyKernel(int64_t N, int64_t D, const TX* x, const int32_t*
     }
     const TX* xr = x + row * D;
     const float target = Load(xr[l]);
-    unsigned long long above = 0;
+    unsigned long long above = 0, nans = 0;
     for (int64_t j = threadIdx.x; j < D; j += blockDim.x) {
       const float v = Load(xr[j]);
       if (v > target || (v == target && j < l)) ++above;
+      nans += IsNaN(v);
     }
     above = BlockAllReduce(above, SumOp(), 0ull);
+    nans = BlockAllReduce(nans, SumOp(), 0ull);
     if (threadIdx.x == 0 && above < static_cast<unsigned long long>(top_k)) atomicAdd(count, 1ull);
+    if (threadIdx.x == 0 && nans > 0) atomicOr(count, kNaNSeen);
   }
 }
 
 __global__ void AccuracyFinishKernel(int64_t N, const unsigned long long* count, float* y) {
+  if (count[0] & kNaNSeen) {
+    y[0] = CUDART_NAN_F;
+    return;
+  }
   y[0] = N > 0 ? static_cast<float>(static_cast<double>(count[0]) / static_cast<double>(N)) : 0.f;
 }
 

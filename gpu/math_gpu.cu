@@ -1,5 +1,6 @@
 #include <cuda_fp16.h>
 
+#include "core/nan_math.h"
 #include "gpu/cuda_check.h"
 #include "gpu/math_gpu.h"
 
@@ -77,13 +78,16 @@ template <typename T>
 __global__ void ReluKernel(int64_t n, const T* x, T* y) {
   HALFCAF_GRID_LOOP(i, n) {
     const float v = Load(x[i]);
-    y[i] = Store<T>(v > 0.f ? v : 0.f);
+    y[i] = Store<T>(ReluNaN(v));
   }
 }
 
 template <typename TY, typename TD>
 __global__ void ReluGradientKernel(int64_t n, const TY* y, const TD* dy, TD* dx) {
-  HALFCAF_GRID_LOOP(i, n) { dx[i] = Load(y[i]) > 0.f ? dy[i] : Store<TD>(0.f); }
+  HALFCAF_GRID_LOOP(i, n) {
+    const float yv = Load(y[i]);
+    dx[i] = Store<TD>(GatedGradient(yv > 0.f, yv, Load(dy[i])));
+  }
 }
 
 #undef HALFCAF_GRID_LOOP

@@ -1,4 +1,5 @@
 #include "gpu/cuda_check.h"
+#include "core/nan_math.h"
 #include "gpu/kernel_util.cuh"
 #include "gpu/pool_kernels.h"
 
@@ -77,7 +78,7 @@ __global__ void PoolForwardKernel(PoolShape s, const T* x, T* y) {
         for (int64_t w = win.w0; w < win.w1; ++w) {
           const float v = Load(x[Index(s, n, c, d, h, w, s.D, s.H, s.W)]);
           if (kMax) {
-            acc = acc < v ? v : acc;  // std::max(acc, v), as on CPU
+            acc = MaxNaN(acc, v);  // NaN kept, as on CPU
           } else {
             acc += v;
           }
@@ -110,7 +111,7 @@ __global__ void MaxPoolArgmaxKernel(PoolShape s, const T* x, int32_t* argmax) {
       for (int64_t h = win.h0; h < win.h1; ++h) {
         for (int64_t w = win.w0; w < win.w1; ++w) {
           const float v = Load(x[Index(s, n, c, d, h, w, s.D, s.H, s.W)]);
-          if (v > best_v) {
+          if (BeatsMax(v, best_v)) {
             best_v = v;
             best = (d * s.H + h) * s.W + w;
           }

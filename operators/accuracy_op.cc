@@ -1,7 +1,10 @@
 #include "operators/accuracy_op.h"
 
+#include <cmath>
+
 #include "core/float_io.h"
 #include "core/gradient.h"
+#include "core/nan_math.h"
 #include "operators/label_util.h"
 
 namespace halfcaf {
@@ -22,18 +25,21 @@ void AccuracyOp::RunOnDevice() {
   const float* x = ReadAsFloat(X, &x_);
   const int32_t* l = L.data<int32_t>();
   int64_t correct = 0;
+  bool nan = false;
   for (int64_t i = 0; i < N; ++i) {
     CheckLabelValue(l[i], i, D, DebugName());
     const float* xi = x + i * D;
     const float target = xi[l[i]];
     int64_t above = 0;
-    for (int64_t j = 0; j < D && above < top_k_; ++j) {
+    for (int64_t j = 0; j < D; ++j) {
+      nan = nan || IsNaN(xi[j]);
       if (xi[j] > target || (xi[j] == target && j < l[i])) ++above;
     }
     if (above < top_k_) ++correct;
   }
   Tensor* Y = Output(0, {});
-  Y->mutable_data<float>()[0] = N > 0 ? static_cast<float>(static_cast<double>(correct) / N) : 0.f;
+  Y->mutable_data<float>()[0] =
+      nan ? NAN : N > 0 ? static_cast<float>(static_cast<double>(correct) / N) : 0.f;
 }
 
 REGISTER_CPU_OPERATOR(Accuracy, AccuracyOp);
@@ -58,7 +64,8 @@ OPERATOR_SCHEMA(Accuracy)
         "top_k highest-scoring classes, as a 0-d float (0 for N = 0). Classes ranked above "
         "the label are those with a strictly larger score, or an equal score and a lower "
         "class index (ties favour the lower index); a sample is correct when fewer than "
-        "top_k classes rank above its label. Not differentiable.")
+        "top_k classes rank above its label. A NaN score anywhere makes the accuracy NaN, so a "
+        "diverged model cannot look accurate. Not differentiable.")
     .Arg("top_k", "int, default 1: how many of the best classes count as a hit")
     .Input(0, "predictions", "float or float16 scores (N, D)")
     .Input(1, "labels", "int32 class indices, (N) or (N, 1)")

@@ -4,6 +4,7 @@
 
 #include "core/float_io.h"
 #include "core/gradient.h"
+#include "core/nan_math.h"
 
 namespace halfcaf {
 
@@ -48,7 +49,7 @@ void ClipGradientOp::RunOnDevice() {
   Tensor* dX = Output(0, Y.dims());
   FloatWriter dx(dX, dtype, &dx_);
   float* dxd = dx.data();
-  for (int64_t i = 0; i < n; ++i) dxd[i] = (y[i] > min_ && y[i] < max_) ? dy[i] : 0.f;
+  for (int64_t i = 0; i < n; ++i) dxd[i] = GatedGradient(y[i] > min_ && y[i] < max_, y[i], dy[i]);
   dx.Commit();
 }
 

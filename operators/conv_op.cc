@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/checked_math.h"
 #include "core/float_io.h"
 #include "core/gradient.h"
 #include "core/math.h"
@@ -151,11 +152,12 @@ void ConvOp::RunOnDevice() {
   const int64_t G = cp_.group, C = g.C, Cg = C / G, Mg = M / G;
   const int64_t P = g.out_size(), HW = g.in_size();
   const int64_t K = Cg * g.kernel_size();
+  const size_t col_size = static_cast<size_t>(CheckedMul(K, P, "im2col buffer"));
   const bool pointwise = IsPointwise(g);
 
   if (cp_.order == StorageOrder::NCHW) {
     const NchwColumns cols(g);
-    if (!pointwise) col_.resize(static_cast<size_t>(K * P));
+    if (!pointwise) col_.resize(col_size);
     for (int64_t n = 0; n < g.N; ++n) {
       for (int64_t gr = 0; gr < G; ++gr) {
         const float* xg = x + (n * C + gr * Cg) * HW;
@@ -179,7 +181,7 @@ void ConvOp::RunOnDevice() {
   } else {
     const Im2ColShape s = MakeIm2ColShape(g);  // NHWC is 2-D only (CheckConvLayout)
     const bool direct = pointwise && G == 1;
-    if (!direct) col_.resize(static_cast<size_t>(K * P));
+    if (!direct) col_.resize(col_size);
     for (int64_t n = 0; n < g.N; ++n) {
       const float* ximg = x + n * HW * C;
       float* yimg = y + n * P * M;
@@ -248,14 +250,15 @@ void ConvGradientOp::RunOnDevice() {
   const int64_t G = cp_.group, C = g.C, Cg = C / G, Mg = M / G;
   const int64_t P = g.out_size(), HW = g.in_size();
   const int64_t K = Cg * g.kernel_size();
+  const size_t col_size = static_cast<size_t>(CheckedMul(K, P, "im2col buffer"));
   const bool pointwise = IsPointwise(g);
   using math::Trans;
 
   if (cp_.order == StorageOrder::NCHW) {
     const NchwColumns cols(g);
     if (!pointwise) {
-      col_.resize(static_cast<size_t>(K * P));
-      if (dx) col_grad_.resize(static_cast<size_t>(K * P));
+      col_.resize(col_size);
+      if (dx) col_grad_.resize(col_size);
     }
     for (int64_t n = 0; n < g.N; ++n) {
       for (int64_t gr = 0; gr < G; ++gr) {
@@ -293,8 +296,8 @@ void ConvGradientOp::RunOnDevice() {
     const Im2ColShape s = MakeIm2ColShape(g);  // NHWC is 2-D only (CheckConvLayout)
     const bool direct = pointwise && G == 1;
     if (!direct) {
-      col_.resize(static_cast<size_t>(K * P));
-      if (dx) col_grad_.resize(static_cast<size_t>(K * P));
+      col_.resize(col_size);
+      if (dx) col_grad_.resize(col_size);
     }
     for (int64_t n = 0; n < g.N; ++n) {
       const float* ximg = x + n * HW * C;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/checked_math.h"
+
 namespace halfcaf {
 
 StorageOrder StringToStorageOrder(const std::string& s, const std::string& op_label) {
@@ -183,13 +185,17 @@ ConvPoolArgs ParseConvPoolArgs(const OperatorDef& def, ConvPoolKind kind) {
 int64_t ComputeSizeAndPad(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
                           LegacyPadding legacy_pad, int64_t* pad_head, int64_t* pad_tail,
                           const std::string& where) {
-  const int64_t dk = dilation * (kernel - 1) + 1;
+  const int64_t dk = CheckedAdd(CheckedMul(dilation, kernel - 1, where, "dilated kernel"), 1,
+                                where, "dilated kernel");
   switch (legacy_pad) {
     case LegacyPadding::NOTSET: {
-      HALFCAF_ENFORCE(in + *pad_head + *pad_tail >= dk, where, "input size ", in, " plus pads ",
+      const int64_t padded =
+          CheckedAdd(CheckedAdd(in, *pad_head, where, "padded input"), *pad_tail, where,
+                     "padded input");
+      HALFCAF_ENFORCE(padded >= dk, where, "input size ", in, " plus pads ",
                       *pad_head, " + ", *pad_tail, " is smaller than the dilated kernel ", dk,
                       " (kernel ", kernel, ", dilation ", dilation, ")");
-      return (in + *pad_head + *pad_tail - dk) / stride + 1;
+      return (padded - dk) / stride + 1;
     }
     case LegacyPadding::VALID: {
       *pad_head = *pad_tail = 0;
@@ -200,9 +206,11 @@ int64_t ComputeSizeAndPad(int64_t in, int64_t kernel, int64_t stride, int64_t di
     case LegacyPadding::SAME: {
       HALFCAF_ENFORCE(dilation == 1, where, "legacy_pad SAME needs dilation 1, got ", dilation);
       HALFCAF_ENFORCE(in >= 1, where, "input size must be >= 1 for legacy_pad SAME, got ", in);
-      const int64_t out = (in + stride - 1) / stride;
+      const int64_t out = in / stride + (in % stride != 0);
       // When stride > kernel the window may not need padding at all: never pad negatively.
-      const int64_t need = std::max<int64_t>(0, (out - 1) * stride + kernel - in);
+      const int64_t reach = CheckedAdd(CheckedMul(out - 1, stride, where, "window reach"), kernel,
+                                       where, "window reach");
+      const int64_t need = std::max<int64_t>(0, reach - in);
       *pad_head = need / 2;
       *pad_tail = need - *pad_head;
       return out;
@@ -213,13 +221,18 @@ int64_t ComputeSizeAndPad(int64_t in, int64_t kernel, int64_t stride, int64_t di
                       "got ",
                       dilation);
       const int64_t head = *pad_head;
-      const int64_t span = in + 2 * head - kernel;
+      const int64_t span =
+          CheckedAdd(in, CheckedMul(2, head, where, "padded input"), where, "padded input") -
+          kernel;
       HALFCAF_ENFORCE(span >= 0, where, "input size ", in, " plus pads ", head, " + ", head,
                       " is smaller than the kernel ", kernel, " (legacy_pad CAFFE_LEGACY_POOLING)");
       const int64_t floor_out = span / stride + 1;
-      int64_t out = (span + stride - 1) / stride + 1;  // Caffe rounds up
+      int64_t out = floor_out + (span % stride != 0);  // Caffe rounds up
       // Caffe drops a last window that would start in the tail padding.
-      if (out > floor_out && head > 0 && (out - 1) * stride >= in + head) --out;
+      if (out > floor_out && head > 0 &&
+          CheckedMul(out - 1, stride, where, "window start") >= in + head) {
+        --out;
+      }
       *pad_tail = head + stride * (out - floor_out);
       return out;
     }
@@ -227,23 +240,11 @@ int64_t ComputeSizeAndPad(int64_t in, int64_t kernel, int64_t stride, int64_t di
   HALFCAF_THROW(where, "unknown legacy_pad ", static_cast<int>(legacy_pad));
 }
 
-int64_t ConvPoolGeometry::in_size() const {
-  int64_t n = 1;
-  for (auto v : in) n *= v;
-  return n;
-}
+int64_t ConvPoolGeometry::in_size() const { return CheckedNumel(in, "input spatial dims"); }
 
-int64_t ConvPoolGeometry::out_size() const {
-  int64_t n = 1;
-  for (auto v : out) n *= v;
-  return n;
-}
+int64_t ConvPoolGeometry::out_size() const { return CheckedNumel(out, "output spatial dims"); }
 
-int64_t ConvPoolGeometry::kernel_size() const {
-  int64_t n = 1;
-  for (auto v : kernel) n *= v;
-  return n;
-}
+int64_t ConvPoolGeometry::kernel_size() const { return CheckedNumel(kernel, "kernel"); }
 
 std::vector<int64_t> ConvPoolGeometry::OutputDims(int64_t channels, StorageOrder order) const {
   std::vector<int64_t> dims{N};

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/checked_math.h"
 #include "core/float_io.h"
 #include "core/gradient.h"
 
@@ -23,9 +24,8 @@ FillShapeArgs ParseFillShapeArgs(const OperatorBase& op) {
   } else {
     HALFCAF_ENFORCE(a.shape.empty(), "give either `shape` or an input, not both");
   }
-  for (int64_t d : a.shape) {
-    HALFCAF_ENFORCE(d >= 0, "negative dimension in shape ", DimsString(a.shape));
-  }
+  CheckedNumel(a.shape, "`shape`");
+  CheckedNumel(a.extra_shape, "`extra_shape`");
   return a;
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/float_io.h"
 #include "core/gradient.h"
+#include "core/nan_math.h"
 #include "operators/cpu_parallel.h"
 
 namespace halfcaf {
@@ -110,7 +111,7 @@ void PoolForwardNd(const ConvPoolGeometry& g, const float* x, float* y) {
       const float* xp = x + p * in_size;
       acc = kType == PoolType::kMax ? -std::numeric_limits<float>::infinity() : 0.f;
       ForEachInWindow(g.in, lo, hi, pos, [&](int64_t j) {
-        acc = kType == PoolType::kMax ? std::max(acc, xp[j]) : acc + xp[j];
+        acc = kType == PoolType::kMax ? MaxNaN(acc, xp[j]) : acc + xp[j];
       });
       if (kType == PoolType::kAverage) acc /= static_cast<float>(count);
     }
@@ -131,7 +132,7 @@ void PoolBackwardNd(const ConvPoolGeometry& g, const float* x, const float* dy, 
     if (kType == PoolType::kMax) {
       int64_t best = -1;
       ForEachInWindow(g.in, lo, hi, pos, [&](int64_t j) {
-        if (best < 0 || xp[j] > xp[best]) best = j;
+        if (best < 0 || BeatsMax(xp[j], xp[best])) best = j;
       });
       dxp[best] += d;
     } else {
@@ -188,7 +189,7 @@ void PoolOp<kType>::RunOnDevice() {
             for (int64_t h = win.h0; h < win.h1; ++h) {
               for (int64_t w = win.w0; w < win.w1; ++w) {
                 const float v = xp[h * W + w];
-                acc = kType == PoolType::kMax ? std::max(acc, v) : acc + v;
+                acc = kType == PoolType::kMax ? MaxNaN(acc, v) : acc + v;
               }
             }
             const int64_t count = win.count();
@@ -218,7 +219,7 @@ void PoolOp<kType>::RunOnDevice() {
             for (int64_t w = win.w0; w < win.w1; ++w) {
               const float* xs = ximg + (h * W + w) * C;
               if (kType == PoolType::kMax) {
-                for (int64_t c = 0; c < C; ++c) yo[c] = std::max(yo[c], xs[c]);
+                for (int64_t c = 0; c < C; ++c) yo[c] = MaxNaN(yo[c], xs[c]);
               } else {
                 for (int64_t c = 0; c < C; ++c) yo[c] += xs[c];
               }
@@ -287,7 +288,7 @@ void PoolGradientOp<kType>::RunOnDevice() {
               int64_t best = win.h0 * W + win.w0;
               for (int64_t h = win.h0; h < win.h1; ++h) {
                 for (int64_t w = win.w0; w < win.w1; ++w) {
-                  if (xp[h * W + w] > xp[best]) best = h * W + w;
+                  if (BeatsMax(xp[h * W + w], xp[best])) best = h * W + w;
                 }
               }
               dxp[best] += d;
@@ -324,7 +325,7 @@ void PoolGradientOp<kType>::RunOnDevice() {
                 for (int64_t w = win.w0; w < win.w1; ++w) {
                   const float* xs = ximg + (h * W + w) * C;
                   for (int64_t c = 0; c < C; ++c) {
-                    if (xs[c] > best[c]) {
+                    if (BeatsMax(xs[c], best[c])) {
                       best[c] = xs[c];
                       best_index[c] = h * W + w;
                     }

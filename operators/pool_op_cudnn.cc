@@ -123,7 +123,7 @@ class PoolCUDAOpBase : public ConvPoolOpBase<CUDAContext> {
     pool_desc_.SetNd(kType == PoolType::kMax ? CUDNN_POOLING_MAX_DETERMINISTIC
                                              : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
                      c.kernel, std::vector<int64_t>(c.pads.begin(), c.pads.begin() + c.in.size()),
-                     c.stride, CUDNN_NOT_PROPAGATE_NAN);
+                     c.stride, CUDNN_PROPAGATE_NAN);
     desc_key_ = key;
   }
 

@@ -1,5 +1,7 @@
-// Relu: Y = max(X, 0). Gradient ReluGradient: (Y, dY) -> dX = dY where Y > 0.
+// Relu: Y = max(X, 0). Gradient ReluGradient: (Y, dY) -> dX = dY where Y > 0. NaN propagates
+// (core/nan_math.h): Relu(NaN) = NaN, and dX is NaN where Y or dY is.
 #include "core/gradient.h"
+#include "core/nan_math.h"
 #include "operators/elementwise_unary_op.h"
 
 namespace halfcaf {
@@ -7,8 +9,8 @@ namespace halfcaf {
 namespace {
 
 struct ReluFunctor {
-  static float Forward(float x) { return x > 0.f ? x : 0.f; }
-  static float Backward(float y, float dy) { return y > 0.f ? dy : 0.f; }
+  static float Forward(float x) { return ReluNaN(x); }
+  static float Backward(float y, float dy) { return GatedGradient(y > 0.f, y, dy); }
 };
 
 }  // namespace
@@ -23,7 +25,7 @@ OPERATOR_SCHEMA(Relu)
     .AllowInplace({{0, 0}})
     .IdenticalTypeAndShape()
     .PointwiseCost(1)
-    .SetDoc("Rectified linear unit: Y = max(X, 0), element-wise. Float and float16.")
+    .SetDoc("Rectified linear unit: Y = max(X, 0), element-wise; NaN stays NaN. Float and float16.")
     .Input(0, "X", "input tensor of any shape")
     .Output(0, "Y", "output, same shape and type as X");
 
@@ -33,7 +35,7 @@ OPERATOR_SCHEMA(ReluGradient)
     .AllowInplace({{1, 0}})
     .IdenticalTypeAndShapeOfInput(1)
     .PointwiseCost(1)
-    .SetDoc("Gradient of Relu: dX = dY where Y > 0, else 0.")
+    .SetDoc("Gradient of Relu: dX = dY where Y > 0, else 0; NaN where Y or dY is NaN.")
     .Input(0, "Y", "forward output")
     .Input(1, "dY", "gradient of Y")
     .Output(0, "dX", "gradient of X");

@@ -1,5 +1,6 @@
 #include "operators/reshape_op.h"
 
+#include "core/checked_math.h"
 #include "core/gradient.h"
 
 namespace halfcaf {
@@ -8,8 +9,8 @@ std::vector<int64_t> ComputeReshapeDims(const std::vector<int64_t>& in_dims,
                                         const std::vector<int64_t>& shape) {
   std::vector<int64_t> out(shape.size());
   int infer = -1;
-  int64_t known = 1, total = 1;
-  for (int64_t d : in_dims) total *= d;
+  int64_t known = 1;
+  const int64_t total = CheckedNumel(in_dims, "input");
   for (size_t i = 0; i < shape.size(); ++i) {
     const int64_t s = shape[i];
     if (s == -1) {
@@ -28,7 +29,7 @@ std::vector<int64_t> ComputeReshapeDims(const std::vector<int64_t>& in_dims,
     } else {
       out[i] = s;
     }
-    known *= out[i];
+    known = CheckedMul(known, out[i], "new shape ", DimsString(shape));
   }
   if (infer >= 0) {
     HALFCAF_ENFORCE(known != 0, "cannot infer the -1 in new shape ", DimsString(shape),

@@ -1,25 +1,24 @@
 #include "core/net.h"
 
+#include <dirent.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "core/proto_io.h"
 #include "tests/util/op_test_util.h"
+#include "tests/util/error_of.h"
 
 namespace halfcaf {
 namespace {
 
+using testing::ErrorOf;
 using testing::RandomTensor;
 using testing::SetInput;
 using testing::ToFloatVector;
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const EnforceNotMet& e) {
-    return e.what();
-  }
-  return "";
-}
 
 NetDef ParseNet(const std::string& text) {
   NetDef net;
@@ -92,6 +91,46 @@ TEST(NetTest, UnknownOpSuggestsCloseMatches) {
   EXPECT_NE(err.find("unknown operator type 'Rellu'"), std::string::npos) << err;
   EXPECT_NE(err.find("Relu"), std::string::npos) << err;
   EXPECT_NE(err.find("op #0"), std::string::npos) << err;
+}
+
+TEST(NetTest, HugeUnknownTypeIsRejectedQuicklyAndBriefly) {
+  Workspace ws;
+  NetDef net;
+  net.add_op()->set_type(std::string(1 << 20, 'A'));
+  const auto start = std::chrono::steady_clock::now();
+  std::string err = ErrorOf([&] { ws.CreateNet(net); });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 2.0);  // was 12 s: edit distance against every registered name
+  EXPECT_NE(err.find("unknown operator type '" + std::string(80, 'A') + "... (1048576 chars)'"),
+            std::string::npos) << err.substr(0, 400);
+  EXPECT_LT(err.size(), 400u) << err.substr(0, 400);
+  // Typos in names of ordinary length still get suggestions.
+  net.mutable_op(0)->set_type("SpatialBNN");
+  EXPECT_NE(ErrorOf([&] { ws.CreateNet(net); }).find("did you mean: SpatialBN"), std::string::npos);
+}
+
+int ThreadCount() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+TEST(NetTest, DagNumWorkersIsBounded) {
+  NetDef net = ParseNet(kBranchyNet);
+  net.set_type("dag");
+  net.set_num_workers(100000);
+  Workspace ws;
+  FeedBranchy(&ws);
+  const int before = ThreadCount();
+  ws.CreateNet(net);
+  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  EXPECT_LE(ThreadCount() - before, 4 * hardware);
+  ws.RunNet("branchy");
+  EXPECT_EQ(ws.GetTensor("z").dims(), (std::vector<int64_t>{4, 3}));
 }
 
 TEST(NetTest, MissingInputNamedBeforeRunning) {

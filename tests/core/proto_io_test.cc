@@ -9,6 +9,8 @@
 
 #include "core/tensor_proto.h"
 #include "proto/halfcaf.pb.h"
+#include "tests/util/error_of.h"
+#include "tests/util/nested_net.h"
 
 namespace halfcaf {
 namespace {
@@ -88,6 +90,36 @@ TEST(ProtoIOTest, TruncatedBinaryIsAnError) {
   NetDef net;
   EXPECT_THROW(ReadProtoFromFile(path, &net), EnforceNotMet);
   std::remove(path.c_str());
+}
+
+using testing::ErrorOf;
+
+using testing::NestedNetBinary;
+using testing::NestedNetText;
+
+TEST(ProtoIOTest, DeeplyNestedFilesAreRejectedNotACrash) {
+  const std::string text_path = TempPath("deep.pbtxt"), bin_path = TempPath("deep.pb");
+  WriteText(text_path, NestedNetText(20000));
+  WriteFileAtomically(bin_path, NestedNetBinary(20000));
+  NetDef net;
+  std::string err = ErrorOf([&] { ReadProtoFromFile(text_path, &net); });
+  EXPECT_NE(err.find(text_path + ":1:"), std::string::npos) << err;
+  EXPECT_NE(err.find("too deep"), std::string::npos) << err;
+  err = ErrorOf([&] { ReadProtoFromFile(bin_path, &net); });
+  EXPECT_NE(err.find(bin_path + ": cannot parse NetDef: messages are nested more than 100 levels"),
+            std::string::npos) << err;
+  // Nets nested a few levels, as real ones are, still parse, in both formats.
+  for (int depth : {1, 10}) {
+    ParseProtoFromString(NestedNetText(depth), "text", &net);
+    NetDef from_binary;
+    ParseProtoFromString(NestedNetBinary(depth), "binary", &from_binary);
+    EXPECT_EQ(from_binary.SerializeAsString(), net.SerializeAsString());
+  }
+  // A truncated binary file is still reported as such, not as too deep.
+  err = ErrorOf([&] { ParseProtoFromString(NestedNetBinary(10).substr(0, 20), "cut", &net); });
+  EXPECT_NE(err.find("truncated"), std::string::npos) << err;
+  std::remove(text_path.c_str());
+  std::remove(bin_path.c_str());
 }
 
 TEST(ProtoIOTest, LegacyCudaGpuIdSpelling) {
@@ -177,6 +209,40 @@ TEST(TensorProtoTest, CountMismatchNamesTensor) {
     EXPECT_NE(msg.find("weights"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[2, 3]"), std::string::npos) << msg;
   }
+}
+
+TEST(TensorProtoTest, OverflowingOrNegativeDimsNameTensorAndDims) {
+  TensorProto p;
+  p.set_name("data");
+  p.add_dims(int64_t{1} << 62);
+  p.add_dims(int64_t{1} << 62);
+  p.add_float_data(1.f);
+  Tensor t;
+  std::string err = ErrorOf([&] { TensorFromProto(p, &t); });
+  EXPECT_NE(err.find("TensorProto 'data': shape [4611686018427387904, 4611686018427387904] has "
+                     "too many elements"),
+            std::string::npos) << err;
+  p.clear_float_data();  // no values to match the (wrapped) count either
+  EXPECT_NE(ErrorOf([&] { TensorFromProto(p, &t); }).find("too many elements"), std::string::npos);
+  p.add_dims(0);  // a zero dim does not excuse the others
+  p.add_dims(0);
+  EXPECT_NE(ErrorOf([&] { TensorFromProto(p, &t); }).find("too many elements"), std::string::npos);
+  p.set_dims(0, -3);
+  err = ErrorOf([&] { TensorFromProto(p, &t); });
+  EXPECT_NE(err.find("TensorProto 'data': negative dimension -3"), std::string::npos) << err;
+  // Dims that fit but whose bytes do not: raw_data of 2^61 doubles.
+  p.Clear();
+  p.set_name("raw");
+  p.set_data_type(TensorProto::DOUBLE);
+  p.add_dims(int64_t{1} << 61);
+  p.set_raw_data("12345678");
+  err = ErrorOf([&] { TensorFromProto(p, &t); });
+  EXPECT_NE(err.find("TensorProto 'raw': size 2305843009213693952 x 8 overflows"),
+            std::string::npos) << err;
+  // Nothing was allocated for the values before they were checked against the dims.
+  p.set_dims(0, int64_t{1} << 40);
+  err = ErrorOf([&] { TensorFromProto(p, &t); });
+  EXPECT_NE(err.find("raw_data holds 8 bytes"), std::string::npos) << err;
 }
 
 TEST(TensorProtoTest, RawDataAccepted) {

@@ -1,8 +1,12 @@
 #include "core/tensor.h"
 
+#include <cstdint>
+
 #include <gtest/gtest.h>
 
 #include "core/blob.h"
+#include "core/checked_math.h"
+#include "tests/util/error_of.h"
 
 namespace halfcaf {
 namespace {
@@ -78,6 +82,62 @@ TEST(TensorTest, CudaWithoutBackendIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("CUDA"), std::string::npos);
   }
 #endif
+}
+
+using testing::ErrorOf;
+
+TEST(CheckedMathTest, ProductsSumsAndBytes) {
+  const int64_t big = int64_t{1} << 62;
+  EXPECT_EQ(CheckedNumel({}, "x"), 1);
+  EXPECT_EQ(CheckedNumel({2, 3, 4}, "x"), 24);
+  EXPECT_EQ(CheckedNumel({0, 5}, "x"), 0);
+  EXPECT_EQ(CheckedNumel({big, 1}, "x"), big);
+  EXPECT_THROW(CheckedNumel({big, 2}, "x"), EnforceNotMet);
+  EXPECT_THROW(CheckedNumel({0, big, 4}, "x"), EnforceNotMet);  // sub-products must fit too
+  EXPECT_NE(ErrorOf([] { CheckedNumel({2, -1}, "thing ", 7); }).find("thing 7: negative dimension -1"),
+            std::string::npos);
+  EXPECT_EQ(CheckedMul(big, 1, "m"), big);
+  EXPECT_NE(ErrorOf([&] { CheckedMul(big, 2, "m"); }).find("m: size 4611686018427387904 x 2 overflows"),
+            std::string::npos);
+  EXPECT_THROW(CheckedAdd(INT64_MAX, 1, "a"), EnforceNotMet);
+  EXPECT_EQ(CheckedBytes(3, 8, "b"), 24u);
+  EXPECT_THROW(CheckedBytes(big, 4, "b"), EnforceNotMet);
+}
+
+TEST(TensorTest, OverflowingShapesNameTheBlobAndDims) {
+  Blob blob("activations");
+  Tensor* t = blob.GetMutableTensor(Device());
+  t->Resize({2, 3});
+  std::string err = ErrorOf([&] { t->Resize({int64_t{1} << 62, int64_t{1} << 62}); });
+  EXPECT_NE(err.find("blob 'activations': shape [4611686018427387904, 4611686018427387904] has "
+                     "too many elements"),
+            std::string::npos) << err;
+  EXPECT_EQ(t->dims(), (std::vector<int64_t>{2, 3}));  // unchanged
+  err = ErrorOf([&] { t->Resize({4, -2}); });
+  EXPECT_NE(err.find("blob 'activations': negative dimension -2 in shape [4, -2]"), std::string::npos)
+      << err;
+  EXPECT_THROW(t->Reshape({int64_t{1} << 62, 8}), EnforceNotMet);
+  // Elements fit in int64 but their bytes do not.
+  t->Resize({int64_t{1} << 62});
+  err = ErrorOf([&] { t->mutable_data<float>(); });
+  EXPECT_NE(err.find("blob 'activations' of float[4611686018427387904]: size 4611686018427387904 x 4 overflows"),
+            std::string::npos) << err;
+}
+
+TEST(TensorTest, HugeAllocationSaysHowManyBytesForWhichBlob) {
+  Blob blob("huge");
+  Tensor* t = blob.GetMutableTensor(Device());
+  t->Resize({4});
+  t->mutable_data<float>();
+  t->Resize({int64_t{1} << 50});  // 4 PiB of floats: more than any machine running this
+  std::string err = ErrorOf([&] { t->mutable_data<float>(); });
+  EXPECT_NE(err.find("blob 'huge' float[1125899906842624]"), std::string::npos) << err;
+  EXPECT_NE(err.find("4503599627370496 bytes (4.0 PiB)"), std::string::npos) << err;
+  // The failed tensor holds no storage, so nothing reads its old, too small buffer.
+  EXPECT_FALSE(t->initialized());
+  EXPECT_THROW(t->raw_data(), EnforceNotMet);
+  t->Resize({2});
+  EXPECT_NE(t->mutable_data<float>(), nullptr);
 }
 
 TEST(BlobTest, HoldsTensorsAndObjects) {

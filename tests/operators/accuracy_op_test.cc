@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/gradient.h"
+#include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -106,6 +107,17 @@ TEST(AccuracyOpTest, GradientIsAnError) {
   std::vector<GradientWrapper> g(1);
   g[0].dense = "acc_grad";
   EXPECT_THROW(GetGradientForOp(def, g), EnforceNotMet);
+}
+
+// Documented behaviour: any NaN score makes the accuracy NaN, even one at the label (which a
+// plain comparison would count as a hit), so a diverged model cannot look accurate.
+TEST(AccuracyOpTest, NaNScoreGivesNaN) {
+  auto def = MakeOperatorDef("Accuracy", "", {"X", "L"}, {"acc"});
+  const std::map<std::string, Tensor> in{{"X", FloatTensor({2, 3}, {0.1f, 0.7f, 0.2f, 0.5f, 0.3f, 0.2f})},
+                                         {"L", IntTensor({2}, {1, 0})}};
+  EXPECT_EQ(RunAndGet(def, in), (std::vector<float>{1.f}));
+  ExpectNaNPropagates(def, in, "X", 1, "acc", {0});  // at the label
+  ExpectNaNPropagates(def, in, "X", 5, "acc", {0});  // elsewhere
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/util/gradient_checker.h"
+#include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -78,6 +79,16 @@ TEST(ClipOpTest, Errors) {
   } catch (const EnforceNotMet& e) {
     EXPECT_NE(std::string(e.what()).find("float or float16"), std::string::npos) << e.what();
   }
+}
+
+TEST(ClipOpTest, NaNPropagates) {
+  const std::vector<Argument> bounds{MakeArgument("min", -1.f), MakeArgument("max", 1.f)};
+  ExpectNaNPropagates(MakeOperatorDef("Clip", "", {"X"}, {"Y"}, bounds),
+                      {{"X", FloatTensor({3}, {-5.f, 0.5f, 5.f})}}, "X", 1, "Y", {1});
+  auto g = MakeOperatorDef("ClipGradient", "", {"Y", "dY"}, {"dX"}, bounds);
+  const Tensor y = FloatTensor({3}, {-1.f, 0.5f, 1.f}), dy = FloatTensor({3}, {1, 2, 3});
+  ExpectNaNPropagates(g, {{"Y", y}, {"dY", dy}}, "Y", 2, "dX", {2});
+  ExpectNaNPropagates(g, {{"Y", y}, {"dY", dy}}, "dY", 0, "dX", {0});  // clipped, still NaN
 }
 
 }  // namespace

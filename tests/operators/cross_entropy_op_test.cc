@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tests/util/gradient_checker.h"
+#include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -88,6 +89,13 @@ TEST(LabelCrossEntropyOpTest, Errors) {
   EXPECT_NE(msg.find("[2, 3, 4]"), std::string::npos) << msg;
   msg = ErrorOf(def, {{"X", RandomTensor({3, 4}, 1)}, {"L", IntTensor({2}, {0, 1})}});
   EXPECT_NE(msg.find("3 samples"), std::string::npos) << msg;
+}
+
+TEST(LabelCrossEntropyOpTest, NaNPropagates) {
+  auto def = MakeOperatorDef("LabelCrossEntropy", "", {"X", "L"}, {"Y"});
+  ExpectNaNPropagates(def, {{"X", FloatTensor({2, 2}, {0.2f, 0.8f, 0.6f, 0.4f})},
+                            {"L", IntTensor({2}, {1, 0})}},
+                      "X", 1, "Y", {0});
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "tests/util/conv_case.h"
 #include "tests/util/gradient_checker.h"
+#include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -480,6 +481,37 @@ TEST(PoolNdOpTest, Errors) {
               "X must have 5 dims (N, C, spatial...) for a 3-D window");
   ExpectError(MakeOperatorDef("MaxPool", "", {"X"}, {"Y"}, {MakeArgument("global_pooling", 1)}),
               {{"X", RandomTensor({2, 3}, 2)}}, "global pooling needs X with at least 3 dims");
+}
+
+// A window containing NaN pools to NaN (max and average), in every layout and rank; the max
+// gradient goes to the NaN, which is what the forward pass selected.
+TEST(PoolOpTest, NaNPropagates) {
+  const std::vector<Argument> args{MakeArgument("kernel", 2), MakeArgument("stride", 2)};
+  // 1x1x2x4 image, two 2x2 windows; NaN at (1, 0) lies in the first.
+  const Tensor x = FloatTensor({1, 1, 2, 4}, {1, 5, -2, -3, 4, 0, -1, -4});
+  for (const char* type : {"MaxPool", "AveragePool"}) {
+    ExpectNaNPropagates(MakeOperatorDef(type, "", {"X"}, {"Y"}, args), {{"X", x}}, "X", 4, "Y",
+                        {0});
+  }
+  std::vector<Argument> nhwc = args;
+  nhwc.push_back(MakeArgument("order", std::string("NHWC")));
+  // NHWC 1x2x2x2: channel 1 of pixel (0, 1) is NaN: only channel 1's output is.
+  ExpectNaNPropagates(MakeOperatorDef("MaxPool", "", {"X"}, {"Y"}, nhwc),
+                      {{"X", FloatTensor({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8})}}, "X", 3, "Y",
+                      {1});
+  // 3-D window (the N-d path): 1x1x2x2x2, one window.
+  ExpectNaNPropagates(MakeOperatorDef("MaxPool", "", {"X"}, {"Y"},
+                                      {MakeArgument("kernels", std::vector<int64_t>{2, 2, 2})}),
+                      {{"X", RandomTensor({1, 1, 2, 2, 2}, 5)}}, "X", 6, "Y", {0});
+  // Gradient: dY of the window flows to the NaN element only.
+  Tensor xn;
+  xn.CopyFrom(x);
+  xn.mutable_data<float>()[4] = std::numeric_limits<float>::quiet_NaN();
+  Workspace ws;
+  RunOp(MakeOperatorDef("MaxPool", "", {"X"}, {"Y"}, args), {{"X", xn}}, &ws);
+  RunOp(MakeOperatorDef("MaxPoolGradient", "", {"X", "Y", "dY"}, {"dX"}, args),
+        {{"dY", FloatTensor({1, 1, 1, 2}, {10.f, 20.f})}}, &ws);
+  EXPECT_EQ(ToFloatVector(ws.GetTensor("dX")), (std::vector<float>{0, 0, 0, 0, 10, 0, 20, 0}));
 }
 
 }  // namespace

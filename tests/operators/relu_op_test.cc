@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/util/gradient_checker.h"
+#include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -46,6 +47,17 @@ TEST(ReluOpTest, RejectsIntegerInput) {
   } catch (const EnforceNotMet& e) {
     EXPECT_NE(std::string(e.what()).find("float or float16"), std::string::npos) << e.what();
   }
+}
+
+// NaN propagates (PyTorch, ONNX Runtime): a NaN weight must not become a finite activation.
+TEST(ReluOpTest, NaNPropagates) {
+  ExpectNaNPropagates(MakeOperatorDef("Relu", "", {"X"}, {"Y"}),
+                      {{"X", FloatTensor({4}, {-1.f, 2.f, 0.f, 3.f})}}, "X", 0, "Y", {0});
+  auto g = MakeOperatorDef("ReluGradient", "", {"Y", "dY"}, {"dX"});
+  const Tensor y = FloatTensor({4}, {0.f, 2.f, 0.f, 3.f}), dy = FloatTensor({4}, {1, 2, 3, 4});
+  ExpectNaNPropagates(g, {{"Y", y}, {"dY", dy}}, "Y", 1, "dX", {1});
+  ExpectNaNPropagates(g, {{"Y", y}, {"dY", dy}}, "dY", 2, "dX", {2});  // also where Y <= 0
+  ExpectNaNPropagates(g, {{"Y", y}, {"dY", dy}}, "dY", 3, "dX", {3});
 }
 
 }  // namespace

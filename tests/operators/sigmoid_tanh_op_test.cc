@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tests/util/gradient_checker.h"
+#include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -101,6 +102,13 @@ TEST(SigmoidTanhOpTest, RejectsIntegerInput) {
     } catch (const EnforceNotMet& e) {
       EXPECT_NE(std::string(e.what()).find("float or float16"), std::string::npos) << e.what();
     }
+  }
+}
+
+TEST(SigmoidTanhOpTest, NaNPropagates) {
+  for (const char* type : {"Sigmoid", "Tanh"}) {
+    ExpectNaNPropagates(MakeOperatorDef(type, "", {"X"}, {"Y"}), {{"X", RandomTensor({5}, 3)}},
+                        "X", 2, "Y", {2});
   }
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tests/util/gradient_checker.h"
+#include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -115,6 +116,15 @@ TEST(SoftmaxOpTest, GradientMakerUsesOutput) {
   EXPECT_EQ(meta.ops[0].input(1), "Y_grad");
   EXPECT_EQ(meta.ops[0].output(0), "X_grad");
   EXPECT_EQ(ArgumentHelper(meta.ops[0]).GetSingleArgument<int>("axis", 1), 2);
+}
+
+// A NaN in a row makes that whole row NaN (it is in every normaliser), and no other row.
+TEST(SoftmaxOpTest, NaNPropagates) {
+  const Tensor x = RandomTensor({3, 5}, 7);
+  for (int64_t at : {5, 7}) {  // first element of row 1, and a later one
+    ExpectNaNPropagates(MakeOperatorDef("Softmax", "", {"X"}, {"Y"}), {{"X", x}}, "X", at, "Y",
+                        {5, 6, 7, 8, 9});
+  }
 }
 
 }  // namespace

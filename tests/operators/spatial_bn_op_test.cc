@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tests/util/gradient_checker.h"
+#include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -342,6 +343,21 @@ TEST(SpatialBNOpTest, SchemaShapesAndCost) {
   ASSERT_NE(g, nullptr);
   auto gout = g->InferShapes(TrainDef("NCHW"), in);
   EXPECT_EQ(gout[1].dims, (std::vector<int64_t>{5}));
+}
+
+// Training: a NaN in channel 1 poisons that channel's statistics, so all of its outputs are
+// NaN, and no other channel's. Inference: only the element itself.
+TEST(SpatialBNOpTest, NaNPropagates) {
+  const std::map<std::string, Tensor> in{{"X", RandomTensor({2, 3, 2, 2}, 1)},
+                                         {"scale", RandomTensor({3}, 2, 0.5f, 1.5f)},
+                                         {"bias", RandomTensor({3}, 3)},
+                                         {"rm", RandomTensor({3}, 4)},
+                                         {"rv", RandomTensor({3}, 5, 0.5f, 1.5f)}};
+  ExpectNaNPropagates(TrainDef("NCHW"), in, "X", 5, "Y", {4, 5, 6, 7, 16, 17, 18, 19});
+  std::map<std::string, Tensor> test_in = in;
+  test_in["mean"] = in.at("rm");
+  test_in["var"] = in.at("rv");
+  ExpectNaNPropagates(TestDef("NCHW"), test_in, "X", 5, "Y", {5});
 }
 
 }  // namespace

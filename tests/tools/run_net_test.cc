@@ -8,6 +8,7 @@
 #include "core/proto_io.h"
 #include "core/tensor_proto.h"
 #include "tests/tools/tool_test_util.h"
+#include "tests/util/nested_net.h"
 #include "tests/util/op_test_util.h"
 #include "tests/util/separable_classes.h"
 #include "tests/util/source_dir.h"
@@ -146,6 +147,62 @@ TEST(RunNetTest, BadInputGivesOneClearLine) {
   ExpectCleanError(RunTool("run_net", "--net " + kMlp + init + " --output_blobs zzz"), "'zzz'");
   // Nothing to do.
   ExpectCleanError(RunTool("run_net", ""), "nothing to run");
+}
+
+// Hostile nets and inputs (issue #13): clear one-line errors, not crashes, hangs or OOM kills.
+TEST(RunNetTest, HostileNetsAndInputsGiveOneClearLine) {
+  const std::string dir = TestTempDir();
+  // Nesting thousands of levels deep, as text and as binary.
+  std::string deep = WriteNet(dir, "deep.pbtxt", NestedNetText(20000));
+  ExpectCleanError(RunTool("run_net", "--net " + deep), deep + ":1:");
+  const std::string deep_bin = dir + "/deep.pb";
+  std::ofstream(deep_bin, std::ios::binary) << NestedNetBinary(20000);
+  ExpectCleanError(RunTool("run_net", "--net " + deep_bin), deep_bin + ": cannot parse NetDef: "
+                                                            "messages are nested more than 100");
+  // Shapes whose element count overflows int64: a fill then Print, a Softmax.
+  const std::string big = "4611686018427387904";
+  std::string fill = WriteNet(dir, "fill.pbtxt",
+                              "op { type: \"ConstantFill\" output: \"x\" arg { name: \"shape\" "
+                              "ints: " + big + " ints: " + big + " } }\n"
+                              "op { type: \"Print\" input: \"x\" }");
+  ExpectCleanError(RunTool("run_net", "--net " + fill),
+                   "(ConstantFill): `shape`: shape [" + big + ", " + big + "] has too many elements");
+  std::string softmax = WriteNet(dir, "softmax.pbtxt",
+                                 "op { type: \"ConstantFill\" output: \"x\" arg { name: \"shape\" "
+                                 "ints: 4294967296 ints: 4294967296 ints: 4 } }\n"
+                                 "op { type: \"Softmax\" input: \"x\" output: \"y\" }");
+  ExpectCleanError(RunTool("run_net", "--net " + softmax), "[4294967296, 4294967296, 4]");
+  // --inputs whose dims overflow (and no values, so the count check cannot catch it).
+  std::string inputs = WriteNet(dir, "inputs.pbtxt",
+                                "protos { name: \"data\" data_type: FLOAT dims: " + big +
+                                    " dims: " + big + " }");
+  std::string relu = WriteNet(dir, "relu.pbtxt",
+                              "op { type: \"Relu\" input: \"data\" output: \"y\" }");
+  ExpectCleanError(RunTool("run_net", "--net " + relu + " --inputs " + inputs),
+                   "TensorProto 'data': shape [" + big + ", " + big + "] has too many elements");
+  // Negative dims.
+  std::string neg = WriteNet(dir, "neg.pbtxt",
+                             "op { type: \"ConstantFill\" output: \"x\" arg { name: \"shape\" "
+                             "ints: 3 ints: -4 } }");
+  ExpectCleanError(RunTool("run_net", "--net " + neg), "negative dimension -4 in shape [3, -4]");
+  // 2^40 floats fit in int64 but not in memory: the bytes and the blob are named, no OOM kill.
+  std::string huge = WriteNet(dir, "huge.pbtxt",
+                              "op { type: \"ConstantFill\" output: \"x\" arg { name: \"shape\" "
+                              "ints: 1099511627776 } }");
+  ExpectCleanError(RunTool("run_net", "--net " + huge),
+                   "blob 'x' float[1099511627776]: cannot allocate 4398046511104 bytes (4.0 TiB)");
+  // A megabyte-long unknown type: quick, and the name is not echoed whole.
+  std::string unk = WriteNet(dir, "unk.pbtxt", "op { type: \"" + std::string(1 << 20, 'Q') + "\" }");
+  ToolResult r = RunTool("run_net", "--net " + unk);
+  ExpectCleanError(r, "unknown operator type 'QQQ");
+  EXPECT_LT(r.err.size(), 600u);
+  // num_workers 100000 on the dag executor: clipped with a warning, and the net runs.
+  std::string dag = WriteNet(dir, "dag.pbtxt",
+                             "type: \"dag\" num_workers: 100000 op { type: \"ConstantFill\" "
+                             "output: \"x\" arg { name: \"shape\" ints: 2 } }");
+  r = RunTool("run_net", "--net " + dag + " --output_blobs x");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("num_workers 100000 clipped to"), std::string::npos) << r.err;
 }
 
 // A training net in the form Caffe2's Python optimizers write (CreateMutex + AtomicIter on the
