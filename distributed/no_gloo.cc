@@ -4,6 +4,16 @@
 #include "distributed/common_world.h"
 #include "distributed/store_handler.h"
 
+// The API's classes hold Gloo objects by pointer; without Gloo none is ever made, but their
+// destructors must still see complete types.
+namespace gloo {
+class Algorithm {
+ public:
+  virtual ~Algorithm() = default;
+};
+class Context {};
+}  // namespace gloo
+
 namespace halfcaf {
 
 bool GlooAvailable() { return false; }
