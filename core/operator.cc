@@ -70,6 +70,11 @@ size_t EditDistance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+std::map<std::string, std::string>& MissingHints() {
+  static std::map<std::string, std::string> m;
+  return m;
+}
+
 }  // namespace
 
 void OperatorRegistry::Register(DeviceType device, const std::string& type,
@@ -137,6 +142,15 @@ std::vector<std::string> OperatorRegistry::CloseMatches(const std::string& type,
   return out;
 }
 
+void OperatorRegistry::RegisterMissingHint(const std::string& type, const std::string& hint) {
+  MissingHints()[type] = hint;
+}
+
+const std::string* OperatorRegistry::MissingHint(const std::string& type) {
+  auto it = MissingHints().find(type);
+  return it == MissingHints().end() ? nullptr : &it->second;
+}
+
 std::unique_ptr<OperatorBase> CreateOperator(const OperatorDef& def, Workspace* ws) {
   HALFCAF_ENFORCE(!def.type().empty(), "operator has no type");
   const DeviceType device = static_cast<DeviceType>(def.device_option().device_type());
@@ -151,6 +165,9 @@ std::unique_ptr<OperatorBase> CreateOperator(const OperatorDef& def, Workspace* 
                     " implementation",
                     device == DeviceType::CUDA ? " in this build (is the CUDA backend built?)"
                                                : "");
+    }
+    if (const std::string* hint = OperatorRegistry::MissingHint(def.type())) {
+      HALFCAF_THROW("operator type '", def.type(), "' is not in this build: ", *hint);
     }
     auto close = OperatorRegistry::CloseMatches(def.type());
     std::string hint;

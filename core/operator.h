@@ -128,6 +128,10 @@ class OperatorRegistry {
   static std::vector<OperatorKey> Keys();
   // Registered types (any device) closest to `type` by edit distance.
   static std::vector<std::string> CloseMatches(const std::string& type, size_t max_results = 3);
+  // For operators left out of this build (an optional dependency was missing): what creating
+  // one tells the user instead of "unknown operator type", e.g. which package to install.
+  static void RegisterMissingHint(const std::string& type, const std::string& hint);
+  static const std::string* MissingHint(const std::string& type);
 };
 
 // Creates an op for `def` on the device its device_option names: checks the schema, that every

@@ -39,5 +39,21 @@ void PinnedStagingBuffer::CopyToDevice(const void* src, size_t nbytes, void* dst
   pending_ = true;
 }
 
+PinnedHostBuffer::~PinnedHostBuffer() {
+  if (host_) (void)cudaFreeHost(host_);
+  (void)cudaGetLastError();
+}
+
+void* PinnedHostBuffer::Reserve(size_t nbytes) {
+  if (nbytes > capacity_) {
+    if (host_) HALFCAF_CUDA_CHECK(cudaFreeHost(host_));
+    host_ = nullptr;
+    capacity_ = 0;
+    HALFCAF_CUDA_CHECK(cudaHostAlloc(&host_, nbytes, cudaHostAllocPortable));
+    capacity_ = nbytes;
+  }
+  return host_;
+}
+
 }  // namespace gpu
 }  // namespace halfcaf

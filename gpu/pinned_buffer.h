@@ -31,5 +31,23 @@ class PinnedStagingBuffer {
   bool pending_ = false;
 };
 
+// A page-locked host buffer that grows on demand and is reused (device <-> host staging that the
+// host also reads and writes, e.g. the distributed operators' network buffers). The caller orders
+// its host accesses against queued copies (stream synchronization).
+class PinnedHostBuffer {
+ public:
+  PinnedHostBuffer() = default;
+  ~PinnedHostBuffer();
+  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
+  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
+
+  // At least nbytes of pinned memory; the pointer stays the same while nbytes does not grow.
+  void* Reserve(size_t nbytes);
+
+ private:
+  void* host_ = nullptr;
+  size_t capacity_ = 0;
+};
+
 }  // namespace gpu
 }  // namespace halfcaf

@@ -1,0 +1,377 @@
+// Multi-process tests of the distributed operators: each test starts 2-4 distributed_worker
+// processes (one per rank) on 127.0.0.1 with a file store in a fresh temporary folder (or a Redis
+// server it starts itself), and bounds every wait: a process still running at the deadline is
+// killed and the test fails, so nothing hangs.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/argument.h"
+#include "core/operator.h"
+#include "core/workspace.h"
+#include "distributed/common_world.h"
+#include "distributed/store_handler.h"
+
+namespace halfcaf {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string TempDir() {
+  char tmpl[] = "/tmp/halfcaf_dist_XXXXXX";
+  const char* d = mkdtemp(tmpl);
+  EXPECT_NE(d, nullptr);
+  return d ? d : "/tmp";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+struct RankResult {
+  int exit_code = -1;  // -1: killed at the deadline; 128+N: died of signal N
+  double seconds = 0;
+  std::string out, err;
+};
+
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, 1);
+    dup2(e, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Starts one worker per entry of `ranks` (rank numbers; a world of `size` may leave some out),
+// waits for all of them at most `deadline_s`, kills what is left.
+std::vector<RankResult> RunRanks(const std::string& mode, int size, const std::vector<int>& ranks,
+                                 const std::vector<std::string>& extra, double deadline_s) {
+  const std::string dir = TempDir();
+  std::vector<pid_t> pids;
+  std::vector<RankResult> results(ranks.size());
+  const auto start = Clock::now();
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    std::vector<std::string> argv = {std::string(HALFCAF_BIN_DIR) + "/distributed_worker",
+                                     "mode=" + mode, "rank=" + std::to_string(ranks[k]),
+                                     "size=" + std::to_string(size), "store=" + dir + "/store"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    pids.push_back(Spawn(argv, dir + "/out" + std::to_string(k), dir + "/err" + std::to_string(k)));
+  }
+  size_t left = pids.size();
+  while (left > 0) {
+    for (size_t k = 0; k < pids.size(); ++k) {
+      if (pids[k] <= 0) continue;
+      int status = 0;
+      if (waitpid(pids[k], &status, WNOHANG) == pids[k]) {
+        results[k].exit_code =
+            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        results[k].seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        pids[k] = 0;
+        --left;
+      }
+    }
+    if (std::chrono::duration<double>(Clock::now() - start).count() > deadline_s) {
+      for (size_t k = 0; k < pids.size(); ++k) {
+        if (pids[k] > 0) {
+          kill(pids[k], SIGKILL);
+          waitpid(pids[k], nullptr, 0);
+          results[k].seconds = deadline_s;
+        }
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    results[k].out = ReadFile(dir + "/out" + std::to_string(k));
+    results[k].err = ReadFile(dir + "/err" + std::to_string(k));
+  }
+  std::system(("rm -rf " + dir).c_str());
+  return results;
+}
+
+std::vector<int> AllRanks(int size) {
+  std::vector<int> r;
+  for (int i = 0; i < size; ++i) r.push_back(i);
+  return r;
+}
+
+void ExpectAllPassed(const std::vector<RankResult>& results) {
+  for (size_t k = 0; k < results.size(); ++k) {
+    EXPECT_EQ(results[k].exit_code, 0) << "rank " << k << " (" << results[k].seconds
+                                       << " s) stderr:\n" << results[k].err;
+  }
+}
+
+#if HALFCAF_WITH_GLOO
+
+class WorldSizeTest : public ::testing::TestWithParam<int> {};
+
+// Sizes 1, 7, 1000003; float (exact) and float16 (exact and rounded); 2 tensors per op; results
+// checked on every rank, and bitwise equal across ranks.
+TEST_P(WorldSizeTest, AllreduceSumsOverEveryRank) {
+  const int size = GetParam();
+  auto results = RunRanks("allreduce", size, AllRanks(size), {"timeout_ms=20000"}, 120);
+  ExpectAllPassed(results);
+  for (size_t k = 1; k < results.size(); ++k) {
+    EXPECT_EQ(results[k].out, results[0].out) << "checksums differ between rank 0 and " << k;
+  }
+  EXPECT_NE(results[0].out.find("checksum 1000003_float16 "), std::string::npos) << results[0].out;
+}
+
+TEST_P(WorldSizeTest, AllreduceOtherAlgorithms) {
+  const int size = GetParam();
+  for (const char* alg : {"ring", "ring_chunked", "bcube"}) {
+    SCOPED_TRACE(alg);
+    auto results = RunRanks("allreduce", size, AllRanks(size),
+                            {"timeout_ms=20000", std::string("algorithm=") + alg}, 120);
+    ExpectAllPassed(results);
+    // The full ring sums in a different order on each rank: rounded (float16) sums may differ
+    // between ranks in the last bit. The others end with the same bits everywhere.
+    if (std::string(alg) == "ring") continue;
+    for (size_t k = 1; k < results.size(); ++k) EXPECT_EQ(results[k].out, results[0].out);
+  }
+}
+
+TEST_P(WorldSizeTest, BroadcastFromEveryRoot) {
+  const int size = GetParam();
+  ExpectAllPassed(RunRanks("broadcast", size, AllRanks(size), {"timeout_ms=20000"}, 120));
+}
+
+TEST_P(WorldSizeTest, BarrierWaitsForTheLastRank) {
+  const int size = GetParam();
+  ExpectAllPassed(RunRanks("barrier", size, AllRanks(size), {"timeout_ms=20000"}, 60));
+}
+
+TEST_P(WorldSizeTest, CppApi) {
+  const int size = GetParam();
+  ExpectAllPassed(RunRanks("api", size, AllRanks(size), {"timeout_ms=20000"}, 60));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, WorldSizeTest, ::testing::Values(2, 3, 4),
+                         [](const auto& info) { return "size" + std::to_string(info.param); });
+
+// A world of 3 where rank 2 never starts: the others fail at the rendezvous within the timeout,
+// naming the missing rank and the timeout.
+TEST(DistributedFaultTest, MissingRankFailsRendezvousNamingIt) {
+  auto results = RunRanks("rendezvous", 3, {0, 1}, {"timeout_ms=1500"}, 30);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_LT(r.seconds, 10) << "took too long to give up";
+    EXPECT_NE(r.err.find("rank(s) 2 of 3 did not arrive"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("1500 ms"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("CreateCommonWorld"), std::string::npos) << r.err;
+  }
+}
+
+// kill -9 of one rank in the middle of training-like all-reduces: every other rank stops with an
+// error naming the op (and its world, rank and timeout), well within the timeout.
+TEST(DistributedFaultTest, KilledRankMakesTheOthersFailNamingTheOp) {
+  for (int size : {2, 3}) {
+    SCOPED_TRACE(size);
+    auto results = RunRanks("killed", size, AllRanks(size), {"timeout_ms=3000"}, 60);
+    EXPECT_EQ(results[size - 1].exit_code, 128 + SIGKILL) << results[size - 1].err;
+    for (int k = 0; k + 1 < size; ++k) {
+      EXPECT_EQ(results[k].exit_code, 3) << results[k].err;
+      EXPECT_LT(results[k].seconds, 20);
+      EXPECT_NE(results[k].err.find("Allreduce"), std::string::npos) << results[k].err;
+      EXPECT_NE(results[k].err.find("grad_allreduce"), std::string::npos) << results[k].err;
+      EXPECT_NE(results[k].err.find("timeout 3000 ms"), std::string::npos) << results[k].err;
+    }
+  }
+}
+
+// With status_blob, Caffe2's behaviour: the failure is recorded (int32 1), not thrown.
+TEST(DistributedFaultTest, StatusBlobRecordsTheFailure) {
+  auto results = RunRanks("killed_status", 2, AllRanks(2), {"timeout_ms=3000"}, 60);
+  EXPECT_EQ(results[0].exit_code, 3) << results[0].err;
+  EXPECT_NE(results[0].err.find("status_blob ar_status = 1"), std::string::npos) << results[0].err;
+  EXPECT_EQ(results[0].err.find("CommunicationError"), std::string::npos) << results[0].err;
+}
+
+// ---- Redis store: a redis-server of our own on a free port of 127.0.0.1 ------------------------
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool CanConnect(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+std::string FindRedisServer() {
+  for (const char* p : {"/usr/bin/redis-server", "/usr/local/bin/redis-server"}) {
+    if (access(p, X_OK) == 0) return p;
+  }
+  return "";
+}
+
+class RedisServer {
+ public:
+  explicit RedisServer(const std::string& exe) : port_(FreePort()), dir_(TempDir()) {
+    pid_ = Spawn({exe, "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
+                  "--appendonly", "no", "--dir", dir_},
+                 dir_ + "/redis.out", dir_ + "/redis.err");
+    const auto start = Clock::now();
+    while (!CanConnect(port_) && Clock::now() - start < std::chrono::seconds(10)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ~RedisServer() {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+    std::system(("rm -rf " + dir_).c_str());
+  }
+  int port() const { return port_; }
+  bool up() const { return CanConnect(port_); }
+
+ private:
+  int port_;
+  std::string dir_;
+  pid_t pid_;
+};
+
+TEST(DistributedRedisTest, RendezvousThroughRedis) {
+  const std::string exe = FindRedisServer();
+  if (exe.empty()) GTEST_SKIP() << "redis-server is not installed (apt install redis-server)";
+  RedisServer server(exe);
+  ASSERT_TRUE(server.up()) << "redis-server did not start on port " << server.port();
+  const std::string redis = "redis=127.0.0.1:" + std::to_string(server.port());
+  ExpectAllPassed(RunRanks("broadcast", 3, AllRanks(3), {redis, "prefix=bc/"}, 120));
+  ExpectAllPassed(RunRanks("api", 2, AllRanks(2), {redis}, 60));
+  auto missing = RunRanks("rendezvous", 2, {1}, {redis, "prefix=rv/", "timeout_ms=1000"}, 30);
+  EXPECT_EQ(missing[0].exit_code, 3) << missing[0].err;
+  EXPECT_NE(missing[0].err.find("rank(s) 0 of 2 did not arrive"), std::string::npos)
+      << missing[0].err;
+}
+
+#endif  // HALFCAF_WITH_GLOO
+
+// ---- in one process ----------------------------------------------------------------------------
+
+TEST(DistributedOpsTest, OpsAreRegisteredOrNamedAsMissing) {
+  Workspace ws;
+  OperatorDef def = MakeOperatorDef("Barrier", "", {"cw"}, {});
+  ws.CreateBlob("cw");
+  if (GlooAvailable()) {
+    for (const char* type : {"FileStoreHandlerCreate", "RedisStoreHandlerCreate",
+                             "CreateCommonWorld", "CloneCommonWorld", "DestroyCommonWorld",
+                             "Allreduce", "Broadcast", "Barrier", "Allgather"}) {
+      EXPECT_NE(OperatorRegistry::Find(DeviceType::CPU, type, "GLOO"), nullptr) << type;
+    }
+  } else {
+    try {
+      CreateOperator(def, &ws);
+      FAIL() << "Barrier created without Gloo";
+    } catch (const EnforceNotMet& e) {
+      EXPECT_NE(std::string(e.what()).find("libgloo-dev"), std::string::npos) << e.what();
+    }
+  }
+}
+
+#if HALFCAF_WITH_GLOO
+// A one-rank world needs no peer: argument errors are checked in one process.
+TEST(DistributedOpsTest, AllreduceChecksInPlaceSizesAndDtypes) {
+  const std::string dir = TempDir();
+  Workspace ws;
+  NetDef init;
+  init.set_name("init");
+  *init.add_op() = MakeOperatorDef("FileStoreHandlerCreate", "", {}, {"store"},
+                                   {MakeArgument("path", dir)});
+  *init.add_op() = MakeOperatorDef("CreateCommonWorld", "cw1", {"store"}, {"cw"},
+                                   {MakeArgument("size", 1), MakeArgument("rank", 0),
+                                    MakeArgument("interface", "lo")});
+  ws.RunNetOnce(init);
+  auto fill = [&](const std::string& name, int64_t n, DataType t) {
+    Tensor* x = ws.CreateBlob(name)->GetMutableTensor(Device());
+    x->Resize({n});
+    x->raw_mutable_data(t);
+  };
+  fill("a", 4, DataType::FLOAT);
+  fill("b", 5, DataType::FLOAT);
+  fill("c", 4, DataType::FLOAT16);
+  fill("i", 4, DataType::INT32);
+  auto run = [&](std::vector<std::string> in, std::vector<std::string> out) -> std::string {
+    NetDef net;
+    net.set_name("n");
+    *net.add_op() = MakeOperatorDef("Allreduce", "ar", in, out);
+    try {
+      ws.RunNetOnce(net);
+      return "";
+    } catch (const EnforceNotMet& e) {
+      return e.what();
+    }
+  };
+  EXPECT_EQ(run({"cw", "a"}, {"a"}), "");
+  EXPECT_NE(run({"cw", "a"}, {"z"}).find("must be the same blob"), std::string::npos);
+  EXPECT_NE(run({"cw", "a", "b"}, {"a", "b"}).find("same size and dtype"), std::string::npos);
+  EXPECT_NE(run({"cw", "a", "c"}, {"a", "c"}).find("same size and dtype"), std::string::npos);
+  EXPECT_NE(run({"cw", "i"}, {"i"}).find("float and float16"), std::string::npos);
+  EXPECT_NE(run({"b", "a"}, {"a"}).find("must be a common world"), std::string::npos);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(DistributedOpsTest, StoreSpecs) {
+  const std::string dir = TempDir();
+  auto store = CreateStoreHandler(dir + "/s");
+  store->Set("a/b c", "v");
+  EXPECT_TRUE(store->Check({"a/b c"}));
+  EXPECT_EQ(store->Get("a/b c"), "v");
+  EXPECT_FALSE(store->Check({"missing"}));
+  const auto start = Clock::now();
+  try {
+    store->Wait({"a/b c", "missing"}, std::chrono::milliseconds(100));
+    FAIL() << "waited for a missing key";
+  } catch (const EnforceNotMet& e) {
+    EXPECT_NE(std::string(e.what()).find("'missing'"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+  EXPECT_THROW(CreateStoreHandler("redis://host:notaport"), EnforceNotMet);
+  std::system(("rm -rf " + dir).c_str());
+}
+#endif
+
+}  // namespace
+}  // namespace halfcaf
