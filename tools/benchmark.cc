@@ -281,15 +281,18 @@ class TrainSession : public Session {
     trainer_->Initialize();
     net_ = trainer_->workspace()->GetNet(trainer_->train_net().name());
   }
-  void Step() override { skipped_ = trainer_->Step().skipped_steps; }
+  // The trainer reads nothing back per step; the timing needs the step done.
+  void Step() override {
+    trainer_->Step();
+    SyncDevice();
+  }
   NetBase* net() override { return net_; }
   Workspace* workspace() override { return trainer_->workspace(); }
-  int64_t skipped_steps() override { return skipped_; }
+  int64_t skipped_steps() override { return trainer_->ReadStats().skipped_steps; }
 
  private:
   std::unique_ptr<Trainer> trainer_;
   NetBase* net_ = nullptr;
-  int64_t skipped_ = 0;
 };
 
 // The forward net alone, on fixed random inputs fed once. fp16: the mixed-precision forward net
