@@ -52,6 +52,17 @@ void NetBase::RunOp(size_t i) {
   }
 }
 
+void NetBase::CheckDeferredErrors() {
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    try {
+      ops_[i]->CheckDeferredErrors();
+    } catch (EnforceNotMet& e) {
+      e.AddContext(OpContext(i));
+      throw;
+    }
+  }
+}
+
 void SimpleNet::Run() {
   for (size_t i = 0; i < ops_.size(); ++i) RunOp(i);
 }

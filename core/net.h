@@ -23,6 +23,10 @@ class NetBase {
   const std::string& name() const { return def_.name(); }
   const std::vector<std::unique_ptr<OperatorBase>>& ops() const { return ops_; }
 
+  // Every op's CheckDeferredErrors, in net order: throws the first error an op found on its
+  // device since the last call, with the op's context as a failed Run would have it.
+  void CheckDeferredErrors();
+
  protected:
   // Runs op i, adding "net 'x' op #i (Type 'name')" to any error.
   void RunOp(size_t i);

@@ -67,6 +67,13 @@ class OperatorBase {
   // and restore its state so that random ops (Dropout) resume exactly.
   virtual std::mt19937* random_generator() { return nullptr; }
 
+  // Reports errors the op found on its device in the runs since the last call, which it does not
+  // wait for while it runs (the CUDA loss and metric ops' out-of-range labels): waits for the op's
+  // device work and throws the EnforceNotMet that Run would have thrown, then forgets it. Whoever
+  // runs a net repeatedly calls it when it reads the results anyway (NetBase::CheckDeferredErrors:
+  // the trainer when it logs, Workspace::RunNetOnce after its run). The default finds nothing.
+  virtual void CheckDeferredErrors() {}
+
  protected:
   const Tensor& TensorInput(int i, Device device) const;
 

@@ -69,6 +69,7 @@ void Workspace::RunNet(const std::string& name) {
 void Workspace::RunNetOnce(const NetDef& def) {
   auto net = halfcaf::CreateNet(def, this);
   net->Run();
+  net->CheckDeferredErrors();
 }
 
 std::vector<std::string> Workspace::Nets() const {

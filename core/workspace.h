@@ -36,6 +36,8 @@ class Workspace {
   NetBase* CreateNet(const NetDef& def, bool overwrite = true);
   NetBase* GetNet(const std::string& name);
   void RunNet(const std::string& name);
+  // Creates, runs and drops a net; also reports the errors its ops found on their devices
+  // (NetBase::CheckDeferredErrors), since nobody can ask later.
   void RunNetOnce(const NetDef& def);
   std::vector<std::string> Nets() const;
 

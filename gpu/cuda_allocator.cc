@@ -1,8 +1,20 @@
-// The CUDA caching allocator: freed blocks go back to a per-device cache keyed by rounded size,
-// so steady-state training does no cudaMalloc/cudaFree. Registered with core at load time, with
-// the cross-device copy function.
+// The CUDA caching allocator: freed blocks go back to a cache keyed by (device, stream, rounded
+// size), so steady-state training does no cudaMalloc/cudaFree. Registered with core at load time,
+// with the cross-device copy function.
+//
+// Streams: a block belongs to the stream it was allocated on (the stream of the op the calling
+// thread runs or ran last on that device, CurrentCudaStream; the legacy default stream for
+// threads that ran none). Freed, it goes back to that stream's free list and is handed out again
+// only to allocations on the same stream: kernels queued there before the free may still use it,
+// and the stream runs the new owner's work after them. A block freed on one stream is never
+// handed to another while work on the first may still use it (per-stream lists need no events
+// or synchronisation; the cost is that one stream's cached blocks cannot serve another's
+// allocations until EmptyCache, which the out-of-memory retry calls). A tensor that a second
+// stream also uses must stay alive until that stream's work on it is done (or is synchronised
+// with the first stream) before it is freed, as the block records one stream only.
 #include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/allocator.h"
@@ -24,10 +36,11 @@ class CudaCachingAllocator : public Allocator {
   std::shared_ptr<void> Allocate(size_t nbytes, Device device) override {
     const size_t size = RoundSize(nbytes);
     const int dev = device.id;
+    const cudaStream_t stream = CurrentCudaStream(dev);
     void* ptr = nullptr;
     {
       std::lock_guard<std::mutex> lk(mu_);
-      auto& cache = free_[dev][size];
+      auto& cache = free_[{dev, stream}][size];
       if (!cache.empty()) {
         ptr = cache.back();
         cache.pop_back();
@@ -53,21 +66,26 @@ class CudaCachingAllocator : public Allocator {
       held_[dev] += size;
       peak_[dev] = std::max(peak_[dev], held_[dev]);
     }
-    return std::shared_ptr<void>(ptr, [this, dev, size](void* p) {
+    return std::shared_ptr<void>(ptr, [this, dev, stream, size](void* p) {
       std::lock_guard<std::mutex> lk(mu_);
-      free_[dev][size].push_back(p);
+      free_[{dev, stream}][size].push_back(p);
     });
   }
 
+  // cudaFree of every cached block, each with its own device current (cudaFree of another
+  // device's block is an error on some drivers) and the caller's device restored after.
   void EmptyCache() {
     std::lock_guard<std::mutex> lk(mu_);
-    for (auto& dev : free_) {
-      for (auto& bucket : dev.second) {
-        for (void* p : bucket.second) {
-          cudaFree(p);
-          held_[dev.first] -= bucket.first;
+    for (auto& list : free_) {
+      const int dev = list.first.first;
+      CudaDeviceGuard on(dev);
+      for (auto& bucket : list.second) {
+        while (!bucket.second.empty()) {
+          void* p = bucket.second.back();
+          bucket.second.pop_back();
+          held_[dev] -= bucket.first;
+          HALFCAF_CUDA_CHECK(cudaFree(p));
         }
-        bucket.second.clear();
       }
     }
   }
@@ -79,7 +97,8 @@ class CudaCachingAllocator : public Allocator {
 
  private:
   std::mutex mu_;
-  std::map<int, std::map<size_t, std::vector<void*>>> free_;
+  // (device, stream) -> rounded size -> free blocks.
+  std::map<std::pair<int, cudaStream_t>, std::map<size_t, std::vector<void*>>> free_;
   std::map<int, size_t> held_, peak_;
 };
 

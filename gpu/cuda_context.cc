@@ -110,9 +110,20 @@ CUDAContext::CUDAContext(const DeviceOption& option)
                   " does not exist (", n, " device(s) found)");
 }
 
+namespace {
+// Per thread: device -> the stream of the op it runs or ran last on that device.
+thread_local std::map<int, cudaStream_t> t_current_stream;
+}  // namespace
+
 void CUDAContext::SwitchToDevice(int stream_id) {
   stream_id_ = stream_id;
   HALFCAF_CUDA_CHECK(cudaSetDevice(device_id_));
+  t_current_stream[device_id_] = stream();
+}
+
+cudaStream_t CurrentCudaStream(int device) {
+  auto it = t_current_stream.find(device);
+  return it == t_current_stream.end() ? nullptr : it->second;
 }
 
 std::unique_lock<std::mutex> CUDAContext::ExclusiveStream() {

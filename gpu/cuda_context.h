@@ -69,6 +69,11 @@ class CUDAContext {
 // The stream of (device, stream id) that CUDAContext uses (created on first use).
 cudaStream_t CudaStream(int device, int stream_id = 0);
 
+// The stream the calling thread's CUDA work on `device` goes to: that of the op it runs or ran
+// last there (CUDAContext::SwitchToDevice sets it), nullptr (the legacy default stream) on a
+// thread that ran no op on the device. The caching allocator files blocks under it.
+cudaStream_t CurrentCudaStream(int device);
+
 // Peak bytes the caching allocator has held on a device (for the benchmark's memory column).
 size_t CudaPeakMemory(int device);
 // Frees cached (unused) device blocks.

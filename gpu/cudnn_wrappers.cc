@@ -3,6 +3,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -79,6 +80,60 @@ const char* CudnnBwdFilterAlgoName(cudnnConvolutionBwdFilterAlgo_t a) {
   }
 }
 
+bool CudnnMathAllowed(cudnnDataType_t data, bool tensor_cores, cudnnMathType_t math) {
+  switch (math) {
+    case CUDNN_FMA_MATH: return true;
+    case CUDNN_DEFAULT_MATH: return data == CUDNN_DATA_HALF;
+    case CUDNN_TENSOR_OP_MATH: return data == CUDNN_DATA_HALF && tensor_cores;
+    default: return false;  // CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION and anything newer
+  }
+}
+
+cudnnMathType_t CudnnQueryMath(cudnnDataType_t data, bool tensor_cores) {
+  if (data != CUDNN_DATA_HALF) return CUDNN_FMA_MATH;
+  return tensor_cores ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH;
+}
+
+CudnnAlgoChoice PickCudnnAlgo(const std::vector<CudnnAlgoPerf>& candidates,
+                              const CudnnAlgoRules& rules, const CudnnWorkspaceQuery& workspace,
+                              const std::string& what,
+                              const std::function<const char*(int)>& algo_name) {
+  std::ostringstream passed;  // why each candidate was passed over
+  for (const CudnnAlgoPerf& p : candidates) {
+    if (rules.forced_algo >= 0 && p.algo != rules.forced_algo) continue;
+    passed << "\n  " << algo_name(p.algo) << " (" << CudnnMathTypeName(p.math) << "): ";
+    if (p.status != CUDNN_STATUS_SUCCESS) {
+      passed << cudnnGetErrorString(p.status);
+      continue;
+    }
+    if (rules.deterministic && p.determinism != CUDNN_DETERMINISTIC) {
+      passed << "not deterministic";
+      continue;
+    }
+    if (!CudnnMathAllowed(rules.data, rules.tensor_cores, p.math)) {
+      passed << "math type not allowed for " << CudnnDataTypeName(rules.data)
+             << (rules.tensor_cores ? "" : " without tensor cores");
+      continue;
+    }
+    size_t bytes = 0;
+    const cudnnStatus_t st = workspace(p.algo, p.math, &bytes);
+    if (st != CUDNN_STATUS_SUCCESS) {
+      passed << "workspace query: " << cudnnGetErrorString(st);
+      continue;
+    }
+    if (bytes > rules.workspace_limit) {
+      passed << "workspace " << bytes << " bytes over ws_nbytes_limit " << rules.workspace_limit;
+      continue;
+    }
+    return CudnnAlgoChoice{p.algo, p.math, bytes};
+  }
+  HALFCAF_THROW(what, ": no cuDNN algorithm fits",
+                rules.forced_algo >= 0
+                    ? MakeString(" (forced algorithm ", algo_name(rules.forced_algo), ")")
+                    : std::string(),
+                " among ", candidates.size(), " candidates:", passed.str());
+}
+
 void* CudnnWorkspace(CUDAContext* ctx, size_t nbytes) {
   if (nbytes == 0) return nullptr;
   static std::mutex mu;
@@ -86,8 +141,9 @@ void* CudnnWorkspace(CUDAContext* ctx, size_t nbytes) {
   std::lock_guard<std::mutex> lk(mu);
   Tensor& t = (*buffers)[{ctx->device_id(), ctx->stream()}];
   if (t.nbytes() < nbytes) {
-    // The old buffer goes back to the allocator's cache, where another stream could take it:
-    // wait until this stream's queued kernels are done with it.
+    // The old buffer goes back to the allocator's cache of this stream, whose later kernels run
+    // after the queued ones that still use it; waiting here as well keeps a grown buffer from
+    // ever overlapping in time with the old one (growth is rare: the first runs only).
     if (t.numel() > 0) ctx->FinishDevice();
     t.Reset();
     t.SetDevice(ctx->device());

@@ -1,12 +1,14 @@
 // cuDNN helpers: RAII descriptor wrappers (tensor, filter, convolution, pooling, activation), the
-// cuDNN data type of a halfcaf element type, a per-stream workspace, and names of cuDNN enums for
-// logs and errors.
+// cuDNN data type of a halfcaf element type, a per-stream workspace, the choice of a convolution
+// algorithm among cuDNN's candidates, and names of cuDNN enums for logs and errors.
 // Every cuDNN call here is checked and throws EnforceNotMet naming the call.
 #pragma once
 
 #include <cudnn.h>
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -45,6 +47,71 @@ void* CudnnWorkspace(CUDAContext* ctx, size_t nbytes);
 
 // Narrows a dimension to the int cuDNN takes; throws naming `what` when it does not fit.
 int CudnnDim(int64_t v, const char* what);
+
+// ---- convolution algorithm choice ---------------------------------------------------------------
+
+// One result of a cuDNN convolution algorithm query (cudnnGet*Algorithm_v7 or cudnnFind*Ex), for
+// any direction: the algorithm id as an int and the math type cuDNN reports for it.
+struct CudnnAlgoPerf {
+  int algo = 0;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  size_t memory = 0;
+  cudnnDeterminism_t determinism = CUDNN_NON_DETERMINISTIC;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+};
+
+template <typename Perf>
+std::vector<CudnnAlgoPerf> CudnnAlgoPerfs(const Perf* perf, int count) {
+  std::vector<CudnnAlgoPerf> out;
+  for (int i = 0; i < count; ++i) {
+    out.push_back(CudnnAlgoPerf{static_cast<int>(perf[i].algo), perf[i].status, perf[i].memory,
+                                perf[i].determinism, perf[i].mathType});
+  }
+  return out;
+}
+
+// What a convolution of one (data type, tensor-core setting) may run with:
+// - float: CUDNN_FMA_MATH only. FP32 must be real FP32: CUDNN_DEFAULT_MATH lets cuDNN use TF32
+//   tensor cores on Ampere and later, and tensor-op math is TF32 for float data.
+// - float16 with tensor cores: CUDNN_TENSOR_OP_MATH, CUDNN_DEFAULT_MATH or CUDNN_FMA_MATH.
+// - float16 without (enable_tensor_core=0): CUDNN_DEFAULT_MATH or CUDNN_FMA_MATH.
+// CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION (down-conversion of the data) never.
+bool CudnnMathAllowed(cudnnDataType_t data, bool tensor_cores, cudnnMathType_t math);
+// The math type the convolution descriptor carries for the algorithm query (so that cuDNN offers
+// the algorithms of that math): CUDNN_FMA_MATH for float, CUDNN_TENSOR_OP_MATH for float16 with
+// tensor cores, CUDNN_DEFAULT_MATH (Caffe2's) for float16 without.
+cudnnMathType_t CudnnQueryMath(cudnnDataType_t data, bool tensor_cores);
+
+struct CudnnAlgoRules {
+  cudnnDataType_t data = CUDNN_DATA_FLOAT;
+  bool tensor_cores = true;
+  bool deterministic = false;
+  size_t workspace_limit = 0;
+  int forced_algo = -1;  // >= 0: only this algorithm (force_algo*)
+};
+
+struct CudnnAlgoChoice {
+  int algo = 0;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;  // as cuDNN reported it for `algo`
+  size_t workspace = 0;
+};
+
+// Asks cuDNN for the workspace of `algo` with the convolution descriptor set to `math`; returns
+// the status of cudnnSetConvolutionMathType or of the workspace query (not throwing).
+using CudnnWorkspaceQuery =
+    std::function<cudnnStatus_t(int algo, cudnnMathType_t math, size_t* bytes)>;
+
+// Tries the candidates in cuDNN's order (best first) and keeps the first one that succeeded, is
+// the forced algorithm when one is forced, is deterministic when asked, was reported with a math
+// type the rules allow, and whose workspace query under that same math type succeeds (not
+// CUDNN_STATUS_NOT_SUPPORTED: some algorithms do not support every dtype, layout, group count or
+// math type) within the workspace limit. The algorithm then runs with exactly the math type cuDNN
+// reported for it. Throws naming `what` and listing every candidate and why it was passed over
+// when none fits; `algo_name` names algorithm ids.
+CudnnAlgoChoice PickCudnnAlgo(const std::vector<CudnnAlgoPerf>& candidates,
+                              const CudnnAlgoRules& rules, const CudnnWorkspaceQuery& workspace,
+                              const std::string& what,
+                              const std::function<const char*(int)>& algo_name);
 
 namespace detail {
 // Owns one cuDNN descriptor: created in the constructor, destroyed in the destructor; not

@@ -81,6 +81,15 @@ __device__ __forceinline__ __half Store<__half>(float v) {
 
 #define HALFCAF_ROW_LOOP(row, rows) for (int64_t row = blockIdx.x; row < (rows); row += gridDim.x)
 
+// Records that sample `row` has the out-of-range label `label` in the word `bad` (~0 when
+// clear; see ResetBadLabel in softmax_kernels.h): the sample in the high 32 bits, the label's bits
+// in the low 32, so atomicMin keeps the smallest bad sample with its own label.
+__device__ __forceinline__ void RecordBadLabel(unsigned long long* bad, int64_t row,
+                                               int32_t label) {
+  atomicMin(bad, (static_cast<unsigned long long>(row) << 32) |
+                     static_cast<unsigned long long>(static_cast<uint32_t>(label)));
+}
+
 struct SumOp {
   template <typename T>
   __device__ __forceinline__ T operator()(T a, T b) const {

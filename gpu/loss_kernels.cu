@@ -25,7 +25,7 @@ __global__ void LabelCrossEntropyKernel(int64_t N, int64_t D, const TX* x, const
   HALFCAF_KERNEL_LOOP(i, N) {
     const int32_t l = labels[i];
     if (BadLabel(l, D)) {
-      atomicMin(bad, static_cast<unsigned long long>(i));
+      RecordBadLabel(bad, i, l);
       y[i] = 0.f;
       continue;
     }
@@ -40,7 +40,7 @@ __global__ void LabelCrossEntropyGradientKernel(int64_t N, int64_t D, const TX* 
   HALFCAF_KERNEL_LOOP(i, N * D) {
     const int64_t row = i / D, j = i % D;
     const int32_t l = labels[row];
-    if (j == 0 && BadLabel(l, D)) atomicMin(bad, static_cast<unsigned long long>(row));
+    if (j == 0 && BadLabel(l, D)) RecordBadLabel(bad, row, l);
     float g = 0.f;
     if (j == l) {
       const float xl = Load(x[i]);
@@ -81,7 +81,7 @@ __global__ void AccuracyKernel(int64_t N, int64_t D, const TX* x, const int32_t*
   HALFCAF_ROW_LOOP(row, N) {
     const int32_t l = labels[row];
     if (BadLabel(l, D)) {  // the same for every thread of the block
-      if (threadIdx.x == 0) atomicMin(bad, static_cast<unsigned long long>(row));
+      if (threadIdx.x == 0) RecordBadLabel(bad, row, l);
       continue;
     }
     const TX* xr = x + row * D;

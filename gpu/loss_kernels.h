@@ -1,7 +1,8 @@
 // Loss and metric kernels on CUDA with the CPU operators' semantics: LabelCrossEntropy
 // (cross_entropy_op.cc), AveragedLoss (averaged_loss_op.cc) and Accuracy (accuracy_op.cc).
 // Float16 inputs are computed in float; outputs that the CPU op makes float are float. Labels out
-// of [0, D) are recorded in `bad` (smallest such row; see gpu::ResetBadRow in softmax_kernels.h).
+// of [0, D) are recorded in `bad` (smallest such row and its label; see gpu::ResetBadLabel in
+// softmax_kernels.h).
 // All kernels run on `stream`.
 #pragma once
 

@@ -56,7 +56,7 @@ __global__ void SoftmaxLossRowsKernel(int64_t N, int64_t D, const TX* x, const f
     const float w = weights ? weights[i] : 1.f;
     float li = 0.f;
     if (l < 0 || l >= D) {
-      atomicMin(bad, static_cast<unsigned long long>(i));
+      RecordBadLabel(bad, i, l);
     } else {
       li = lse[i] - Load(x[i * D + l]);
     }
@@ -125,7 +125,7 @@ __global__ void SoftmaxLossGradientKernel(int64_t N, int64_t D, const float* p,
     }
     const int64_t row = i / D, j = i % D;
     const int32_t l = labels[row];
-    if (j == 0 && (l < 0 || l >= D)) atomicMin(bad, static_cast<unsigned long long>(row));
+    if (j == 0 && (l < 0 || l >= D)) RecordBadLabel(bad, row, l);
     const float c = static_cast<float>((weights ? weights[row] : 1.0) * k);
     const float g = c * p[i];
     dx[i] = Store<TX>(j == l ? g - c : g);
@@ -156,7 +156,7 @@ __global__ void SoftmaxLossGradientProbKernel(int64_t N, int64_t D, const float*
 
 }  // namespace
 
-void ResetBadRow(unsigned long long* bad, cudaStream_t stream) {
+void ResetBadLabel(unsigned long long* bad, cudaStream_t stream) {
   HALFCAF_CUDA_CHECK(cudaMemsetAsync(bad, 0xff, sizeof(unsigned long long), stream));
 }
 

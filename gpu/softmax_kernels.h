@@ -1,8 +1,9 @@
 // Softmax and softmax-cross-entropy kernels on CUDA with the CPU operators' semantics
 // (operators/softmax_op.cc, softmax_with_loss_op.cc): rows of an (N, D) matrix, max-subtracted,
 // computed in float (float16 inputs are converted, outputs rounded once). One block per row.
-// Labels out of [0, D) are recorded in `bad` (the smallest such row, by atomicMin; reset it to
-// ~0 with ResetBadRow first) for the operator to report. All kernels run on `stream`.
+// Labels out of [0, D) are recorded in the word `bad` (the smallest such row with its label,
+// kutil::RecordBadLabel; clear it to ~0 with ResetBadLabel first) for the operator to report
+// (operators/loss_util_gpu.h). All kernels run on `stream`.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,8 +15,8 @@
 namespace halfcaf {
 namespace gpu {
 
-// *bad = ~0ull (no bad row yet).
-void ResetBadRow(unsigned long long* bad, cudaStream_t stream);
+// *bad = ~0ull (no bad label yet).
+void ResetBadLabel(unsigned long long* bad, cudaStream_t stream);
 
 // y[i, :] = softmax(x[i, :]); lse (optional, N floats) = log(sum_j exp(x[i, j])). y may alias x.
 // TX, TY: float or Half.

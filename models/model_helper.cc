@@ -387,4 +387,14 @@ std::vector<ParamInfo> ParamsFromNets(const NetDef& init_net, const NetDef& forw
   return params;
 }
 
+void SetConvAlgoSearch(NetDef* net, bool exhaustive, int64_t ws_nbytes_limit) {
+  HALFCAF_ENFORCE(ws_nbytes_limit >= 0, "the cuDNN workspace limit must be >= 0, got ",
+                  ws_nbytes_limit);
+  for (auto& op : *net->mutable_op()) {
+    if (!IsConvType(op.type())) continue;
+    SetArgument(&op, "exhaustive_search", exhaustive ? 1 : 0);
+    SetArgument(&op, "ws_nbytes_limit", ws_nbytes_limit);
+  }
+}
+
 }  // namespace halfcaf

@@ -197,4 +197,11 @@ class ModelHelper {
 // the (last) init op writing the blob, empty when it has none.
 std::vector<ParamInfo> ParamsFromNets(const NetDef& init_net, const NetDef& forward_net);
 
+// How every convolution of `net` (Conv and its rank aliases) chooses its cuDNN algorithms: sets
+// their exhaustive_search (1: timed cudnnFind within the workspace limit, like PyTorch's
+// torch.backends.cudnn.benchmark=True; 0: cuDNN's heuristics) and ws_nbytes_limit (bytes)
+// arguments, replacing the net's own. Gradient ops built from the net inherit them (their maker
+// copies the forward op's arguments). The CPU convolutions ignore both.
+void SetConvAlgoSearch(NetDef* net, bool exhaustive, int64_t ws_nbytes_limit);
+
 }  // namespace halfcaf

@@ -31,6 +31,9 @@ const char kLossGradSeed[] = "loss_grad_seed";
 const char kSkipStreak[] = "skipped_streak";
 const char kMaxSkipStreak[] = "skipped_streak_max";
 const char kSkipStreakGain[] = "skipped_streak_gain";
+// Sums of the loss and accuracy over the steps since the last ReadStats, kept on the device.
+const char kWindowLoss[] = "window_loss_sum";
+const char kWindowAccuracy[] = "window_accuracy_sum";
 // Checkpoint blobs holding the generator state of the k-th random op (Dropout) of the train net.
 const char kRngStatePrefix[] = "random_state_";
 
@@ -465,8 +468,37 @@ void Trainer::CreateNets() {
   train_net_ = ws_.CreateNet(train_);
   train_reader_ = dynamic_cast<ResumableReader*>(train_net_->ops().at(0).get());
   CHECK(train_reader_ != nullptr);
+  CreateWindowNets();
   // The test set is read now, so a problem with it shows before training, not after.
   if (!opt_.test_data.empty()) CreateTestNet();
+}
+
+void Trainer::CreateWindowNets() {
+  NetDef start, add;
+  start.set_name("train_window_start");
+  add.set_name("train_window_add");
+  std::vector<std::pair<std::string, std::string>> sums{{opt_.loss_blob, kWindowLoss}};
+  if (Writes(train_, Name(0, opt_.accuracy_blob))) {
+    sums.emplace_back(opt_.accuracy_blob, kWindowAccuracy);
+  }
+  for (size_t r = 0; r < std::max<size_t>(replicas_.size(), 1); ++r) {
+    const Device d = replicas_.empty() ? opt_.device : replicas_[r].device;
+    DeviceOption where;
+    where.set_device_type(static_cast<int>(d.type));
+    where.set_device_id(d.id);
+    for (const auto& s : sums) {
+      const std::string value = Name(r, s.first), sum = Name(r, s.second);
+      OperatorDef copy = MakeOperatorDef("Copy", "", {value}, {sum});
+      OperatorDef plus = MakeOperatorDef("Sum", "", {sum, value}, {sum});
+      *copy.mutable_device_option() = where;
+      *plus.mutable_device_option() = where;
+      *start.add_op() = copy;
+      *add.add_op() = plus;
+    }
+  }
+  window_start_ = ws_.CreateNet(start);
+  window_add_ = ws_.CreateNet(add);
+  window_steps_ = 0;
 }
 
 void Trainer::CreateTestNet() {
@@ -618,17 +650,33 @@ float Trainer::ReadScalar(const std::string& blob) const {
   }
 }
 
-StepStats Trainer::Step() {
+void Trainer::Step() {
   HALFCAF_ENFORCE(train_net_ != nullptr, "call Initialize or Resume before Step");
   train_net_->Run();
+  (window_steps_ == 0 ? window_start_ : window_add_)->Run();
+  ++window_steps_;
+  stepped_ = true;
+}
+
+StepStats Trainer::ReadStats() {
+  HALFCAF_ENFORCE(train_net_ != nullptr, "call Initialize or Resume before ReadStats");
+  train_net_->CheckDeferredErrors();
   StepStats s;
   s.iter = iteration();
-  s.loss = MeanOverReplicas(opt_.loss_blob);
+  s.steps = window_steps_;
   s.has_accuracy = Writes(train_, Name(0, opt_.accuracy_blob));
-  if (s.has_accuracy) s.accuracy = MeanOverReplicas(opt_.accuracy_blob);
-  s.lr = ReadScalar(Name(0, kLrBlob));
   s.loss_scale = ReadScalar(Name(0, kLossScale));
   s.skipped_steps = static_cast<int64_t>(ReadScalar(Name(0, kSkipped)));
+  if (!stepped_) return s;  // the step's outputs do not exist yet
+  s.loss = MeanOverReplicas(opt_.loss_blob);
+  if (s.has_accuracy) s.accuracy = MeanOverReplicas(opt_.accuracy_blob);
+  s.lr = ReadScalar(Name(0, kLrBlob));
+  if (window_steps_ > 0) {
+    const double n = static_cast<double>(window_steps_);
+    s.mean_loss = MeanOverReplicas(kWindowLoss) / n;
+    if (s.has_accuracy) s.mean_accuracy = MeanOverReplicas(kWindowAccuracy) / n;
+  }
+  window_steps_ = 0;
   return s;
 }
 
@@ -657,6 +705,7 @@ EvalStats Trainer::Evaluate() {
     e.loss += ReadScalar(Name(0, opt_.loss_blob));
     if (has_acc) e.accuracy += ReadScalar(Name(0, opt_.accuracy_blob));
   }
+  test_net_->CheckDeferredErrors();
   e.loss /= static_cast<double>(test_batches_);
   e.accuracy /= static_cast<double>(test_batches_);
   e.samples = test_batches_ * test_reader_->batch_size();

@@ -67,10 +67,14 @@ struct TrainerOptions {
   uint32_t seed = 1;
 };
 
+// What Trainer::ReadStats reports about the steps since the previous read (the window).
 struct StepStats {
-  int64_t iter = 0;        // iterations done after this step
-  float loss = 0, accuracy = 0, lr = 0, loss_scale = 1;
-  int64_t skipped_steps = 0;
+  int64_t iter = 0;   // iterations done
+  int64_t steps = 0;  // steps in the window
+  float loss = 0, accuracy = 0;             // of the last step (mean over the replicas)
+  double mean_loss = 0, mean_accuracy = 0;  // over the window's steps (0 for an empty window)
+  float lr = 0, loss_scale = 1;             // after the last step
+  int64_t skipped_steps = 0;                // overflowing steps skipped so far (mixed precision)
   bool has_accuracy = false;
 };
 
@@ -90,7 +94,15 @@ class Trainer {
   void Initialize();
   // Restores a checkpoint written by SaveCheckpoint (after building, instead of Initialize).
   void Resume(const std::string& path);
-  StepStats Step();
+  // Runs one training iteration. Reads nothing back from the device, so on CUDA the host queues
+  // the next step while the device works: the loss and accuracy are summed on the device over
+  // the window, and errors ops find on the device (a label out of range) wait for ReadStats.
+  void Step();
+  // Stats of the window of steps since the previous call (or since Initialize / Resume): waits for
+  // the device, reports what the ops found on it since the last read (throws the op's
+  // EnforceNotMet: a bad label of any step of the window), reads the loss, accuracy, learning
+  // rate and loss-scale state, and starts a new window. Call it when logging, not every step.
+  StepStats ReadStats();
   // Whole test set, in test mode (BN statistics, no dropout). Needs options.test_data.
   EvalStats Evaluate();
   // Parameters, momenta, FP16 copies, BN statistics, iteration, loss-scale state and the data
@@ -128,6 +140,8 @@ class Trainer {
   std::string Name(size_t r, const std::string& blob) const;
   float ReadScalar(const std::string& blob) const;
   float MeanOverReplicas(const std::string& blob) const;
+  // The nets that start the window sums of the loss and accuracy (copies) and add one step's.
+  void CreateWindowNets();
 
   TrainerOptions opt_;
   Workspace ws_;
@@ -139,6 +153,10 @@ class Trainer {
   std::vector<std::string> checkpoint_blobs_;
   NetBase* train_net_ = nullptr;
   NetBase* test_net_ = nullptr;
+  NetBase* window_start_ = nullptr;
+  NetBase* window_add_ = nullptr;
+  int64_t window_steps_ = 0;
+  bool stepped_ = false;  // a step ran since Initialize / Resume
   ResumableReader* train_reader_ = nullptr;
   ResumableReader* test_reader_ = nullptr;
 };

@@ -1,7 +1,8 @@
 // Accuracy on CUDA (gpu/loss_kernels.cu): one block per sample counts the classes ranked above
 // its label (ties favour the lower index, as on CPU). Same semantics, arguments and errors as the
-// CPU operator in accuracy_op.cc (schema there); a label out of range is reported after the
-// kernel with the CPU op's message (one stream synchronisation per run).
+// CPU operator in accuracy_op.cc (schema there); a label out of range is found on the device and
+// reported by CheckDeferredErrors with the CPU op's message (DeviceLabelCheck: no stream
+// synchronisation in the run).
 #include "core/float_io.h"
 #include "core/operator.h"
 #include "gpu/cuda_context.h"
@@ -33,14 +34,15 @@ class AccuracyCUDAOp final : public Operator<CUDAContext> {
     auto* count = reinterpret_cast<unsigned long long*>(count_.mutable_data<int64_t>());
     float* y = Output(0, {})->mutable_data<float>();
     const int32_t* l = L.data<int32_t>();
-    unsigned long long* bad = check_.Reset(&context_);
+    unsigned long long* bad = check_.Flag(&context_, N, D);
     if (X.dtype() == DataType::FLOAT) {
       gpu::Accuracy(N, D, X.data<float>(), l, top_k_, count, y, bad, context_.stream());
     } else {
       gpu::Accuracy(N, D, X.data<Half>(), l, top_k_, count, y, bad, context_.stream());
     }
-    check_.Check(&context_, l, D, DebugName());
   }
+
+  void CheckDeferredErrors() override { check_.Report(&context_, DebugName()); }
 
  private:
   int top_k_;

@@ -4,19 +4,25 @@
 // (1-D runs as 2-D with a unit leading dim: cuDNN convolves 4-D and 5-D tensors) and NHWC for
 // 2-D, group, stride, dilation, symmetric pads, optional bias.
 //
-// Precision: accumulation is always FP32 (compute type CUDNN_DATA_FLOAT). With float16 data and
-// enable_tensor_core=1 (default) the convolution descriptor allows CUDNN_TENSOR_OP_MATH (the chosen
-// algorithm's own math type is then used); float data uses CUDNN_FMA_MATH, so FP32 really is FP32
-// (no TF32); float16 with enable_tensor_core=0 uses CUDNN_DEFAULT_MATH and skips tensor-op
-// algorithms, as Caffe2 does.
+// Precision: accumulation is always FP32 (compute type CUDNN_DATA_FLOAT). cuDNN is asked for
+// candidates with the descriptor's math type set to CUDNN_TENSOR_OP_MATH for float16 with
+// enable_tensor_core=1 (default), CUDNN_FMA_MATH for float (FP32 really is FP32: no TF32) and
+// CUDNN_DEFAULT_MATH for float16 with enable_tensor_core=0 (Caffe2's). The candidates are tried in
+// cuDNN's order and the first one that succeeds for this shape, dtype, layout and group count
+// under a math type allowed here is kept (PickCudnnAlgo in gpu/cudnn_wrappers.h: float only
+// CUDNN_FMA_MATH, float16 without tensor cores never tensor-op math); it always runs with the math
+// type cuDNN reported for it.
 //
 // cuDNN-only arguments (Caffe2's): exhaustive_search (0: heuristics, cudnnGet*_v7; 1: timed
-// cudnnFind*Ex), deterministic (0), ws_nbytes_limit (64 MiB), force_algo ([fwd, dgrad, wgrad],
-// -1 = choose) or force_algo_fwd / force_algo_dgrad / force_algo_wgrad, enable_tensor_core (1).
-// The algorithms are chosen once per input shape and logged (LOG(INFO), "cuDNN conv algo: ...").
+// cudnnFind*Ex within ws_nbytes_limit), deterministic (0), ws_nbytes_limit (64 MiB), force_algo
+// ([fwd, dgrad, wgrad], -1 = choose) or force_algo_fwd / force_algo_dgrad / force_algo_wgrad,
+// enable_tensor_core (1). The algorithms are chosen once per input shape and logged (LOG(INFO),
+// "cuDNN conv algo: <shape> fwd|bwd filter|bwd data <algo> math <the math type cuDNN reported
+// for it> workspace <bytes> bytes (heuristic|exhaustive|forced)").
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -122,7 +128,7 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
     const int nd = c.num_spatial_dims();
     conv_desc_.SetNd(std::vector<int64_t>(c.pads.begin(), c.pads.begin() + nd), c.stride,
                      c.dilation, CUDNN_DATA_FLOAT, cp_.group);
-    conv_desc_.SetMathType(BaseMath());
+    conv_desc_.SetMathType(QueryMath());
     // cuDNN must see the output shape the CPU geometry gives (and Y was allocated with).
     std::vector<int> out(y_dims.size(), 0);
     if (nd == 2) {
@@ -158,43 +164,47 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
     return Dims(1, M, std::vector<int64_t>(c.num_spatial_dims(), 1));
   }
 
-  // The math type the descriptor starts from, before an algorithm is chosen: tensor ops for
-  // float16 when enabled; FMA only (no TF32) for float; Caffe2's default math for float16 with
-  // enable_tensor_core=0 (algorithms that report tensor-op math are skipped then).
-  cudnnMathType_t BaseMath() const {
-    if (dtype_ == DataType::FLOAT) return CUDNN_FMA_MATH;
-    return enable_tensor_core_ ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH;
+  // The math type the descriptor carries while cuDNN is asked for candidates.
+  cudnnMathType_t QueryMath() const {
+    return CudnnQueryMath(CudnnDataType(dtype_), enable_tensor_core_);
   }
 
-  // The first acceptable result of a cuDNN algorithm query (results come best first): it
-  // succeeded, fits the workspace limit, is deterministic when asked, and uses tensor cores only
-  // when allowed. Returns the math type to run it with in *math, or nullptr when none fits.
-  template <typename Perf>
-  const Perf* Pick(const Perf* perf, int count, cudnnMathType_t* math) const {
-    const bool tensor_ok = BaseMath() == CUDNN_TENSOR_OP_MATH;
-    auto usable = [&](const Perf& p) {
-      return p.status == CUDNN_STATUS_SUCCESS && p.memory <= static_cast<size_t>(ws_limit_) &&
-             (!deterministic_ || p.determinism == CUDNN_DETERMINISTIC);
+  // Chooses the algorithm of one direction (`dir`: "fwd", "bwd filter", "bwd data") for this
+  // shape and logs the choice with the math type cuDNN reported for it, which it then runs with.
+  // The candidates (best first) come from `find(count, &n, perf, workspace, limit)`, the
+  // direction's timed cudnnFind*Ex (exhaustive_search=1 and no forced algorithm), or else from
+  // `get(count, &n, perf)`, its cudnnGet*_v7 heuristics, both asked with the descriptor at
+  // QueryMath(); `ws_size(algo, &bytes)` is its workspace query; `name` names algorithm ids.
+  template <typename Perf, int kCount, typename Find, typename Get, typename WsSize>
+  CudnnAlgoChoice ChooseAlgo(const char* dir, int forced, Find find, Get get, WsSize ws_size,
+                             const std::function<const char*(int)>& name,
+                             const std::string& shape) {
+    conv_desc_.SetMathType(QueryMath());
+    Perf perf[kCount];
+    int n = 0;
+    const bool search = exhaustive_search_ && forced < 0;
+    if (search) {
+      const size_t limit = static_cast<size_t>(ws_limit_);
+      find(kCount, &n, perf, WorkspaceFor(limit), limit);
+    } else {
+      get(kCount, &n, perf);
+    }
+    auto query = [&](int algo, cudnnMathType_t math, size_t* bytes) {
+      const cudnnStatus_t st = cudnnSetConvolutionMathType(conv_desc_.get(), math);
+      return st != CUDNN_STATUS_SUCCESS ? st : ws_size(algo, bytes);
     };
-    for (int i = 0; i < count; ++i) {
-      const Perf& p = perf[i];
-      if (!usable(p)) continue;
-      const bool tensor =
-          p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-      if (tensor && !tensor_ok) continue;
-      if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;  // no down-conversion
-      *math = tensor_ok ? p.mathType : BaseMath();
-      return &p;
-    }
-    // Every fitting candidate was reported with tensor-op math while tensor cores are off (FP32,
-    // or enable_tensor_core=0): run the fastest of them with the base math type (FMA for FP32:
-    // no TF32), which the algorithms accept; the math type is logged with the choice.
-    for (int i = 0; i < count; ++i) {
-      if (!usable(perf[i]) || tensor_ok) continue;
-      *math = BaseMath();
-      return &perf[i];
-    }
-    return nullptr;
+    CudnnAlgoRules rules;
+    rules.data = CudnnDataType(dtype_);
+    rules.tensor_cores = enable_tensor_core_;
+    rules.deterministic = deterministic_;
+    rules.workspace_limit = static_cast<size_t>(ws_limit_);
+    rules.forced_algo = forced;
+    const CudnnAlgoChoice c =
+        PickCudnnAlgo(CudnnAlgoPerfs(perf, n), rules, query, shape + " " + dir, name);
+    LOG(INFO) << "cuDNN conv algo: " << shape << " " << dir << " " << name(c.algo) << " math "
+              << CudnnMathTypeName(c.math) << " workspace " << c.workspace << " bytes ("
+              << SearchName(search, forced >= 0) << ")";
+    return c;
   }
 
   // Device scratch for cuDNN, shared by the convolutions on this op's stream.
@@ -254,58 +264,40 @@ class CudnnConvOp final : public CudnnConvOpBase {
   }
 
  private:
-  struct Choice {
-    cudnnConvolutionFwdAlgo_t algo;
-    cudnnMathType_t math;
-    size_t workspace;
-  };
-
   void Forward(const std::vector<int64_t>& key, const Tensor& X, const Tensor& W, void* y) {
     auto it = algos_.find(key);
     if (it == algos_.end()) it = algos_.emplace(key, Choose(X, W, y)).first;
-    const Choice& c = it->second;
+    const CudnnAlgoChoice& c = it->second;
     conv_desc_.SetMathType(c.math);
     void* ws = WorkspaceFor(c.workspace);
     const float one = 1.f, zero = 0.f;
     HALFCAF_CUDNN_CHECK(cudnnConvolutionForward(
         context_.cudnn_handle(), &one, x_desc_.get(), X.raw_data(), w_desc_.get(), W.raw_data(),
-        conv_desc_.get(), c.algo, ws, c.workspace, &zero, y_desc_.get(), y));
+        conv_desc_.get(), static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws, c.workspace, &zero,
+        y_desc_.get(), y));
   }
 
-  Choice Choose(const Tensor& X, const Tensor& W, void* y) {
-    cudnnHandle_t handle = context_.cudnn_handle();
-    Choice c{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, BaseMath(), 0};
-    conv_desc_.SetMathType(BaseMath());
-    if (force_fwd_ >= 0) {
-      c.algo = static_cast<cudnnConvolutionFwdAlgo_t>(force_fwd_);
-    } else {
-      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      int n = 0;
-      if (exhaustive_search_) {
-        void* ws = WorkspaceFor(static_cast<size_t>(ws_limit_));
-        HALFCAF_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
-            handle, x_desc_.get(), X.raw_data(), w_desc_.get(), W.raw_data(), conv_desc_.get(),
-            y_desc_.get(), y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf, ws,
-            static_cast<size_t>(ws_limit_)));
-      } else {
-        HALFCAF_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-            handle, x_desc_.get(), w_desc_.get(), conv_desc_.get(), y_desc_.get(),
-            CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf));
-      }
-      const cudnnConvolutionFwdAlgoPerf_t* p = Pick(perf, n, &c.math);
-      HALFCAF_ENFORCE(p != nullptr, ShapeString(X, W),
-                      ": no cuDNN forward algorithm fits (ws_nbytes_limit ", ws_limit_,
-                      deterministic_ ? ", deterministic" : "", ")");
-      c.algo = p->algo;
-    }
-    conv_desc_.SetMathType(c.math);
-    HALFCAF_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
-        handle, x_desc_.get(), w_desc_.get(), conv_desc_.get(), y_desc_.get(), c.algo,
-        &c.workspace));
-    LOG(INFO) << "cuDNN conv algo: " << ShapeString(X, W) << " fwd " << CudnnFwdAlgoName(c.algo)
-              << " math " << CudnnMathTypeName(c.math) << " workspace " << c.workspace << " bytes ("
-              << SearchName(exhaustive_search_, force_fwd_ >= 0) << ")";
-    return c;
+  CudnnAlgoChoice Choose(const Tensor& X, const Tensor& W, void* y) {
+    cudnnHandle_t h = context_.cudnn_handle();
+    auto find = [&](int count, int* n, cudnnConvolutionFwdAlgoPerf_t* perf, void* ws,
+                    size_t limit) {
+      HALFCAF_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+          h, x_desc_.get(), X.raw_data(), w_desc_.get(), W.raw_data(), conv_desc_.get(),
+          y_desc_.get(), y, count, n, perf, ws, limit));
+    };
+    auto get = [&](int count, int* n, cudnnConvolutionFwdAlgoPerf_t* perf) {
+      HALFCAF_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+          h, x_desc_.get(), w_desc_.get(), conv_desc_.get(), y_desc_.get(), count, n, perf));
+    };
+    auto ws_size = [&](int algo, size_t* bytes) {
+      return cudnnGetConvolutionForwardWorkspaceSize(
+          h, x_desc_.get(), w_desc_.get(), conv_desc_.get(), y_desc_.get(),
+          static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
+    };
+    return ChooseAlgo<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+        "fwd", force_fwd_, find, get, ws_size,
+        [](int a) { return CudnnFwdAlgoName(static_cast<cudnnConvolutionFwdAlgo_t>(a)); },
+        ShapeString(X, W));
   }
 
   void SetZero(Tensor* Y) {
@@ -334,7 +326,7 @@ class CudnnConvOp final : public CudnnConvOpBase {
     }
   }
 
-  std::map<std::vector<int64_t>, Choice> algos_;
+  std::map<std::vector<int64_t>, CudnnAlgoChoice> algos_;
 };
 
 class CudnnConvGradientOp final : public CudnnConvOpBase {
@@ -394,104 +386,77 @@ class CudnnConvGradientOp final : public CudnnConvOpBase {
     const Choice& c = it->second;
     cudnnHandle_t handle = context_.cudnn_handle();
     const float one = 1.f, zero = 0.f;
-    void* ws = WorkspaceFor(std::max(c.filter_ws, c.data_ws));
+    void* ws = WorkspaceFor(std::max(c.filter.workspace, c.data.workspace));
 
-    conv_desc_.SetMathType(c.filter_math);
+    conv_desc_.SetMathType(c.filter.math);
     HALFCAF_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
         handle, &one, x_desc_.get(), X.raw_data(), y_desc_.get(), dY.raw_data(), conv_desc_.get(),
-        c.filter_algo, ws, c.filter_ws, &zero, w_desc_.get(), dw));
+        static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.filter.algo), ws, c.filter.workspace, &zero,
+        w_desc_.get(), dw));
     if (db) {
       HALFCAF_CUDNN_CHECK(cudnnConvolutionBackwardBias(handle, &one, y_desc_.get(), dY.raw_data(),
                                                        &zero, bias_desc_.get(), db));
     }
     if (dx) {
-      conv_desc_.SetMathType(c.data_math);
+      conv_desc_.SetMathType(c.data.math);
       HALFCAF_CUDNN_CHECK(cudnnConvolutionBackwardData(
           handle, &one, w_desc_.get(), W.raw_data(), y_desc_.get(), dY.raw_data(), conv_desc_.get(),
-          c.data_algo, ws, c.data_ws, &zero, x_desc_.get(), dx));
+          static_cast<cudnnConvolutionBwdDataAlgo_t>(c.data.algo), ws, c.data.workspace, &zero,
+          x_desc_.get(), dx));
     }
   }
 
  private:
   struct Choice {
-    cudnnConvolutionBwdFilterAlgo_t filter_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
-    cudnnMathType_t filter_math = CUDNN_DEFAULT_MATH;
-    size_t filter_ws = 0;
-    cudnnConvolutionBwdDataAlgo_t data_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
-    cudnnMathType_t data_math = CUDNN_DEFAULT_MATH;
-    size_t data_ws = 0;
+    CudnnAlgoChoice filter, data;  // data: only when dX is computed
   };
 
   Choice Choose(const Tensor& X, const Tensor& W, const Tensor& dY, void* dw, void* dx) {
-    cudnnHandle_t handle = context_.cudnn_handle();
-    Choice c;
+    cudnnHandle_t h = context_.cudnn_handle();
     const std::string shape = ShapeString(X, W);
-    const size_t limit = static_cast<size_t>(ws_limit_);
-    void* ws = exhaustive_search_ ? WorkspaceFor(limit) : nullptr;
-
-    // dfilter
-    c.filter_math = BaseMath();
-    conv_desc_.SetMathType(BaseMath());
-    if (force_wgrad_ >= 0) {
-      c.filter_algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(force_wgrad_);
-    } else {
-      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      int n = 0;
-      if (exhaustive_search_) {
-        HALFCAF_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-            handle, x_desc_.get(), X.raw_data(), y_desc_.get(), dY.raw_data(), conv_desc_.get(),
-            w_desc_.get(), dw, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf, ws, limit));
-      } else {
-        HALFCAF_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-            handle, x_desc_.get(), y_desc_.get(), conv_desc_.get(), w_desc_.get(),
-            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf));
-      }
-      const cudnnConvolutionBwdFilterAlgoPerf_t* p = Pick(perf, n, &c.filter_math);
-      HALFCAF_ENFORCE(p != nullptr, shape,
-                      ": no cuDNN backward-filter algorithm fits (ws_nbytes_limit ", ws_limit_,
-                      deterministic_ ? ", deterministic" : "", ")");
-      c.filter_algo = p->algo;
-    }
-    conv_desc_.SetMathType(c.filter_math);
-    HALFCAF_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-        handle, x_desc_.get(), y_desc_.get(), conv_desc_.get(), w_desc_.get(), c.filter_algo,
-        &c.filter_ws));
-    LOG(INFO) << "cuDNN conv algo: " << shape << " bwd filter "
-              << CudnnBwdFilterAlgoName(c.filter_algo) << " math "
-              << CudnnMathTypeName(c.filter_math) << " workspace " << c.filter_ws << " bytes ("
-              << SearchName(exhaustive_search_, force_wgrad_ >= 0) << ")";
-
+    Choice c;
+    using FilterPerf = cudnnConvolutionBwdFilterAlgoPerf_t;
+    auto find_filter = [&](int count, int* n, FilterPerf* perf, void* ws, size_t limit) {
+      HALFCAF_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+          h, x_desc_.get(), X.raw_data(), y_desc_.get(), dY.raw_data(), conv_desc_.get(),
+          w_desc_.get(), dw, count, n, perf, ws, limit));
+    };
+    auto get_filter = [&](int count, int* n, FilterPerf* perf) {
+      HALFCAF_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+          h, x_desc_.get(), y_desc_.get(), conv_desc_.get(), w_desc_.get(), count, n, perf));
+    };
+    auto filter_ws = [&](int algo, size_t* bytes) {
+      return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+          h, x_desc_.get(), y_desc_.get(), conv_desc_.get(), w_desc_.get(),
+          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
+    };
+    c.filter = ChooseAlgo<FilterPerf, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
+        "bwd filter", force_wgrad_, find_filter, get_filter, filter_ws,
+        [](int a) {
+          return CudnnBwdFilterAlgoName(static_cast<cudnnConvolutionBwdFilterAlgo_t>(a));
+        },
+        shape);
     if (!dx) return c;
-    // dX
-    c.data_math = BaseMath();
-    conv_desc_.SetMathType(BaseMath());
-    if (force_dgrad_ >= 0) {
-      c.data_algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(force_dgrad_);
-    } else {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      int n = 0;
-      if (exhaustive_search_) {
-        HALFCAF_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
-            handle, w_desc_.get(), W.raw_data(), y_desc_.get(), dY.raw_data(), conv_desc_.get(),
-            x_desc_.get(), dx, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf, ws, limit));
-      } else {
-        HALFCAF_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-            handle, w_desc_.get(), y_desc_.get(), conv_desc_.get(), x_desc_.get(),
-            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf));
-      }
-      const cudnnConvolutionBwdDataAlgoPerf_t* p = Pick(perf, n, &c.data_math);
-      HALFCAF_ENFORCE(p != nullptr, shape,
-                      ": no cuDNN backward-data algorithm fits (ws_nbytes_limit ", ws_limit_,
-                      deterministic_ ? ", deterministic" : "", ")");
-      c.data_algo = p->algo;
-    }
-    conv_desc_.SetMathType(c.data_math);
-    HALFCAF_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-        handle, w_desc_.get(), y_desc_.get(), conv_desc_.get(), x_desc_.get(), c.data_algo,
-        &c.data_ws));
-    LOG(INFO) << "cuDNN conv algo: " << shape << " bwd data " << CudnnBwdDataAlgoName(c.data_algo)
-              << " math " << CudnnMathTypeName(c.data_math) << " workspace " << c.data_ws
-              << " bytes (" << SearchName(exhaustive_search_, force_dgrad_ >= 0) << ")";
+
+    using DataPerf = cudnnConvolutionBwdDataAlgoPerf_t;
+    auto find_data = [&](int count, int* n, DataPerf* perf, void* ws, size_t limit) {
+      HALFCAF_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
+          h, w_desc_.get(), W.raw_data(), y_desc_.get(), dY.raw_data(), conv_desc_.get(),
+          x_desc_.get(), dx, count, n, perf, ws, limit));
+    };
+    auto get_data = [&](int count, int* n, DataPerf* perf) {
+      HALFCAF_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+          h, w_desc_.get(), y_desc_.get(), conv_desc_.get(), x_desc_.get(), count, n, perf));
+    };
+    auto data_ws = [&](int algo, size_t* bytes) {
+      return cudnnGetConvolutionBackwardDataWorkspaceSize(
+          h, w_desc_.get(), y_desc_.get(), conv_desc_.get(), x_desc_.get(),
+          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
+    };
+    c.data = ChooseAlgo<DataPerf, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
+        "bwd data", force_dgrad_, find_data, get_data, data_ws,
+        [](int a) { return CudnnBwdDataAlgoName(static_cast<cudnnConvolutionBwdDataAlgo_t>(a)); },
+        shape);
     return c;
   }
 

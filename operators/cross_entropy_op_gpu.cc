@@ -1,7 +1,7 @@
 // LabelCrossEntropy and LabelCrossEntropyGradient on CUDA (gpu/loss_kernels.cu). Same semantics,
 // dtypes and errors as the CPU operators in cross_entropy_op.cc (schemas and gradient maker
-// there); a label out of range is found on the device and reported after the kernel with the CPU
-// op's message (one stream synchronisation per run).
+// there); a label out of range is found on the device and reported by CheckDeferredErrors with
+// the CPU op's message (DeviceLabelCheck: no stream synchronisation in the run).
 #include "core/float_io.h"
 #include "core/operator.h"
 #include "gpu/cuda_context.h"
@@ -25,14 +25,15 @@ class LabelCrossEntropyCUDAOp final : public Operator<CUDAContext> {
     CheckLabelCrossEntropyInputs(X, L, nullptr, DebugName(), &N, &D);
     float* y = Output(0, {N})->mutable_data<float>();
     const int32_t* l = L.data<int32_t>();
-    unsigned long long* bad = check_.Reset(&context_);
+    unsigned long long* bad = check_.Flag(&context_, N, D);
     if (X.dtype() == DataType::FLOAT) {
       gpu::LabelCrossEntropy(N, D, X.data<float>(), l, y, bad, context_.stream());
     } else {
       gpu::LabelCrossEntropy(N, D, X.data<Half>(), l, y, bad, context_.stream());
     }
-    check_.Check(&context_, l, D, DebugName());
   }
+
+  void CheckDeferredErrors() override { check_.Report(&context_, DebugName()); }
 
  private:
   DeviceLabelCheck check_;
@@ -50,7 +51,7 @@ class LabelCrossEntropyGradientCUDAOp final : public Operator<CUDAContext> {
     CheckLabelCrossEntropyInputs(X, L, &dY, DebugName(), &N, &D);
     Tensor* dX = Output(0, X.dims());
     const int32_t* l = L.data<int32_t>();
-    unsigned long long* bad = check_.Reset(&context_);
+    unsigned long long* bad = check_.Flag(&context_, N, D);
     cudaStream_t s = context_.stream();
     const bool dy16 = dY.dtype() == DataType::FLOAT16;
     if (X.dtype() == DataType::FLOAT) {
@@ -64,8 +65,9 @@ class LabelCrossEntropyGradientCUDAOp final : public Operator<CUDAContext> {
       dy16 ? gpu::LabelCrossEntropyGradient(N, D, x, l, dY.data<Half>(), dx, bad, s)
            : gpu::LabelCrossEntropyGradient(N, D, x, l, dY.data<float>(), dx, bad, s);
     }
-    check_.Check(&context_, l, D, DebugName());
   }
+
+  void CheckDeferredErrors() override { check_.Report(&context_, DebugName()); }
 
  private:
   DeviceLabelCheck check_;

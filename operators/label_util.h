@@ -27,12 +27,20 @@ inline void CheckLabelTensor(const Tensor& labels, int64_t N, const std::vector<
                   ", 1), got dims ", DimsString(d), " for ", N, " samples");
 }
 
+// "<op>: label <label> of sample <sample> is out of range, expected 0 <= label < <num_classes>
+// (the number of classes)".
+inline std::string LabelRangeMessage(int32_t label, int64_t sample, int64_t num_classes,
+                                     const std::string& op) {
+  return MakeString(op, ": label ", label, " of sample ", sample,
+                    " is out of range, expected 0 <= label < ", num_classes,
+                    " (the number of classes)");
+}
+
 // Throws unless 0 <= label < num_classes.
 inline void CheckLabelValue(int32_t label, int64_t sample, int64_t num_classes,
                             const std::string& op) {
-  HALFCAF_ENFORCE(label >= 0 && label < num_classes, op, ": label ", label, " of sample ", sample,
-                  " is out of range, expected 0 <= label < ", num_classes,
-                  " (the number of classes)");
+  HALFCAF_ENFORCE(label >= 0 && label < num_classes,
+                  LabelRangeMessage(label, sample, num_classes, op));
 }
 
 }  // namespace halfcaf

@@ -3,8 +3,9 @@
 // gradient maker there): logits float or float16, P and the loss FP32, int32 labels or (with
 // label_prob=1) float / float16 class distributions, optional float / float16 weights.
 // The loss is the weighted mean of the per-sample losses, reduced deterministically (per-row
-// terms, then one block in double). A label out of range is found on the device and reported
-// after the kernels (one stream synchronisation per run), with the CPU op's message.
+// terms, then one block in double). A label out of range is found on the device and reported by
+// CheckDeferredErrors with the CPU op's message (DeviceLabelCheck: no stream synchronisation in
+// the run, so the error may come some iterations later).
 #include <vector>
 
 #include "core/float_io.h"
@@ -63,14 +64,15 @@ class SoftmaxWithLossCUDAOp final : public Operator<CUDAContext> {
       x16 ? gpu::SoftmaxLossRowsProb(N, D, X.data<Half>(), lse, l, w, row_loss, row_w, s)
           : gpu::SoftmaxLossRowsProb(N, D, X.data<float>(), lse, l, w, row_loss, row_w, s);
     } else {
-      bad = check_.Reset(&context_);
+      bad = check_.Flag(&context_, N, D);
       const int32_t* l = L.data<int32_t>();
       x16 ? gpu::SoftmaxLossRows(N, D, X.data<Half>(), lse, l, w, row_loss, row_w, bad, s)
           : gpu::SoftmaxLossRows(N, D, X.data<float>(), lse, l, w, row_loss, row_w, bad, s);
     }
     gpu::WeightedMeanLoss(N, row_loss, row_w, scale_, loss, s);
-    if (bad) check_.Check(&context_, L.data<int32_t>(), D, DebugName());
   }
+
+  void CheckDeferredErrors() override { check_.Report(&context_, DebugName()); }
 
  private:
   float scale_;
@@ -118,12 +120,13 @@ class SoftmaxWithLossGradientCUDAOp final : public Operator<CUDAContext> {
           : gpu::SoftmaxLossGradientProb(N, D, p, l, w, coef, dX->mutable_data<float>(), s);
       return;
     }
-    unsigned long long* bad = check_.Reset(&context_);
+    unsigned long long* bad = check_.Flag(&context_, N, D);
     const int32_t* l = L.data<int32_t>();
     x16 ? gpu::SoftmaxLossGradient(N, D, p, l, w, coef, dX->mutable_data<Half>(), bad, s)
         : gpu::SoftmaxLossGradient(N, D, p, l, w, coef, dX->mutable_data<float>(), bad, s);
-    check_.Check(&context_, l, D, DebugName());
   }
+
+  void CheckDeferredErrors() override { check_.Report(&context_, DebugName()); }
 
  private:
   float scale_;

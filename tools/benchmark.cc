@@ -79,6 +79,16 @@ DEFINE_string(data_blob, "data", "--net: the data blob");
 DEFINE_string(label_blob, "label", "--net: the label blob");
 DEFINE_string(loss_blob, "loss", "--net: the loss blob");
 DEFINE_uint32(seed, 1, "seed for initialisation and data");
+DEFINE_bool(exhaustive_search, false,
+            "cuda: every convolution (forward and gradient) chooses its cuDNN algorithms by timed "
+            "search (cudnnFind*Ex, the Conv op's exhaustive_search=1) among those that need at most "
+            "--ws_nbytes_limit bytes of workspace, as the PyTorch peer does "
+            "(torch.backends.cudnn.benchmark=True): use it for a like-for-like comparison; "
+            "default: cuDNN's heuristics (cudnnGet*_v7)");
+DEFINE_int64(ws_nbytes_limit, 64 << 20,
+             "cuda: workspace limit in bytes of every convolution's algorithm choice, heuristic "
+             "or --exhaustive_search (the Conv op's ws_nbytes_limit; default 64 MiB, Caffe2's); "
+             "PyTorch's benchmark mode has no fixed limit (it tries what it can allocate)");
 
 namespace halfcaf {
 namespace {
@@ -233,6 +243,7 @@ Model LoadModel(bool is_test) {
     ReadProtoFromFile(FLAGS_net, &m.forward);
     m.num_classes = FLAGS_num_classes > 0 ? FLAGS_num_classes : 10;
   }
+  SetConvAlgoSearch(&m.forward, FLAGS_exhaustive_search, FLAGS_ws_nbytes_limit);
   if (!FLAGS_input_shape.empty()) {
     m.chw = ParsePositiveInts(FLAGS_input_shape, "input_shape");
     HALFCAF_ENFORCE(m.chw.size() == 3, "--input_shape must be C,H,W, got '", FLAGS_input_shape,
@@ -276,15 +287,18 @@ class TrainSession : public Session {
     trainer_->Initialize();
     net_ = trainer_->workspace()->GetNet(trainer_->train_net().name());
   }
-  void Step() override { skipped_ = trainer_->Step().skipped_steps; }
+  // The trainer reads nothing back per step; the timing needs the step done.
+  void Step() override {
+    trainer_->Step();
+    SyncDevice();
+  }
   NetBase* net() override { return net_; }
   Workspace* workspace() override { return trainer_->workspace(); }
-  int64_t skipped_steps() override { return skipped_; }
+  int64_t skipped_steps() override { return trainer_->ReadStats().skipped_steps; }
 
  private:
   std::unique_ptr<Trainer> trainer_;
   NetBase* net_ = nullptr;
-  int64_t skipped_ = 0;
 };
 
 // The forward net alone, on fixed random inputs fed once. fp16: the mixed-precision forward net
@@ -767,6 +781,12 @@ void PrintTable(const bench::RunInfo& info, const std::vector<Result>& results, 
   std::cout << "\nhalfcaf benchmark: " << info.model << ", " << info.mode << ", " << info.order
             << ", " << info.device << ", " << info.iters << " timed iterations after "
             << info.warmup << " warm-up, $" << bench::Num(info.price_per_hour) << "/hour\n";
+  if (FLAGS_device == "cuda") {
+    std::cout << "cuDNN convolution algorithms: " << info.conv_algo_search
+              << (FLAGS_exhaustive_search ? " (timed cudnnFind, like cudnn.benchmark=True)"
+                                          : " (cuDNN heuristics)")
+              << ", ws_nbytes_limit " << info.ws_nbytes_limit << " bytes\n";
+  }
   std::cout << std::left << std::setw(10) << "precision" << std::right << std::setw(6) << "batch"
             << std::setw(12) << "ms/iter" << std::setw(24) << "[min .. max]" << std::setw(11)
             << "images/s" << std::setw(11) << "fp16/fp32" << std::setw(10) << "peak MB"
@@ -836,6 +856,14 @@ int Main() {
                   "--compare must be pytorch, got '", FLAGS_compare, "'");
   HALFCAF_ENFORCE(FLAGS_compare.empty() || FLAGS_model == "resnet50" || FLAGS_model == "resnet18",
                   "--compare pytorch needs --model resnet50 or resnet18");
+  HALFCAF_ENFORCE(FLAGS_ws_nbytes_limit >= 0, "--ws_nbytes_limit must be >= 0, got ",
+                  FLAGS_ws_nbytes_limit);
+  if (!FLAGS_compare.empty() && FLAGS_device == "cuda" && !FLAGS_exhaustive_search) {
+    std::cerr << "benchmark: note: the PyTorch peer times cuDNN's algorithms "
+                 "(cudnn.benchmark=True) while halfcaf uses its heuristics; add "
+                 "--exhaustive_search for a like-for-like comparison"
+              << std::endl;
+  }
   const std::vector<int64_t> batches = ParsePositiveInts(FLAGS_batch_size, "batch_size");
   if (!g_place.replicas.empty()) {
     const int64_t n = static_cast<int64_t>(g_place.replicas.size());
@@ -883,6 +911,8 @@ int Main() {
   info.threads = FLAGS_threads;
   info.price_per_hour = FLAGS_price_per_hour;
   info.memory_kind = PeakMemory::Kind();
+  info.conv_algo_search = FLAGS_exhaustive_search ? "exhaustive" : "heuristic";
+  info.ws_nbytes_limit = FLAGS_ws_nbytes_limit;
   if (FLAGS_device == "cpu") {
     info.device += " (" +
                    (FLAGS_threads > 0 ? std::to_string(FLAGS_threads)

@@ -114,6 +114,10 @@ struct RunInfo {
   int iters = 0, warmup = 0, threads = 0;
   double price_per_hour = 0;
   std::string memory_kind;  // what peak_memory_mb measures
+  // How the CUDA convolutions chose their cuDNN algorithms: "heuristic" or "exhaustive"
+  // (benchmark --exhaustive_search), within ws_nbytes_limit bytes of workspace.
+  std::string conv_algo_search = "heuristic";
+  int64_t ws_nbytes_limit = 0;
 };
 
 inline std::string ResultJson(const RunInfo& info, const Result& r, const std::string& indent) {
@@ -127,6 +131,8 @@ inline std::string ResultJson(const RunInfo& info, const Result& r, const std::s
   field("mode", JsonString(info.mode));
   field("device", JsonString(info.device));
   field("order", JsonString(info.order));
+  field("cudnn_algo_search", JsonString(info.conv_algo_search));
+  field("cudnn_ws_nbytes_limit", std::to_string(info.ws_nbytes_limit));
   field("precision", JsonString(r.precision));
   field("batch_size", std::to_string(r.batch_size));
   field("status", JsonString(r.status));
@@ -175,7 +181,9 @@ inline std::string ResultsJson(const RunInfo& info, const std::vector<Result>& r
     << ",\n  \"device\": " << JsonString(info.device)
     << ",\n  \"order\": " << JsonString(info.order) << ",\n  \"iters\": " << info.iters
     << ",\n  \"warmup\": " << info.warmup << ",\n  \"threads\": " << info.threads
-    << ",\n  \"price_per_hour\": " << Num(info.price_per_hour) << ",\n  \"results\": [\n";
+    << ",\n  \"price_per_hour\": " << Num(info.price_per_hour)
+    << ",\n  \"cudnn_algo_search\": " << JsonString(info.conv_algo_search)
+    << ",\n  \"cudnn_ws_nbytes_limit\": " << info.ws_nbytes_limit << ",\n  \"results\": [\n";
   for (size_t i = 0; i < results.size(); ++i) {
     j << ResultJson(info, results[i], "    ") << (i + 1 < results.size() ? ",\n" : "\n");
   }

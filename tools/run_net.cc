@@ -68,6 +68,7 @@ int Main() {
     if (net.name().empty()) net.set_name("net");
     ws.CreateNet(net);
     for (int i = 0; i < FLAGS_iters; ++i) ws.RunNet(net.name());
+    ws.GetNet(net.name())->CheckDeferredErrors();  // e.g. a label out of range on CUDA
   }
   std::vector<std::string> blobs = SplitList(FLAGS_output_blobs);
   for (const auto& b : blobs) {

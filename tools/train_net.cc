@@ -273,12 +273,15 @@ class Logger {
     }
   }
 
-  void Progress(int64_t iter, int64_t total, double loss) {
+  // `loss`: that of the last log line, when there was one.
+  void Progress(int64_t iter, int64_t total, bool has_loss, double loss) {
     if (!tty_) return;
     const int width = 30;
     int filled = total > 0 ? static_cast<int>(width * iter / total) : 0;
     std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] "
-              << iter << "/" << total << "  loss " << Fmt(loss) << "   " << std::flush;
+              << iter << "/" << total;
+    if (has_loss) std::cerr << "  loss " << Fmt(loss);
+    std::cerr << "   " << std::flush;
     shown_ = true;
   }
 
@@ -414,36 +417,37 @@ int Main() {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   auto window_start = t0;
-  double window_loss = 0, window_acc = 0;
-  int64_t window_n = 0, images = 0;
+  int64_t images = 0;
+  // Read at each log line only (Trainer::ReadStats): the steps in between read nothing back from
+  // the device, so the loss check and a label error found on the device (CUDA) show at the next
+  // log line, up to --log_every iterations late.
   StepStats last;
   bool has_test = !FLAGS_test_data.empty() || options.data_format == "synthetic";
   int64_t saved_iter = FLAGS_resume ? trainer.iteration() : -1;
   while (trainer.iteration() < total && !StopSignal()) {
-    last = trainer.Step();
-    HALFCAF_ENFORCE(std::isfinite(last.loss) || options.float16, "the loss became ", last.loss,
-                    " at iteration ", last.iter, " (try a lower --base_lr)");
-    window_loss += last.loss;
-    window_acc += last.accuracy;
-    ++window_n;
+    trainer.Step();
     images += FLAGS_batch_size;
-    log.Progress(last.iter, total, last.loss);
-    const bool end = last.iter >= total;
+    const int64_t iter = trainer.iteration();
+    log.Progress(iter, total, last.steps > 0, last.mean_loss);
+    const bool end = iter >= total;
     EvalStats test;
-    const bool do_test = has_test && FLAGS_test_every > 0 && last.iter % FLAGS_test_every == 0;
+    const bool do_test = has_test && FLAGS_test_every > 0 && iter % FLAGS_test_every == 0;
     if (do_test) test = trainer.Evaluate();
-    if (last.iter % FLAGS_log_every == 0 || end || do_test) {
+    if (iter % FLAGS_log_every == 0 || end || do_test) {
+      last = trainer.ReadStats();
+      HALFCAF_ENFORCE((std::isfinite(last.mean_loss) && std::isfinite(last.loss)) ||
+                          options.float16,
+                      "the loss became ", std::isfinite(last.loss) ? last.mean_loss : last.loss,
+                      " by iteration ", iter, " (checked every --log_every ", FLAGS_log_every,
+                      " iterations; try a lower --base_lr)");
       const double secs = std::chrono::duration<double>(Clock::now() - window_start).count();
-      log.Line(last.iter, static_cast<double>(last.iter) * FLAGS_batch_size / n_train,
-               window_loss / window_n, window_acc / window_n, last.lr,
-               window_n * FLAGS_batch_size / std::max(secs, 1e-9), last.loss_scale,
-               last.skipped_steps, do_test ? &test : nullptr);
+      log.Line(iter, static_cast<double>(iter) * FLAGS_batch_size / n_train, last.mean_loss,
+               last.mean_accuracy, last.lr, last.steps * FLAGS_batch_size / std::max(secs, 1e-9),
+               last.loss_scale, last.skipped_steps, do_test ? &test : nullptr);
       trainer.CheckSkippedSteps();
-      window_loss = window_acc = 0;
-      window_n = 0;
       window_start = Clock::now();
     }
-    if (!ckpt.empty() && FLAGS_checkpoint_every > 0 && last.iter % FLAGS_checkpoint_every == 0) {
+    if (!ckpt.empty() && FLAGS_checkpoint_every > 0 && iter % FLAGS_checkpoint_every == 0) {
       SaveCheckpoint(&trainer, ckpt, &saved_iter);
     }
   }

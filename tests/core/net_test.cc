@@ -210,5 +210,51 @@ TEST(ArgumentTest, CaffeRules) {
   EXPECT_EQ(args.GetSingleArgument<int64_t>("big", 0), int64_t{1} << 40);
 }
 
+// An op that, like the CUDA loss ops, finds an error while it runs (argument `bad`) but reports it
+// only at CheckDeferredErrors, once.
+class DeferredErrorOp final : public Operator<CPUContext> {
+ public:
+  DeferredErrorOp(const OperatorDef& def, Workspace* ws)
+      : Operator(def, ws), bad_(GetSingleArgument<int>("bad", 0) != 0) {}
+  void RunOnDevice() override { found_ = found_ || bad_; }
+  void CheckDeferredErrors() override {
+    const bool found = found_;
+    found_ = false;
+    HALFCAF_ENFORCE(!found, DebugName(), ": found something bad");
+  }
+
+ private:
+  bool bad_, found_ = false;
+};
+
+}  // namespace
+
+REGISTER_CPU_OPERATOR(NetTestDeferredError, DeferredErrorOp);
+
+namespace {
+
+TEST(NetTest, DeferredErrorsAreReportedAtTheCheckWithTheOpsContext) {
+  for (const char* type : {"simple", "dag"}) {
+    Workspace ws;
+    NetDef net;
+    net.set_name("n");
+    net.set_type(type);
+    *net.add_op() = MakeOperatorDef("NetTestDeferredError", "fine", {}, {});
+    *net.add_op() = MakeOperatorDef("NetTestDeferredError", "broken", {}, {},
+                                    {MakeArgument("bad", 1)});
+    NetBase* n = ws.CreateNet(net);
+    n->Run();  // no error yet
+    n->Run();
+    const std::string err = ErrorOf([&] { n->CheckDeferredErrors(); });
+    EXPECT_NE(err.find("net 'n' op #1 (NetTestDeferredError 'broken'): NetTestDeferredError "
+                       "'broken': found something bad"),
+              std::string::npos)
+        << type << ": " << err;
+    EXPECT_EQ(ErrorOf([&] { n->CheckDeferredErrors(); }), "") << "reported once";
+    // A one-shot run checks by itself.
+    EXPECT_NE(ErrorOf([&] { ws.RunNetOnce(net); }).find("found something bad"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace halfcaf

@@ -1,7 +1,12 @@
 // Conv / ConvGradient on cuDNN against the CPU operators: float and float16, NCHW and NHWC, group,
 // stride, pads, dilation, bias / no bias, heuristic and exhaustive algorithm search, tensor cores
 // on and off; argument errors. Device tests skip without a GPU.
+#include <glog/logging.h>
 #include <gtest/gtest.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "tests/util/conv_case.h"
 #include "tests/util/device_checker.h"
@@ -183,6 +188,115 @@ TEST(ConvCudnnTest, Fp32IsNotTf32) {
                                       {MakeArgument("no_bias", 1)}),
                               in);
   }
+}
+
+// The "cuDNN conv algo: ..." lines the ops log while alive (glog sink).
+class AlgoLog : public google::LogSink {
+ public:
+  AlgoLog() { google::AddLogSink(this); }
+  ~AlgoLog() override { google::RemoveLogSink(this); }
+  using google::LogSink::send;
+  void send(google::LogSeverity, const char*, const char*, int, const google::LogMessageTime&,
+            const char* message, size_t len) override {
+    const std::string m(message, len);
+    std::lock_guard<std::mutex> lk(mu_);
+    if (m.find("cuDNN conv algo: ") != std::string::npos) lines_.push_back(m);
+  }
+  std::vector<std::string> lines() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return lines_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+// The math type a "cuDNN conv algo" line reports ("... math CUDNN_FMA_MATH workspace ...").
+std::string MathOf(const std::string& line) {
+  const size_t at = line.find(" math ");
+  if (at == std::string::npos) return "";
+  const size_t from = at + 6;
+  return line.substr(from, line.find(' ', from) - from);
+}
+
+// The math type each chosen algorithm runs with is the one cuDNN reported for it, and it is
+// allowed for the case: FP32 only FMA (no TF32), FP16 without tensor cores never tensor-op math.
+// Covers NCHW and NHWC, grouped and depthwise NHWC, all three directions, heuristic and timed
+// search; the results must still match the CPU.
+TEST(ConvCudnnTest, ChosenMathTypeIsAllowed) {
+  REQUIRE_GPU();
+  std::vector<ConvCase> cases = {Cases()[0], Cases()[1]};
+  cases.push_back({"group 4", 2, 8, 9, 9, 8, 3, 3,
+                   {MakeArgument("pad", 1), MakeArgument("group", 4)}});
+  cases.push_back({"depthwise", 2, 16, 10, 10, 16, 3, 3,
+                   {MakeArgument("pad", 1), MakeArgument("group", 16)}});
+  struct Mode {
+    DataType dt;
+    bool tensor_cores;
+    bool exhaustive;
+  };
+  const Mode modes[] = {{DataType::FLOAT, true, false},   {DataType::FLOAT, true, true},
+                        {DataType::FLOAT16, false, false}, {DataType::FLOAT16, false, true},
+                        {DataType::FLOAT16, true, false},  {DataType::FLOAT16, true, true}};
+  DeviceCheckOptions opts;
+  opts.engine = "CUDNN";
+  opts.atol16 = 2e-2f;
+  for (const Mode& m : modes) {
+    for (const ConvCase& c : cases) {
+      for (const char* order : kOrders) {
+        const bool nchw = std::string(order) == "NCHW";
+        std::map<std::string, Tensor> in{{"X", RandomTensor(XDims(c, nchw), 1)},
+                                         {"w", RandomTensor(FilterDims(c, nchw, GroupOf(c)), 2)}};
+        in["dY"] = RandomTensor(OutputDims(c, order, in), 4);
+        const std::vector<Argument> extra{
+            MakeArgument("enable_tensor_core", m.tensor_cores ? 1 : 0),
+            MakeArgument("exhaustive_search", m.exhaustive ? 1 : 0)};
+        std::vector<Argument> no_bias = extra;
+        no_bias.push_back(MakeArgument("no_bias", 1));
+        SCOPED_TRACE(MakeString(c.name, " ", order, " ", DataTypeName(m.dt), " tensor cores ",
+                                m.tensor_cores, " exhaustive ", m.exhaustive));
+        AlgoLog log;
+        const auto data = AsDtype(in, m.dt);
+        DeviceChecker checker(opts);
+        checker.Check(ConvDef("Conv", c, order, {"X", "w"}, {"Y"}, extra), data);
+        checker.Check(
+            ConvDef("ConvGradient", c, order, {"X", "w", "dY"}, {"dw", "dX"}, no_bias), data);
+        const std::vector<std::string> lines = log.lines();
+        ASSERT_EQ(lines.size(), 3u) << "one line per direction (fwd, bwd filter, bwd data)";
+        for (const std::string& line : lines) {
+          const std::string math = MathOf(line);
+          if (m.dt == DataType::FLOAT) {
+            EXPECT_EQ(math, "CUDNN_FMA_MATH") << line;
+          } else if (!m.tensor_cores) {
+            EXPECT_TRUE(math == "CUDNN_DEFAULT_MATH" || math == "CUDNN_FMA_MATH") << line;
+          } else {
+            EXPECT_NE(math, "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION") << line;
+            EXPECT_FALSE(math.empty()) << line;
+          }
+          EXPECT_NE(line.find(m.exhaustive ? "(exhaustive)" : "(heuristic)"), std::string::npos)
+              << line;
+        }
+      }
+    }
+  }
+}
+
+// force_algo runs the forced algorithm with the math type cuDNN reports for it.
+TEST(ConvCudnnTest, ForcedAlgorithmRuns) {
+  REQUIRE_GPU();
+  const ConvCase c = Cases()[0];
+  std::map<std::string, Tensor> in{{"X", RandomTensor(XDims(c, true), 1)},
+                                   {"w", RandomTensor(FilterDims(c, true, 1), 2)}};
+  AlgoLog log;
+  // IMPLICIT_GEMM (0): supported for every float NCHW convolution.
+  DeviceChecker().Check(
+      ConvDef("Conv", c, "NCHW", {"X", "w"}, {"Y"}, {MakeArgument("force_algo_fwd", 0)}), in);
+  const std::vector<std::string> lines = log.lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("fwd IMPLICIT_GEMM math CUDNN_FMA_MATH"), std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("(forced)"), std::string::npos) << lines[0];
 }
 
 // The algorithm is chosen per input shape: one op instance run on two shapes.

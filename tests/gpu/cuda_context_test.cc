@@ -1,6 +1,9 @@
 // GPU tests: labelled `gpu` in CTest; each skips when no CUDA device is present.
 #include <gtest/gtest.h>
 
+#include <thread>
+
+#include "core/allocator.h"
 #include "gpu/cuda_context.h"
 #include "tests/util/op_test_util.h"
 
@@ -28,6 +31,72 @@ TEST(CudaContextTest, AllocateCopyRoundTrip) {
   back.CopyFrom(dev);
   EXPECT_EQ(ToFloatVector(back), ToFloatVector(host));
   EXPECT_GT(CudaPeakMemory(0), 0u);
+}
+
+// Host-only: a thread that ran no op files its blocks under the legacy default stream.
+TEST(CudaAllocatorTest, ThreadWithoutOpsUsesTheLegacyStream) {
+  cudaStream_t seen = reinterpret_cast<cudaStream_t>(1);
+  std::thread([&] { seen = CurrentCudaStream(0); }).join();
+  EXPECT_EQ(seen, nullptr);
+}
+
+DeviceOption CudaOption(int device) {
+  DeviceOption opt;
+  opt.set_device_type(static_cast<int>(DeviceType::CUDA));
+  opt.set_device_id(device);
+  return opt;
+}
+
+// A block freed on one stream must not be handed to another stream (whose work is not ordered
+// after the kernels still queued on the first), only to its own stream again.
+TEST(CudaAllocatorTest, FreedBlockIsReusedOnlyOnItsStream) {
+  REQUIRE_GPU();
+  CUDAContext ctx(CudaOption(0));
+  const Device gpu{DeviceType::CUDA, 0};
+  Allocator* a = GetAllocator(DeviceType::CUDA);
+  const size_t kBytes = (3u << 20) + 17;  // a 4 MiB bucket
+  ctx.SwitchToDevice(1);
+  EXPECT_EQ(CurrentCudaStream(0), CudaStream(0, 1));
+  void* freed = nullptr;
+  {
+    std::shared_ptr<void> b = a->Allocate(kBytes, gpu);
+    freed = b.get();
+  }  // freed on stream 1
+  ctx.SwitchToDevice(0);
+  EXPECT_EQ(CurrentCudaStream(0), CudaStream(0, 0));
+  std::shared_ptr<void> other = a->Allocate(kBytes, gpu);
+  EXPECT_NE(other.get(), freed) << "a block freed on stream 1 was handed to stream 0";
+  std::shared_ptr<void> legacy;
+  std::thread([&] { legacy = a->Allocate(kBytes, gpu); }).join();
+  EXPECT_NE(legacy.get(), freed) << "a block freed on stream 1 was handed to the legacy stream";
+  ctx.SwitchToDevice(1);
+  std::shared_ptr<void> again = a->Allocate(kBytes, gpu);
+  EXPECT_EQ(again.get(), freed) << "stream 1 did not get its cached block back";
+  ctx.SwitchToDevice(0);
+}
+
+// EmptyCache gives the cached blocks back to the driver and leaves the caller's device current.
+TEST(CudaAllocatorTest, EmptyCacheFreesBlocksAndKeepsTheCurrentDevice) {
+  REQUIRE_GPU();
+  const int last = NumCudaDevices() - 1;
+  const Device gpu{DeviceType::CUDA, last};
+  const size_t kBytes = size_t{256} << 20;
+  ASSERT_EQ(cudaSetDevice(last), cudaSuccess);
+  size_t free_before = 0, total = 0;
+  CudaEmptyCache();
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+  { std::shared_ptr<void> b = GetAllocator(DeviceType::CUDA)->Allocate(kBytes, gpu); }  // cached
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);  // another device current (with two or more GPUs)
+  CudaEmptyCache();
+  int current = -1;
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  EXPECT_EQ(current, 0);
+  ASSERT_EQ(cudaSetDevice(last), cudaSuccess);
+  size_t free_after = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+  EXPECT_GE(free_after + (size_t{16} << 20), free_before) << "the cached block was not freed";
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 TEST(CudaContextTest, HalfConversionMatchesCpu) {

@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "tests/util/device_checker.h"
 
 namespace halfcaf {
@@ -25,6 +30,170 @@ TEST(CudnnWrappersTest, DataTypes) {
   EXPECT_STREQ(CudnnFwdAlgoName(CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD), "WINOGRAD");
   EXPECT_EQ(CudnnDim(7, "N"), 7);
   EXPECT_THROW(CudnnDim(int64_t{1} << 40, "N"), EnforceNotMet);
+}
+
+// ---- convolution algorithm choice (host-only: cuDNN's answers are given) ----------------------
+
+CudnnAlgoPerf Perf(int algo, cudnnMathType_t math, cudnnStatus_t status = CUDNN_STATUS_SUCCESS,
+                   cudnnDeterminism_t det = CUDNN_DETERMINISTIC) {
+  CudnnAlgoPerf p;
+  p.algo = algo;
+  p.math = math;
+  p.status = status;
+  p.determinism = det;
+  return p;
+}
+
+const char* AlgoName(int a) {
+  static const char* const kNames[] = {"A0", "A1", "A2", "A3", "A4", "A5", "A6", "A7"};
+  return a >= 0 && a < 8 ? kNames[a] : "A?";
+}
+
+// Workspace answers per algorithm (bytes, or a failing status), recording every query.
+struct FakeWorkspace {
+  std::map<int, size_t> bytes;
+  std::map<int, cudnnStatus_t> status;
+  std::vector<std::pair<int, cudnnMathType_t>> asked;
+  CudnnWorkspaceQuery Query() {
+    return [this](int algo, cudnnMathType_t math, size_t* out) {
+      asked.emplace_back(algo, math);
+      auto st = status.find(algo);
+      if (st != status.end()) return st->second;
+      *out = bytes.count(algo) ? bytes[algo] : 0;
+      return CUDNN_STATUS_SUCCESS;
+    };
+  }
+};
+
+CudnnAlgoRules Rules(cudnnDataType_t data, bool tensor_cores, size_t limit = 1 << 20) {
+  CudnnAlgoRules r;
+  r.data = data;
+  r.tensor_cores = tensor_cores;
+  r.workspace_limit = limit;
+  return r;
+}
+
+TEST(CudnnAlgoChoiceTest, MathTypesPerDtype) {
+  EXPECT_EQ(CudnnQueryMath(CUDNN_DATA_FLOAT, true), CUDNN_FMA_MATH);
+  EXPECT_EQ(CudnnQueryMath(CUDNN_DATA_FLOAT, false), CUDNN_FMA_MATH);
+  EXPECT_EQ(CudnnQueryMath(CUDNN_DATA_HALF, true), CUDNN_TENSOR_OP_MATH);
+  EXPECT_EQ(CudnnQueryMath(CUDNN_DATA_HALF, false), CUDNN_DEFAULT_MATH);
+  for (bool tc : {true, false}) {
+    // FP32 is FP32: DEFAULT_MATH would let cuDNN use TF32 on Ampere and later.
+    EXPECT_TRUE(CudnnMathAllowed(CUDNN_DATA_FLOAT, tc, CUDNN_FMA_MATH));
+    EXPECT_FALSE(CudnnMathAllowed(CUDNN_DATA_FLOAT, tc, CUDNN_DEFAULT_MATH));
+    EXPECT_FALSE(CudnnMathAllowed(CUDNN_DATA_FLOAT, tc, CUDNN_TENSOR_OP_MATH));
+    EXPECT_FALSE(CudnnMathAllowed(CUDNN_DATA_HALF, tc, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
+    EXPECT_TRUE(CudnnMathAllowed(CUDNN_DATA_HALF, tc, CUDNN_DEFAULT_MATH));
+    EXPECT_TRUE(CudnnMathAllowed(CUDNN_DATA_HALF, tc, CUDNN_FMA_MATH));
+  }
+  EXPECT_TRUE(CudnnMathAllowed(CUDNN_DATA_HALF, true, CUDNN_TENSOR_OP_MATH));
+  EXPECT_FALSE(CudnnMathAllowed(CUDNN_DATA_HALF, false, CUDNN_TENSOR_OP_MATH));
+}
+
+// Candidates are tried in cuDNN's order; each workspace query runs under the math type cuDNN
+// reported for that candidate, and the choice keeps that math type.
+TEST(CudnnAlgoChoiceTest, FirstUsableCandidateWithItsReportedMath) {
+  const std::vector<CudnnAlgoPerf> perf{
+      Perf(1, CUDNN_TENSOR_OP_MATH), Perf(0, CUDNN_DEFAULT_MATH), Perf(2, CUDNN_FMA_MATH),
+      Perf(3, CUDNN_FMA_MATH)};
+  {
+    FakeWorkspace ws;
+    const CudnnAlgoChoice c =
+        PickCudnnAlgo(perf, Rules(CUDNN_DATA_FLOAT, true), ws.Query(), "fp32", AlgoName);
+    EXPECT_EQ(c.algo, 2);
+    EXPECT_EQ(c.math, CUDNN_FMA_MATH);
+    ASSERT_EQ(ws.asked.size(), 1u);  // tensor-op and default-math candidates never asked
+    EXPECT_EQ(ws.asked[0], std::make_pair(2, CUDNN_FMA_MATH));
+  }
+  {
+    FakeWorkspace ws;
+    ws.bytes[1] = 4096;
+    const CudnnAlgoChoice c =
+        PickCudnnAlgo(perf, Rules(CUDNN_DATA_HALF, true), ws.Query(), "fp16", AlgoName);
+    EXPECT_EQ(c.algo, 1);
+    EXPECT_EQ(c.math, CUDNN_TENSOR_OP_MATH);
+    EXPECT_EQ(c.workspace, 4096u);
+    EXPECT_EQ(ws.asked[0], std::make_pair(1, CUDNN_TENSOR_OP_MATH));
+  }
+  {
+    FakeWorkspace ws;
+    const CudnnAlgoChoice c =
+        PickCudnnAlgo(perf, Rules(CUDNN_DATA_HALF, false), ws.Query(), "fp16 no tc", AlgoName);
+    EXPECT_EQ(c.algo, 0);
+    EXPECT_EQ(c.math, CUDNN_DEFAULT_MATH);
+  }
+}
+
+// A candidate whose workspace query fails under its math type (not supported for this dtype,
+// layout or group count) or needs more than the limit is passed over for the next one.
+TEST(CudnnAlgoChoiceTest, WorkspaceQueryAndLimitDecide) {
+  const std::vector<CudnnAlgoPerf> perf{
+      Perf(4, CUDNN_FMA_MATH, CUDNN_STATUS_NOT_SUPPORTED), Perf(1, CUDNN_FMA_MATH),
+      Perf(5, CUDNN_FMA_MATH), Perf(6, CUDNN_FMA_MATH, CUDNN_STATUS_SUCCESS,
+                                    CUDNN_NON_DETERMINISTIC),
+      Perf(0, CUDNN_FMA_MATH)};
+  FakeWorkspace ws;
+  ws.status[1] = CUDNN_STATUS_NOT_SUPPORTED;
+  ws.bytes[5] = 2u << 20;  // over the 1 MiB limit
+  ws.bytes[6] = 100;
+  CudnnAlgoChoice c =
+      PickCudnnAlgo(perf, Rules(CUDNN_DATA_FLOAT, false), ws.Query(), "fp32", AlgoName);
+  EXPECT_EQ(c.algo, 6);
+  EXPECT_EQ(c.workspace, 100u);
+  CudnnAlgoRules det = Rules(CUDNN_DATA_FLOAT, false);
+  det.deterministic = true;
+  c = PickCudnnAlgo(perf, det, ws.Query(), "fp32", AlgoName);
+  EXPECT_EQ(c.algo, 0);
+  CudnnAlgoRules big = Rules(CUDNN_DATA_FLOAT, false, 4u << 20);
+  c = PickCudnnAlgo(perf, big, ws.Query(), "fp32", AlgoName);
+  EXPECT_EQ(c.algo, 5);
+}
+
+TEST(CudnnAlgoChoiceTest, ForcedAlgorithmKeepsItsReportedMath) {
+  const std::vector<CudnnAlgoPerf> perf{Perf(1, CUDNN_TENSOR_OP_MATH), Perf(2, CUDNN_FMA_MATH),
+                                        Perf(2, CUDNN_TENSOR_OP_MATH)};
+  FakeWorkspace ws;
+  CudnnAlgoRules r = Rules(CUDNN_DATA_HALF, true);
+  r.forced_algo = 2;
+  const CudnnAlgoChoice c = PickCudnnAlgo(perf, r, ws.Query(), "forced", AlgoName);
+  EXPECT_EQ(c.algo, 2);
+  EXPECT_EQ(c.math, CUDNN_FMA_MATH);
+  r.forced_algo = 1;
+  r.data = CUDNN_DATA_FLOAT;  // algorithm 1 only comes with tensor-op math: not for FP32
+  try {
+    PickCudnnAlgo(perf, r, ws.Query(), "Conv 'c' NCHW", AlgoName);
+    FAIL() << "a tensor-op algorithm was accepted for float";
+  } catch (const EnforceNotMet& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("Conv 'c' NCHW: no cuDNN algorithm fits (forced algorithm A1)"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("A1 (CUDNN_TENSOR_OP_MATH): math type not allowed for float"),
+              std::string::npos)
+        << msg;
+  }
+}
+
+TEST(CudnnAlgoChoiceTest, NothingFitsListsEveryCandidate) {
+  const std::vector<CudnnAlgoPerf> perf{
+      Perf(0, CUDNN_FMA_MATH, CUDNN_STATUS_NOT_SUPPORTED),
+      Perf(1, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION), Perf(2, CUDNN_FMA_MATH)};
+  FakeWorkspace ws;
+  ws.status[2] = CUDNN_STATUS_BAD_PARAM;
+  try {
+    PickCudnnAlgo(perf, Rules(CUDNN_DATA_HALF, true), ws.Query(), "Conv", AlgoName);
+    FAIL() << "no candidate should fit";
+  } catch (const EnforceNotMet& e) {
+    const std::string msg = e.what();
+    for (const char* needle : {"among 3 candidates", "A0 (CUDNN_FMA_MATH): CUDNN_STATUS_NOT_SUPPORTED",
+                               "A1 (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION): math type not allowed",
+                               "A2 (CUDNN_FMA_MATH): workspace query: CUDNN_STATUS_BAD_PARAM"}) {
+      EXPECT_NE(msg.find(needle), std::string::npos) << needle << "\n" << msg;
+    }
+  }
+  EXPECT_THROW(PickCudnnAlgo({}, Rules(CUDNN_DATA_FLOAT, true), ws.Query(), "Conv", AlgoName),
+               EnforceNotMet);
 }
 
 TEST(CudnnWrappersTest, DescriptorsRoundTrip) {

@@ -127,5 +127,41 @@ inline void ExpectCudaError(const OperatorDef& def, const std::map<std::string, 
   }
 }
 
+// A CUDA loss or metric op given an out-of-range label in blob `label_blob` of `inputs`: its run
+// does not wait for the device, so it does not throw; CheckDeferredErrors does, with the CPU op's
+// message (`needle`), the op's type and name, even after a later run on valid labels (the error
+// stays recorded until reported), and only once.
+inline void ExpectDeferredLabelError(const OperatorDef& def,
+                                     const std::map<std::string, Tensor>& inputs,
+                                     const std::string& label_blob, const std::string& needle) {
+  Workspace ws;
+  const Device gpu{DeviceType::CUDA, 0};
+  auto feed = [&](const std::map<std::string, Tensor>& in) {
+    for (const auto& kv : in) ws.CreateTensor(kv.first, gpu)->CopyFrom(kv.second);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  };
+  feed(inputs);
+  auto op = CreateOperator(OnCuda(def), &ws);
+  EXPECT_NO_THROW(op->Run(0)) << def.type() << ": the label check must not wait for the device";
+  std::map<std::string, Tensor> good = inputs;
+  const Tensor& labels = inputs.at(label_blob);
+  good[label_blob] =
+      IntTensor(labels.dims(), std::vector<int32_t>(static_cast<size_t>(labels.numel()), 0));
+  feed(good);
+  op->Run(0);
+  try {
+    op->CheckDeferredErrors();
+    ADD_FAILURE() << def.type() << " accepted an out-of-range label";
+  } catch (const EnforceNotMet& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+    EXPECT_NE(msg.find(op->DebugName()), std::string::npos) << msg;
+    EXPECT_NE(msg.find("found on the device"), std::string::npos) << msg;
+  }
+  EXPECT_NO_THROW(op->CheckDeferredErrors()) << def.type() << ": reported twice";
+  op->Run(0);
+  EXPECT_NO_THROW(op->CheckDeferredErrors()) << def.type() << ": valid labels rejected";
+}
+
 }  // namespace testing
 }  // namespace halfcaf

@@ -4,7 +4,8 @@
 // Device tests skip without a GPU.
 #include <gtest/gtest.h>
 
-#include "tests/util/device_checker.h"
+#include "core/net.h"
+#include "tests/gpu/gpu_op_test_util.h"
 
 namespace halfcaf {
 namespace testing {
@@ -169,27 +170,51 @@ TEST(SoftmaxWithLossGpuTest, EmptyBatch) {
                         {{"X", RandomTensor({0, 4}, 4)}, {"L", IntTensor({0}, {})}});
 }
 
+// Found on the device and reported by CheckDeferredErrors (the run does not wait): the first bad
+// sample with its own label and the valid range, as on CPU.
 TEST(SoftmaxWithLossGpuTest, LabelOutOfRange) {
+  REQUIRE_GPU();
+  const std::map<std::string, Tensor> in{{"X", RandomTensor({5, 4}, 5)},
+                                         {"L", IntTensor({5}, {0, 3, 7, -1, 2})},
+                                         {"P", RandomTensor({5, 4}, 6)},
+                                         {"dloss", FloatTensor({}, {1.f})}};
+  for (const OperatorDef& def :
+       {MakeOperatorDef("SoftmaxWithLoss", "sm", {"X", "L"}, {"P2", "loss"}),
+        MakeOperatorDef("SoftmaxWithLossGradient", "sm_grad", {"X", "L", "P", "dloss"}, {"dX"})}) {
+    ExpectDeferredLabelError(def, in, "L",
+                             "label 7 of sample 2 is out of range, expected 0 <= label < 4 (the "
+                             "number of classes)");
+  }
+}
+
+// In a net, the error names the net and the op as a failed run would, at the check.
+TEST(SoftmaxWithLossGpuTest, NetReportsTheDeferredLabelError) {
   REQUIRE_GPU();
   Workspace ws;
   const Device gpu{DeviceType::CUDA, 0};
-  ws.CreateTensor("X", gpu)->CopyFrom(RandomTensor({5, 4}, 5));
-  ws.CreateTensor("L", gpu)->CopyFrom(IntTensor({5}, {0, 3, 7, -1, 2}));
-  ws.CreateTensor("P", gpu)->CopyFrom(RandomTensor({5, 4}, 6));
-  ws.CreateTensor("dloss", gpu)->CopyFrom(FloatTensor({}, {1.f}));
-  for (OperatorDef def :
-       {MakeOperatorDef("SoftmaxWithLoss", "sm", {"X", "L"}, {"P2", "loss"}),
-        MakeOperatorDef("SoftmaxWithLossGradient", "sm_grad", {"X", "L", "P", "dloss"}, {"dX"})}) {
-    def.mutable_device_option()->set_device_type(1);
-    try {
-      CreateOperator(def, &ws)->Run(0);
-      FAIL() << def.type() << " accepted label 7 for 4 classes";
-    } catch (const EnforceNotMet& e) {
-      const std::string msg = e.what();
-      EXPECT_NE(msg.find("label 7 of sample 2 is out of range"), std::string::npos) << msg;
-      EXPECT_NE(msg.find(def.name()), std::string::npos) << msg;
-    }
+  ws.CreateTensor("X", gpu)->CopyFrom(RandomTensor({3, 4}, 7));
+  ws.CreateTensor("L", gpu)->CopyFrom(IntTensor({3}, {1, 4, 0}));
+  NetDef net;
+  net.set_name("loss_net");
+  *net.add_op() = OnCuda(MakeOperatorDef("SoftmaxWithLoss", "xent", {"X", "L"}, {"P", "loss"}));
+  *net.add_op() = OnCuda(MakeOperatorDef("Accuracy", "acc", {"P", "L"}, {"accuracy"}));
+  NetBase* n = ws.CreateNet(net);
+  EXPECT_NO_THROW(n->Run());
+  std::string msg = "label 4 of 4 classes accepted";
+  try {
+    n->CheckDeferredErrors();
+  } catch (const EnforceNotMet& e) {
+    msg = e.what();
   }
+  for (const char* needle : {"net 'loss_net' op #0 (SoftmaxWithLoss 'xent')",
+                             "label 4 of sample 1 is out of range, expected 0 <= label < 4"}) {
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+  }
+  // Accuracy found it too; its report comes at the next check.
+  EXPECT_THROW(n->CheckDeferredErrors(), EnforceNotMet);
+  EXPECT_NO_THROW(n->CheckDeferredErrors());
+  // A one-shot run checks by itself.
+  EXPECT_THROW(ws.RunNetOnce(net), EnforceNotMet);
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include "core/argument.h"
 #include "core/proto_io.h"
 #include "core/workspace.h"
+#include "models/trainer.h"
+#include "models/zoo.h"
 #include "tests/util/op_test_util.h"
 #include "tests/util/source_dir.h"
 
@@ -394,6 +396,42 @@ TEST(ParamsFromNets, RolesFromUseAndWrittenFirst) {
                                                             {"bn_m", ParamRole::BN_RUNNING_MEAN},
                                                             {"bn_v", ParamRole::BN_RUNNING_VAR}}));
   EXPECT_EQ(params[0].shape, (std::vector<int64_t>{2}));
+}
+
+// SetConvAlgoSearch reaches every convolution of a training net: the forward convolutions, their
+// gradients (which copy the forward op's arguments) and, in mixed precision, the FP16 ones.
+TEST(SetConvAlgoSearchTest, EveryConvolutionOfTheTrainingNet) {
+  ModelHelper helper("lenet", "NCHW", false);
+  BuildLeNet(&helper, 10, 1, 28);
+  NetDef fwd = helper.net();
+  SetConvAlgoSearch(&fwd, true, 12345);
+  for (bool fp16 : {false, true}) {
+    TrainerOptions o;
+    o.data_format = "synthetic";
+    o.batch_size = 2;
+    o.float16 = fp16;
+    o.prefetch = false;
+    Trainer t(helper.init_net(), fwd, o);
+    int convs = 0, grads = 0;
+    for (const auto& op : t.train_net().op()) {
+      const bool conv = op.type() == "Conv", grad = op.type() == "ConvGradient";
+      if (!conv && !grad) continue;
+      convs += conv;
+      grads += grad;
+      ArgumentHelper args(op);
+      EXPECT_EQ(args.GetSingleArgument<int>("exhaustive_search", 0), 1) << op.ShortDebugString();
+      EXPECT_EQ(args.GetSingleArgument<int64_t>("ws_nbytes_limit", 0), 12345)
+          << op.ShortDebugString();
+    }
+    EXPECT_EQ(convs, 2) << "fp16 " << fp16;
+    EXPECT_EQ(grads, 2) << "fp16 " << fp16;
+  }
+  SetConvAlgoSearch(&fwd, false, 0);
+  for (const auto& op : fwd.op()) {
+    if (op.type() != "Conv") continue;
+    EXPECT_EQ(ArgumentHelper(op).GetSingleArgument<int>("exhaustive_search", 1), 0);
+  }
+  EXPECT_THROW(SetConvAlgoSearch(&fwd, true, -1), EnforceNotMet);
 }
 
 }  // namespace testing

@@ -31,7 +31,10 @@ NetDef TinyConvnetWithDropout(NetDef* init) {
 
 std::vector<float> Losses(Trainer* t, int until) {
   std::vector<float> out;
-  while (t->iteration() < until) out.push_back(t->Step().loss);
+  while (t->iteration() < until) {
+    t->Step();
+    out.push_back(t->ReadStats().loss);
+  }
   return out;
 }
 
@@ -78,6 +81,22 @@ TEST(TrainerTest, EvaluateCoversEveryTestSampleOnce) {
       losses.push_back(e.loss);
     }
     EXPECT_NEAR(losses[0], losses[1], 1e-5 * std::abs(losses[1])) << "count " << count;
+  }
+}
+
+TEST(TrainerTest, ReadStatsReportsTheWindow) {
+  for (bool fp16 : {false, true}) {
+    SCOPED_TRACE(fp16 ? "fp16" : "fp32");
+    ExpectStatsOfTheWindow(TinyTrainingOptions(fp16, 8), 5);
+  }
+  // Data-parallel: the means are over the replicas too.
+  ExpectStatsOfTheWindow(TinyTrainingOptions(false, 8, Device(), {Device(), Device()}), 3);
+}
+
+TEST(TrainerTest, BadLabelStopsTraining) {
+  for (bool fp16 : {false, true}) {
+    SCOPED_TRACE(fp16 ? "fp16" : "fp32");
+    ExpectBadLabelStopsTraining(TinyTrainingOptions(fp16, 8));
   }
 }
 

@@ -106,6 +106,29 @@ TEST(BenchmarkTest, LeNetTrainWritesSaneJsonCsvAndSvg) {
 
 // Data-parallel training on CPU replicas: the table says so, every configuration runs, and
 // images/s counts the whole batch.
+// The cuDNN algorithm search (CUDA only, so on CPU only what it records): heuristic by default,
+// --exhaustive_search with the stated workspace limit, in the JSON's header and every result.
+TEST(BenchmarkTest, ConvAlgoSearchIsRecorded) {
+  const std::string dir = TestTempDir();
+  const std::pair<std::string, std::pair<std::string, std::string>> cases[] = {
+      {"", {"heuristic", "67108864"}},
+      {"--exhaustive_search --ws_nbytes_limit 1048576", {"exhaustive", "1048576"}}};
+  for (const auto& c : cases) {
+    const std::string json = dir + "/algo.json";
+    auto r = RunTool("benchmark", std::string(kTinyLeNet) + "--precision fp32 --batch_size 2 " +
+                                      c.first + " --json " + json);
+    ASSERT_EQ(r.exit_code, 0) << c.first << "\n" << r.err;
+    const std::string j = ReadFile(json);
+    const std::string head = j.substr(0, j.find("\"results\""));
+    EXPECT_EQ(Field(head, "cudnn_algo_search"), c.second.first) << j;
+    EXPECT_EQ(Field(head, "cudnn_ws_nbytes_limit"), c.second.second) << j;
+    const auto results = ResultObjects(j);
+    ASSERT_EQ(results.size(), 1u) << j;
+    EXPECT_EQ(Field(results[0], "cudnn_algo_search"), c.second.first);
+    EXPECT_EQ(Field(results[0], "cudnn_ws_nbytes_limit"), c.second.second);
+  }
+}
+
 TEST(BenchmarkTest, DataParallelReplicas) {
   std::string json = TestTempDir() + "/dp.json";
   auto r = RunTool("benchmark", std::string(kTinyLeNet) + "--replicas 2 --json " + json);
@@ -241,6 +264,7 @@ TEST(BenchmarkTest, BadFlagsGiveOneClearErrorLine) {
       {"--model lenet --replicas 2 --mode forward", "(--mode train)"},
       {"--model resnet18 --replicas 2 --compare pytorch", "the peer trains on one device"},
       {"--model lenet --gpus 0,one", "--gpus: 'one' is not a GPU id"},
+      {"--model lenet --ws_nbytes_limit -1", "--ws_nbytes_limit must be >= 0, got -1"},
       {"--model lenet --device cpu --gpus 0,1", "--gpus runs on CUDA devices"},
       {"--net /nonexistent.pbtxt --init_net /nonexistent2.pbtxt --input_shape 1,28,28",
        "/nonexistent"},

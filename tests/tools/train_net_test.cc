@@ -1,3 +1,4 @@
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -152,12 +153,50 @@ void ExpectCleanError(const ToolResult& r, const std::string& needle) {
   ExpectOneLineError(r, "train_net", needle);
 }
 
+// A log line shows the mean loss and accuracy of the iterations since the previous line (summed
+// on the device between lines), as when every step was read back.
+TEST(TrainNetTest, LoggedLossIsTheMeanSinceThePreviousLine) {
+  const std::string dir = TestTempDir();
+  for (const char* dtype : {"float", "float16"}) {
+    const std::string every = dir + "/every_" + dtype + ".csv",
+                      tens = dir + "/tens_" + dtype + ".csv";
+    const std::string common = kTiny + "--iters 20 --dtype " + dtype;
+    ASSERT_EQ(RunTool("train_net", common + " --log_every 1 --log_csv " + every).exit_code, 0);
+    ASSERT_EQ(RunTool("train_net", common + " --log_every 10 --log_csv " + tens).exit_code, 0);
+    for (int col : {2, 3}) {  // loss, accuracy
+      const std::vector<std::string> per_step = CsvColumn(every, col),
+                                     logged = CsvColumn(tens, col);
+      ASSERT_EQ(per_step.size(), 20u);
+      ASSERT_EQ(logged.size(), 2u);
+      for (int w = 0; w < 2; ++w) {
+        double sum = 0;
+        for (int i = 0; i < 10; ++i) sum += std::stod(per_step[10 * w + i]);
+        EXPECT_NEAR(std::stod(logged[w]), sum / 10, 1e-6 * std::fabs(sum / 10) + 1e-7)
+            << dtype << " column " << col << " line " << w;
+      }
+    }
+  }
+}
+
+// Labels out of the net's range in the training data (synthetic data of 5 classes for a net of 4)
+// stop training with the loss / accuracy op's message, whether the check runs at once (CPU) or
+// on the device and is read at the next log line (CUDA).
+TEST(TrainNetTest, BadLabelStopsTrainingWithTheOpsMessage) {
+  for (const char* dtype : {"float", "float16"}) {
+    const ToolResult r =
+        RunTool("train_net", kTiny + "--num_classes 5 --iters 20 --log_every 10 --dtype " + dtype);
+    ExpectCleanError(r, " is out of range, expected 0 <= label < 4 (the number of classes)");
+    EXPECT_NE(r.err.find(": label 4 of sample "), std::string::npos) << r.err;
+  }
+}
+
 TEST(TrainNetTest, BadInputGivesOneClearLine) {
   std::string dir = TestTempDir();
   // A net without a loss.
   std::string noloss = dir + "/noloss.pbtxt";
-  std::ofstream(noloss) << "op { input: \"data\" input: \"fc_w\" input: \"fc_b\" output: \"pred\" type: \"FC\" }\n"
-                           "op { input: \"pred\" input: \"label\" output: \"accuracy\" type: \"Accuracy\" }\n";
+  std::ofstream(noloss)
+      << "op { input: \"data\" input: \"fc_w\" input: \"fc_b\" output: \"pred\" type: \"FC\" }\n"
+         "op { input: \"pred\" input: \"label\" output: \"accuracy\" type: \"Accuracy\" }\n";
   const std::string init = " --init_net " + kData + "tiny_convnet_init.pbtxt";
   ExpectCleanError(RunTool("train_net", "--net " + noloss + init + " --data_format synthetic"),
                    "no op writes 'loss'");
