@@ -24,13 +24,13 @@ __global__ void DropoutKernel(int64_t n, float ratio, float scale, uint64_t seed
   HALFCAF_KERNEL_LOOP(i, n) {
     const bool keep = Draw(seed, i) >= ratio;
     mask[i] = keep;
-    y[i] = Store<T>(keep ? Load(x[i]) * scale : 0.f);
+    y[i] = Store<T>(Load(x[i]) * (keep ? scale : 0.f));  // NaN * 0 stays NaN
   }
 }
 
 template <typename T>
 __global__ void DropoutGradKernel(int64_t n, float scale, const T* dy, const bool* mask, T* dx) {
-  HALFCAF_KERNEL_LOOP(i, n) { dx[i] = Store<T>(mask[i] ? Load(dy[i]) * scale : 0.f); }
+  HALFCAF_KERNEL_LOOP(i, n) { dx[i] = Store<T>(Load(dy[i]) * (mask[i] ? scale : 0.f)); }
 }
 
 }  // namespace

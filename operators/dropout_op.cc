@@ -47,7 +47,7 @@ void DropoutOp::RunOnDevice() {
   auto& rng = context_.RandGenerator();
   for (int64_t i = 0; i < n; ++i) {
     mask[i] = keep(rng);
-    yd[i] = mask[i] ? x[i] * scale : 0.f;
+    yd[i] = x[i] * (mask[i] ? scale : 0.f);  // NaN * 0 stays NaN, as in PyTorch
   }
   y.Commit();
 }
@@ -81,7 +81,7 @@ void DropoutGradOp::RunOnDevice() {
   FloatWriter dx(Output(0, dims), dtype, &dx_);
   float* dxd = dx.data();
   const float scale = 1.f / (1.f - ratio_);
-  for (int64_t i = 0; i < n; ++i) dxd[i] = mask[i] ? dy[i] * scale : 0.f;
+  for (int64_t i = 0; i < n; ++i) dxd[i] = dy[i] * (mask[i] ? scale : 0.f);
   dx.Commit();
 }
 

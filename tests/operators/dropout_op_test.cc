@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/util/gradient_checker.h"
+#include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -39,6 +40,28 @@ TEST(DropoutOpTest, TrainingScalesKeptElementsAndMasks) {
   // 1260 Bernoulli(0.7) draws: the kept fraction is within a few standard deviations (0.013).
   const double frac = static_cast<double>(kept) / X.numel();
   EXPECT_NEAR(frac, 1.0 - ratio, 0.05);
+}
+
+// A NaN stays NaN whether its element is kept or dropped (NaN * 0), as in PyTorch: a diverged
+// activation cannot turn finite behind a dropout mask. Every element is tried, so both cases occur.
+TEST(DropoutOpTest, NaNPropagatesKeptOrDropped) {
+  const Tensor X = RandomTensor({2, 8}, 3);
+  const Tensor dY = RandomTensor({2, 8}, 4);
+  int dropped = 0;
+  for (int64_t i = 0; i < X.numel(); ++i) {
+    SCOPED_TRACE(i);
+    ExpectNaNExactlyAt(RunWithNaN(DropoutDef(0.5f, 0, {"Y", "mask"}), {{"X", X}}, "X", i, "Y"),
+                       {i});
+    Workspace ws;
+    RunOp(DropoutDef(0.5f, 0, {"Y", "mask"}), {{"X", X}}, &ws);
+    dropped += !MaskOf(ws, "mask")[static_cast<size_t>(i)];
+    const OperatorDef grad = MakeOperatorDef("DropoutGrad", "", {"dY", "mask"}, {"dX"},
+                                             {MakeArgument("ratio", 0.5f)});
+    ExpectNaNExactlyAt(RunWithNaN(grad, {{"dY", dY}, {"mask", ws.GetTensor("mask")}}, "dY", i,
+                                  "dX"),
+                       {i});
+  }
+  EXPECT_GT(dropped, 0);
 }
 
 TEST(DropoutOpTest, MaskFollowsSeed) {
