@@ -20,8 +20,10 @@ namespace halfcaf {
 namespace image {
 
 namespace {
-// Larger images are refused rather than allocated (a corrupt header can claim 65535 x 65535).
-constexpr uint64_t kMaxPixels = uint64_t(1) << 28;
+// Larger images are refused rather than allocated (a corrupt header can claim 65535 x 65535):
+// 2^26 pixels (67 megapixels, e.g. 8192 x 8192) is above any camera photo a training set holds,
+// and keeps one decode (PNG: a BGRA buffer and the output) under half a GiB.
+constexpr uint64_t kMaxPixels = uint64_t(1) << 26;
 }  // namespace
 
 Format DetectFormat(const void* data, size_t size) {

@@ -36,7 +36,8 @@ std::string MissingFormatHint(Format f);
 
 // Decodes a JPEG or PNG file held in memory to `channels` (3: BGR, 1: grey) channels. Throws
 // EnforceNotMet (without context: callers add which record or file) for data that is neither, a
-// corrupt file, or a format this build lacks. Alpha is dropped; 16-bit PNG is reduced to 8 bits.
+// corrupt file, a format this build lacks, or more than 2^26 pixels (67 megapixels). Alpha is
+// dropped; 16-bit PNG is reduced to 8 bits.
 void Decode(const void* data, size_t size, int channels, Image* out);
 
 // Encodes `img` (1 or 3 channels) as a baseline JPEG of the given quality (1..100).
