@@ -3,7 +3,6 @@
 // suites and on the real gpu_tests; tools/gpu_run.sh's dry run and its stop when there is no
 // device; benchmark writing its results before a peer that hangs; the fixtures' path override.
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -20,17 +19,6 @@
 namespace halfcaf {
 namespace testing {
 namespace {
-
-ToolResult RunShell(const std::string& cmd) {
-  const std::string dir = TestTempDir();
-  const std::string out = dir + "/sh_out.txt", err = dir + "/sh_err.txt";
-  const int status = std::system((cmd + " >" + out + " 2>" + err).c_str());
-  ToolResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = ReadFile(out);
-  r.err = ReadFile(err);
-  return r;
-}
 
 bool Exists(const std::string& path) {
   struct stat st;

@@ -37,19 +37,22 @@ inline int ExitCode(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// Runs `<bin dir>/<tool> <args>` through the shell, after `shell_prefix` (e.g. "ulimit -f 4; ").
-inline ToolResult RunTool(const std::string& tool, const std::string& args,
-                          const std::string& shell_prefix = "") {
+// Runs `cmd` through the shell (in a subshell), capturing stdout and stderr.
+inline ToolResult RunShell(const std::string& cmd) {
   std::string dir = TestTempDir();
   std::string out = dir + "/stdout.txt", err = dir + "/stderr.txt";
-  std::string cmd = "(" + shell_prefix + std::string(HALFCAF_BIN_DIR) + "/" + tool + " " + args +
-                    ") >" + out + " 2>" + err;
-  int status = std::system(cmd.c_str());
+  int status = std::system(("(" + cmd + ") >" + out + " 2>" + err).c_str());
   ToolResult r;
   r.exit_code = ExitCode(status);
   r.out = ReadFile(out);
   r.err = ReadFile(err);
   return r;
+}
+
+// Runs `<bin dir>/<tool> <args>` through the shell, after `shell_prefix` (e.g. "ulimit -f 4; ").
+inline ToolResult RunTool(const std::string& tool, const std::string& args,
+                          const std::string& shell_prefix = "") {
+  return RunShell(shell_prefix + std::string(HALFCAF_BIN_DIR) + "/" + tool + " " + args);
 }
 
 // Starts `<bin dir>/<tool> <args>` without waiting, stdout and stderr to `out` and `err`; the
