@@ -2,7 +2,9 @@
 
 #include <signal.h>
 
+#include <cctype>
 #include <climits>
+#include <cstring>
 #include <cmath>
 #include <thread>
 
@@ -17,6 +19,7 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/ibverbs/device.h>
 #include <gloo/transport/tcp/device.h>
+#include <gloo/transport/pair.h>
 #include <gloo/types.h>
 
 #include "core/half.h"
@@ -167,7 +170,51 @@ CommonWorld::CommonWorld(std::shared_ptr<gloo::Context> context, std::string nam
       name_(std::move(name)),
       rank_(context_->rank),
       size_(context_->size),
-      timeout_ms_(timeout_ms) {}
+      timeout_ms_(timeout_ms) {
+  // Gloo's messages about a failed connection quote the peer's end of it ("Connection closed by
+  // peer [127.0.0.1]:34958"). Every rank tells the others the addresses of its ends (one per
+  // pair), so a failure can be traced to a rank.
+  constexpr size_t kLen = 64;
+  const size_t n = static_cast<size_t>(size_);
+  std::vector<char> mine(n * kLen, 0), all(n * n * kLen, 0);
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    const std::string a = context_->getPair(r)->address().str();
+    std::strncpy(&mine[r * kLen], a.c_str(), kLen - 1);
+  }
+  if (size_ > 1) {
+    try {
+      gloo::AllgatherRing<char>(context_, {mine.data()}, all.data(), static_cast<int>(n * kLen))
+          .run();
+    } catch (...) {
+      RethrowAsCommunicationError("CreateCommonWorld (exchanging connection addresses)");
+    }
+  }
+  peer_addresses_.resize(n);
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    for (size_t k = 0; k < n; ++k) {
+      const char* a = &all[(r * n + k) * kLen];
+      if (*a) peer_addresses_[r].emplace_back(a);
+    }
+  }
+}
+
+std::string CommonWorld::RanksNamedIn(const std::string& message) const {
+  std::string ranks;
+  for (int r = 0; r < size_ && r < static_cast<int>(peer_addresses_.size()); ++r) {
+    bool named = false;
+    for (const std::string& a : peer_addresses_[static_cast<size_t>(r)]) {
+      const size_t at = message.find(a);
+      // The address must not go on with more port digits (":3495" in ":34958").
+      named |= at != std::string::npos &&
+               !(at + a.size() < message.size() &&
+                 std::isdigit(static_cast<unsigned char>(message[at + a.size()])));
+    }
+    if (named) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  }
+  return ranks;
+}
 
 CommonWorld::~CommonWorld() = default;
 
@@ -253,8 +300,12 @@ void CommonWorld::RethrowAsCommunicationError(const std::string& what) const {
   } catch (const EnforceNotMet&) {
     throw;
   } catch (const std::exception& e) {
-    throw CommunicationError(__FILE__, __LINE__,
-                             MakeString(what, " failed on ", Describe(), ": ", e.what()));
+    const std::string lost = RanksNamedIn(e.what());
+    throw CommunicationError(
+        __FILE__, __LINE__,
+        MakeString(what, " failed on ", Describe(), ": ",
+                   lost.empty() ? "" : "lost rank " + lost + " (its connection failed): ",
+                   e.what()));
   }
 }
 

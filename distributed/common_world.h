@@ -97,8 +97,9 @@ class CommonWorld {
 
   const std::shared_ptr<gloo::Context>& context() const { return context_; }
 
-  // Rethrows the exception in flight (from Gloo) as CommunicationError: "<what> on <world>:
-  // <Gloo's message>". EnforceNotMet passes through unchanged.
+  // Rethrows the exception in flight (from Gloo) as CommunicationError: "<what> failed on <world>:
+  // lost rank <r> (its connection failed): <Gloo's message>" (the rank when Gloo's message quotes
+  // the address of a peer's connection). EnforceNotMet passes through unchanged.
   [[noreturn]] void RethrowAsCommunicationError(const std::string& what) const;
 
   CommonWorld(std::shared_ptr<gloo::Context> context, std::string name, int64_t timeout_ms);
@@ -109,6 +110,9 @@ class CommonWorld {
   std::string name_;
   int rank_, size_;
   int64_t timeout_ms_;
+  // Ranks whose connection address (as Gloo's messages quote it) appears in `message`, "1, 3".
+  std::string RanksNamedIn(const std::string& message) const;
+  std::vector<std::vector<std::string>> peer_addresses_;  // per rank: its ends of its connections
   bool closed_ = false;
   mutable int clones_ = 0;
   std::unique_ptr<gloo::Algorithm> barrier_;

@@ -71,8 +71,13 @@ DataInputOp::DataInputOp(const OperatorDef& def, Workspace* ws)
       crop_(GetSingleArgument<int64_t>("crop", 0)),
       pad_(GetSingleArgument<int64_t>("pad", 0)),
       mirror_(GetSingleArgument<bool>("mirror", false)),
-      is_test_(GetSingleArgument<bool>("is_test", false)) {
+      is_test_(GetSingleArgument<bool>("is_test", false)),
+      num_shards_(GetSingleArgument<int64_t>("num_shards", 1)),
+      shard_id_(GetSingleArgument<int64_t>("shard_id", 0)) {
   HALFCAF_ENFORCE(batch_size_ > 0, "DataInput: `batch_size` must be > 0, got ", batch_size_);
+  HALFCAF_ENFORCE(num_shards_ >= 1 && shard_id_ >= 0 && shard_id_ < num_shards_,
+                  "DataInput: expected num_shards >= 1 and 0 <= shard_id < num_shards, got "
+                  "num_shards ", num_shards_, ", shard_id ", shard_id_);
   HALFCAF_ENFORCE(crop_ >= 0, "DataInput: `crop` must be >= 0 (0: no crop), got ", crop_);
   HALFCAF_ENFORCE(pad_ >= 0, "DataInput: `pad` must be >= 0, got ", pad_);
   uint64_t seed = 0;
@@ -239,11 +244,19 @@ void DataInputOp::Produce(DataReaderState pos, Batch* batch) {
     pos.index = 0;
   }
   batch->start = pos;
-  for (int64_t b = 0; b < batch_size_; ++b) {
+  // The global batch is num_shards * batch_size consecutive samples of the epoch's order; this
+  // shard takes the shard_id-th slice of it.
+  const int64_t first = shard_id_ * batch_size_, last = first + batch_size_;
+  for (int64_t k = 0; k < num_shards_ * batch_size_; ++k) {
     if (pos.index >= n) {
       ++pos.epoch;
       pos.index = 0;
     }
+    if (k < first || k >= last) {
+      ++pos.index;
+      continue;
+    }
+    const int64_t b = k - first;
     const int64_t s = SampleAt(pos.epoch, pos.index, pos.seed);
     source_->ReadSample(s, sample_buf_.data());
     const uint8_t* pixels =
@@ -400,7 +413,12 @@ OPERATOR_SCHEMA(DataInput)
         "random `crop` x `crop` window (crop 0 keeps the sample size, so pad alone shifts it "
         "randomly), and with mirror=1 a left-right flip with probability 1/2; the draws depend "
         "only on (seed, epoch, position), so they survive prefetch and resume. is_test=1 takes "
-        "the centre window and never flips (for evaluation).")
+        "the centre window and never flips (for evaluation). Sharding (multi-process training): with "
+        "num_shards = S, the global batch is S * batch_size consecutive samples of the epoch's "
+        "order and shard i reads the i-th slice of it, so the shards of one run read disjoint "
+        "parts of every epoch, together exactly the batches one reader with S * batch_size "
+        "would read; the position (GetState) counts global samples, so a run resumes with any "
+        "number of shards.")
     .Output(0, "data", "float or float16 (N, C, H, W), or (N, H, W, C) with order=NHWC")
     .Output(1, "label", "int32 (N): class of each sample")
     .Output(2, "position",
@@ -429,6 +447,8 @@ OPERATOR_SCHEMA(DataInput)
     .Arg("crop", "int, default 0: output samples are crop x crop (0: the samples' own size)")
     .Arg("pad", "int, default 0: zero pixels added on every side before cropping")
     .Arg("mirror", "int, default 0: flip each sample left-right with probability 1/2")
-    .Arg("is_test", "int, default 0: centre crop and no flip (evaluation)");
+    .Arg("is_test", "int, default 0: centre crop and no flip (evaluation)")
+    .Arg("num_shards", "int, default 1: readers sharing each global batch (one per process)")
+    .Arg("shard_id", "int, default 0: this reader's slice of the global batch, 0..num_shards-1");
 
 }  // namespace halfcaf

@@ -8,7 +8,7 @@
 //   args     source, format ("idx" | "cifar10" | "synthetic"), batch_size, shuffle (1), seed,
 //            scale (1/255), mean (0), std (1), order ("NCHW"), dtype ("float"),
 //            synthetic_shape (C, H, W), num_classes (10), synthetic_count (1024), prefetch (1),
-//            crop (0), pad (0), mirror (0), is_test (0)
+//            crop (0), pad (0), mirror (0), is_test (0), num_shards (1), shard_id (0)
 //
 // A pixel p (uint8) becomes (p * scale - mean[c]) / std[c]. The whole data set is loaded once as
 // uint8; batches are converted as they are made. Samples are visited in a fresh random order each
@@ -22,6 +22,10 @@
 // only on (seed, epoch, position in the epoch), so augmented batches are the same with or without
 // prefetch and after a resume. With is_test=1 (evaluation) the window is the centre one (of the
 // unpadded image) and nothing is flipped.
+//
+// Sharding: with num_shards = S, each global batch is S * batch_size consecutive samples of the
+// epoch's order and shard i reads slice i of it (shards read disjoint parts of every epoch);
+// positions count global samples, so a checkpoint resumes with any number of shards.
 //
 // Checkpoint / resume: GetState() is the position of the next batch Run() will produce;
 // SetState() on a fresh op (same data set and arguments) makes the following batches identical to
@@ -90,6 +94,7 @@ class DataInputOp final : public Operator<CPUContext>, public ResumableReader {
   DataType dtype_;
   int64_t crop_, pad_;
   bool mirror_, is_test_;
+  int64_t num_shards_, shard_id_;
   bool augment_ = false;  // any of crop / pad / mirror changes the samples
   std::unique_ptr<DataSource> source_;
 

@@ -203,8 +203,35 @@ TEST(DistributedFaultTest, KilledRankMakesTheOthersFailNamingTheOp) {
       EXPECT_NE(results[k].err.find("Allreduce"), std::string::npos) << results[k].err;
       EXPECT_NE(results[k].err.find("grad_allreduce"), std::string::npos) << results[k].err;
       EXPECT_NE(results[k].err.find("timeout 3000 ms"), std::string::npos) << results[k].err;
+      EXPECT_NE(results[k].err.find("lost rank "), std::string::npos) << results[k].err;
     }
   }
+}
+
+// The trainer's bucketed exchange on its communication thread: every bucket summed, each step.
+TEST(GradientExchangeTest, BucketsAreSummedOverTheRanks) {
+  for (int size : {2, 3}) {
+    SCOPED_TRACE(size);
+    ExpectAllPassed(RunRanks("exchange", size, AllRanks(size), {}, 120));
+  }
+}
+
+// A rank killed between steps: the others' Wait throws, naming the lost rank, within the timeout.
+TEST(GradientExchangeTest, KilledRankFailsTheWaitNamingIt) {
+  auto results = RunRanks("exchange", 3, AllRanks(3), {"timeout_ms=3000", "victim=1"}, 60);
+  EXPECT_EQ(results[1].exit_code, 128 + SIGKILL) << results[1].err;
+  int named_victim = 0;
+  for (int k : {0, 2}) {
+    EXPECT_EQ(results[k].exit_code, 3) << results[k].err;
+    EXPECT_LT(results[k].seconds, 20);
+    EXPECT_NE(results[k].err.find("Allreduce"), std::string::npos) << results[k].err;
+    EXPECT_NE(results[k].err.find("timeout 3000 ms"), std::string::npos) << results[k].err;
+    EXPECT_NE(results[k].err.find("lost rank "), std::string::npos) << results[k].err;
+    named_victim += results[k].err.find("lost rank 1 ") != std::string::npos;
+  }
+  // A survivor may lose its link to the other survivor first (which stopped on its own error),
+  // but the killed rank is the one named by at least one of them.
+  EXPECT_GE(named_victim, 1);
 }
 
 // With status_blob, Caffe2's behaviour: the failure is recorded (int32 1), not thrown.

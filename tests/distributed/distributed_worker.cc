@@ -24,6 +24,7 @@
 #include "core/half.h"
 #include "core/workspace.h"
 #include "distributed/common_world.h"
+#include "distributed/gradient_exchange.h"
 
 namespace halfcaf {
 namespace {
@@ -275,6 +276,66 @@ int Api(int rank, int size) {
   return 0;
 }
 
+// GradientExchange, as the trainer drives it: three buckets (float, float16, float with tensors of
+// several sizes) started one after the other, several steps, each bucket's tensors summed over
+// the ranks. With victim=R, rank R dies at step 2 (kill -9).
+int Exchange(int rank, int size) {
+  CommonWorldOptions o;
+  o.rank = rank;
+  o.size = size;
+  o.timeout_ms = IntArg("timeout_ms", 10000);
+  o.interface = "lo";
+  o.name = "exchange";
+  auto world = CommonWorld::Create(Arg("store"), o);
+  GradientExchange exchange(world);
+  const int victim = IntArg("victim", -1);
+  const std::vector<std::vector<int64_t>> sizes = {{7, 1000003}, {1, 4097}, {3, 1, 20000}};
+  const std::vector<DataType> dtypes = {DataType::FLOAT, DataType::FLOAT16, DataType::FLOAT};
+  for (int step = 0; step < 4; ++step) {
+    if (step == 2 && rank == victim) raise(SIGKILL);
+    std::vector<std::vector<Tensor>> buckets(sizes.size());
+    for (size_t b = 0; b < sizes.size(); ++b) {
+      for (size_t j = 0; j < sizes[b].size(); ++j) {
+        buckets[b].emplace_back(std::vector<int64_t>{sizes[b][j]}, dtypes[b]);
+        Tensor& t = buckets[b].back();
+        for (int64_t i = 0; i < t.numel(); ++i) {
+          const float v = Value(rank, static_cast<int>(10 * b + j + step), i, true);
+          if (dtypes[b] == DataType::FLOAT) t.mutable_data<float>()[i] = v;
+          else t.mutable_data<Half>()[i] = Half(v);
+        }
+      }
+      std::vector<Tensor*> ptrs;
+      for (Tensor& t : buckets[b]) ptrs.push_back(&t);
+      exchange.Start(ptrs);
+    }
+    exchange.Wait();
+    for (size_t b = 0; b < sizes.size(); ++b) {
+      for (size_t j = 0; j < sizes[b].size(); ++j) {
+        const Tensor& t = buckets[b][j];
+        for (int64_t i = 0; i < t.numel(); ++i) {
+          float want = 0;
+          for (int r = 0; r < size; ++r) want += Value(r, static_cast<int>(10 * b + j + step), i, true);
+          if (Get(t, i) != want) {
+            return Fail(MakeString("exchange step ", step, " bucket ", b, " tensor ", j, " [", i,
+                                   "] = ", Get(t, i), ", expected ", want));
+          }
+        }
+      }
+    }
+  }
+  const ExchangeTimes times = exchange.TakeTimes();
+  int64_t want_bytes = 0;
+  for (size_t b = 0; b < sizes.size(); ++b) {
+    for (int64_t n : sizes[b]) want_bytes += 4 * n * static_cast<int64_t>(DataTypeSize(dtypes[b]));
+  }
+  if (times.buckets != 12 || times.bytes != want_bytes || times.exchange_s <= 0 ||
+      times.exposed_s < 0) {
+    return Fail(MakeString("exchange times: ", times.buckets, " buckets, ", times.bytes,
+                           " bytes (expected 12, ", want_bytes, "), ", times.exchange_s, " s"));
+  }
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -285,6 +346,7 @@ int Main(int argc, char** argv) {
   const int rank = IntArg("rank", 0), size = IntArg("size", 1);
   try {
     if (mode == "api") return Api(rank, size);
+    if (mode == "exchange") return Exchange(rank, size);
     Workspace ws;
     CreateWorld(ws, rank, size);
     if (mode == "allreduce") return Allreduce(ws, rank, size);

@@ -405,6 +405,63 @@ TEST_F(DataInputOpTest, StateSaveRestoreGivesIdenticalBatches) {
   }
 }
 
+// Shards of one global batch: together exactly what one reader of the whole batch reads (also
+// across epochs and with augmentation), disjoint, and at the same (global) position.
+TEST_F(DataInputOpTest, ShardsSplitEachGlobalBatch) {
+  const std::string ip = WriteIdx();
+  for (bool augment : {false, true}) {
+    auto def = [&](int64_t batch, int64_t shards, int64_t id) {
+      std::vector<Argument> args{MakeArgument("source", ip), MakeArgument("format", "idx"),
+                                 MakeArgument("batch_size", batch), MakeArgument("seed", 7),
+                                 MakeArgument("num_shards", shards),
+                                 MakeArgument("shard_id", id)};
+      if (augment) {
+        args.push_back(MakeArgument("pad", 1));
+        args.push_back(MakeArgument("mirror", 1));
+      }
+      return DataDef(args);
+    };
+    Workspace whole_ws;
+    auto whole = CreateOperator(def(6, 1, 0), &whole_ws);
+    std::vector<Workspace> ws(3);
+    std::vector<std::unique_ptr<OperatorBase>> shards;
+    for (int i = 0; i < 3; ++i) shards.push_back(CreateOperator(def(2, 3, i), &ws[i]));
+    for (int step = 0; step < 4; ++step) {
+      const Batch want = RunBatch(whole.get(), &whole_ws);
+      Batch got;
+      for (int i = 0; i < 3; ++i) {
+        const Batch b = RunBatch(shards[i].get(), &ws[i]);
+        EXPECT_EQ(b.dims[0], 2);
+        got.data.insert(got.data.end(), b.data.begin(), b.data.end());
+        got.labels.insert(got.labels.end(), b.labels.begin(), b.labels.end());
+        EXPECT_EQ(static_cast<DataInputOp*>(shards[i].get())->GetState(),
+                  static_cast<DataInputOp*>(whole.get())->GetState());
+      }
+      EXPECT_EQ(got.data, want.data) << "augment " << augment << " step " << step;
+      EXPECT_EQ(got.labels, want.labels);
+    }
+  }
+  // Within one epoch (5 samples, global batch 4 of 2 shards) the shards' samples are disjoint.
+  std::vector<Workspace> ws(2);
+  std::vector<int> ids;
+  for (int i = 0; i < 2; ++i) {
+    auto op = CreateOperator(DataDef({MakeArgument("source", ip), MakeArgument("format", "idx"),
+                                      MakeArgument("batch_size", 2), MakeArgument("seed", 3),
+                                      MakeArgument("num_shards", 2), MakeArgument("shard_id", i)}),
+                             &ws[i]);
+    const auto got = IdxIds(RunBatch(op.get(), &ws[i]));
+    ids.insert(ids.end(), got.begin(), got.end());
+  }
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::unique(ids.begin(), ids.end()), ids.end()) << "a sample was read by two shards";
+  for (auto bad : {std::vector<int64_t>{0, 0}, {2, 2}, {2, -1}}) {
+    ExpectCreateFails(DataDef({MakeArgument("source", ip), MakeArgument("format", "idx"),
+                               MakeArgument("batch_size", 2), MakeArgument("num_shards", bad[0]),
+                               MakeArgument("shard_id", bad[1])}),
+                      {"num_shards", "shard_id"});
+  }
+}
+
 TEST_F(DataInputOpTest, StateErrors) {
   const std::string ip = WriteIdx();
   Workspace ws;
