@@ -97,6 +97,12 @@ std::shared_ptr<gloo::transport::Device> CreateDevice(const CommonWorldOptions& 
 void WaitForAllRanks(StoreHandler& store, const std::string& prefix,
                      const CommonWorldOptions& o) {
   const auto key = [&](int r) { return prefix + "arrived/" + std::to_string(r); };
+  // Only this rank ever writes its key: if it is there, an earlier run left it, and its other
+  // keys (stale addresses) would be taken as this run's.
+  HALFCAF_ENFORCE(!store.Check({key(o.rank)}), "CreateCommonWorld '", o.name, "': ",
+                  store.Describe(), " already holds rank ", o.rank, "'s key '", key(o.rank),
+                  "' from an earlier run; use a new folder or prefix for each run (or another "
+                  "world name), or remove the old one");
   store.Set(key(o.rank), "1");
   std::vector<std::string> keys;
   for (int r = 0; r < o.size; ++r) keys.push_back(key(r));

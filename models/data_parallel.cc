@@ -58,14 +58,10 @@ std::string AllReduceScratch(const Replica& receiver, const std::string& blob) {
   return receiver.Blob(blob) + "_allreduce_in";
 }
 
-void AddAllReduce(const std::vector<std::string>& blobs, const std::vector<Replica>& replicas,
-                  NetDef* net) {
+void AddReduce(const std::vector<std::string>& blobs, const std::vector<Replica>& replicas,
+               NetDef* net) {
   const size_t n = replicas.size();
-  if (n < 2) return;
-  size_t top = 1;  // largest power of two below n: the first broadcast stride
-  while (top * 2 < n) top *= 2;
-  // Reduce: after the round with stride s, replica i (i % 2s == 0) holds the sum of replicas
-  // i .. i+2s-1.
+  // After the round with stride s, replica i (i % 2s == 0) holds the sum of replicas i .. i+2s-1.
   for (size_t s = 1; s < n; s *= 2) {
     for (const auto& b : blobs) {
       for (size_t i = 0; i + s < n; i += 2 * s) {
@@ -80,7 +76,14 @@ void AddAllReduce(const std::vector<std::string>& blobs, const std::vector<Repli
       }
     }
   }
-  // Broadcast the total back down the same tree.
+}
+
+void AddBroadcastBack(const std::vector<std::string>& blobs, const std::vector<Replica>& replicas,
+                      NetDef* net) {
+  const size_t n = replicas.size();
+  if (n < 2) return;
+  size_t top = 1;  // largest power of two below n: the first stride
+  while (top * 2 < n) top *= 2;
   for (size_t s = top; s >= 1; s /= 2) {
     for (const auto& b : blobs) {
       for (size_t i = 0; i + s < n; i += 2 * s) {
@@ -91,6 +94,12 @@ void AddAllReduce(const std::vector<std::string>& blobs, const std::vector<Repli
       }
     }
   }
+}
+
+void AddAllReduce(const std::vector<std::string>& blobs, const std::vector<Replica>& replicas,
+                  NetDef* net) {
+  AddReduce(blobs, replicas, net);
+  AddBroadcastBack(blobs, replicas, net);
 }
 
 }  // namespace halfcaf

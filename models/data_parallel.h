@@ -48,6 +48,13 @@ NetDef ReplicateNet(const NetDef& net, const Replica& replica, const CpuPredicat
 void AddAllReduce(const std::vector<std::string>& blobs, const std::vector<Replica>& replicas,
                   NetDef* net);
 
+// The two halves of AddAllReduce: the reduction into replica 0, and the copies of replica 0's
+// blobs back to the others (the multi-process trainer sums across processes in between).
+void AddReduce(const std::vector<std::string>& blobs, const std::vector<Replica>& replicas,
+               NetDef* net);
+void AddBroadcastBack(const std::vector<std::string>& blobs, const std::vector<Replica>& replicas,
+                      NetDef* net);
+
 // Name of the temporary that holds the partner's copy of `blob` on the receiving replica.
 std::string AllReduceScratch(const Replica& receiver, const std::string& blob);
 

@@ -1,6 +1,7 @@
 #include "models/trainer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 #include <sstream>
@@ -11,6 +12,8 @@
 #include "core/operator.h"
 #include "core/tensor_proto.h"
 #include "data/reader_state.h"
+#include "distributed/common_world.h"
+#include "distributed/gradient_exchange.h"
 #include "models/backward.h"
 #include "models/mixed_precision.h"
 #include "models/op_types.h"
@@ -39,11 +42,13 @@ const char kRngStatePrefix[] = "random_state_";
 
 bool IsRandomOp(const OperatorBase& op) { return op.type() == "Dropout"; }
 
-// The random ops of a net, in net order.
-std::vector<OperatorBase*> RandomOps(NetBase* net) {
+// The random ops of the nets, in order.
+std::vector<OperatorBase*> RandomOps(const std::vector<NetBase*>& nets) {
   std::vector<OperatorBase*> out;
-  for (const auto& op : net->ops()) {
-    if (IsRandomOp(*op) && op->random_generator() != nullptr) out.push_back(op.get());
+  for (NetBase* net : nets) {
+    for (const auto& op : net->ops()) {
+      if (IsRandomOp(*op) && op->random_generator() != nullptr) out.push_back(op.get());
+    }
   }
   return out;
 }
@@ -189,23 +194,30 @@ void AddSkipStreak(NetDef* update, NetDef* state) {
   *state->add_op() = Fill(kMaxSkipStreak, {}, DataType::FLOAT, 0.f);
 }
 
-int64_t LargestDivisorAtMost(int64_t n, int64_t cap) {
-  for (int64_t b = std::min(n, cap); b > 1; --b) {
-    if (n % b == 0) return b;
-  }
-  return 1;
-}
-
 }  // namespace
 
 Trainer::Trainer(const NetDef& init, const NetDef& forward, const TrainerOptions& options)
     : opt_(options) {
   HALFCAF_ENFORCE(opt_.batch_size > 0, "batch size must be positive, got ", opt_.batch_size);
+  if (opt_.world) {
+    shards_ = opt_.world->size();
+    shard_ = opt_.world->rank();
+    HALFCAF_ENFORCE(opt_.batch_size % shards_ == 0, "the batch size (", opt_.batch_size, ") is the "
+                    "global batch of all ", shards_, " processes: it must be a multiple of their "
+                    "number");
+    HALFCAF_ENFORCE(ParseAllreduceAlgorithm(opt_.allreduce_algorithm) != AllreduceAlgorithm::kRing,
+                    "the ring all-reduce adds in a different order on each process, so their "
+                    "parameters would drift apart; use halving_doubling, ring_chunked or bcube");
+    HALFCAF_ENFORCE(opt_.bucket_bytes > 0, "the gradient bucket size must be positive, got ",
+                    opt_.bucket_bytes);
+  }
   if (opt_.replicas.size() > 1) {
     replicas_ = MakeReplicas(opt_.replicas);
     const int64_t n = static_cast<int64_t>(replicas_.size());
-    HALFCAF_ENFORCE(opt_.batch_size % n == 0, "the batch size (", opt_.batch_size, ") must be a "
-                    "multiple of the number of replicas (", n, ")");
+    HALFCAF_ENFORCE(opt_.batch_size / shards_ % n == 0, "the batch size (", opt_.batch_size,
+                    shards_ > 1 ? MakeString(" over ", shards_, " processes") : "",
+                    ") must be a multiple of the number of replicas (", n, ")",
+                    shards_ > 1 ? " times the number of processes" : "");
     opt_.device = replicas_[0].device;
   }
   HALFCAF_ENFORCE(!opt_.train_data.empty() || opt_.data_format == "synthetic",
@@ -222,8 +234,9 @@ Trainer::Trainer(const NetDef& init, const NetDef& forward, const TrainerOptions
 
 Trainer::~Trainer() = default;
 
-NetDef Trainer::MakeDataNet(const std::string& source, bool train, int64_t batch_size,
+NetDef Trainer::MakeDataNet(const std::string& source, bool train, int64_t global_batch,
                             const std::string& data, const std::string& label) const {
+  const int64_t batch_size = global_batch / shards_;  // this shard's slice of each batch
   // A synthetic set is a function of the seed, so the test reader sees the training samples
   // (in order): synthetic data measures speed and fitting, not generalisation.
   const int64_t seed = static_cast<int64_t>(opt_.seed);
@@ -242,7 +255,9 @@ NetDef Trainer::MakeDataNet(const std::string& source, bool train, int64_t batch
       MakeArgument("crop", opt_.crop),
       MakeArgument("pad", opt_.pad),
       MakeArgument("mirror", opt_.mirror ? 1 : 0),
-      MakeArgument("is_test", train ? 0 : 1)};
+      MakeArgument("is_test", train ? 0 : 1),
+      MakeArgument("num_shards", static_cast<int64_t>(shards_)),
+      MakeArgument("shard_id", static_cast<int64_t>(shard_))};
   if (opt_.data_format == "synthetic") {
     args.push_back(MakeArgument("synthetic_shape", opt_.synthetic_shape));
     args.push_back(MakeArgument("num_classes", opt_.num_classes));
@@ -307,8 +322,10 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   std::map<std::string, std::string> seeds;
   if (opt_.float16) seeds[opt_.loss_blob] = kLossScale;
   // Data parallel: each replica's loss is the mean over its share of the batch, so its gradient
-  // is seeded with loss_scale / N and the summed gradients are those of the whole batch.
-  if (!replicas_.empty()) seeds[opt_.loss_blob] = kLossGradSeed;
+  // is seeded with loss_scale / N (N replicas in all processes) and the summed gradients are
+  // those of the whole batch.
+  const size_t all_replicas = std::max<size_t>(replicas_.size(), 1) * static_cast<size_t>(shards_);
+  if (all_replicas > 1) seeds[opt_.loss_blob] = kLossGradSeed;
   std::map<std::string, GradientWrapper> grads;
   try {
     grads = Backward(&body, {opt_.loss_blob}, seeds);
@@ -336,9 +353,9 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   // state the init net makes: the user's init, the FP16 copies, the optimizer's state and the
   // loss-scale state.
   NetDef step;
-  if (!replicas_.empty()) {
+  if (all_replicas > 1) {
     *step.add_op() = MakeOperatorDef("Scale", "", {kLossScale}, {kLossGradSeed},
-                                     {MakeArgument("scale", 1.f / replicas_.size())});
+                                     {MakeArgument("scale", 1.f / all_replicas)});
   }
   for (const auto& op : body.op()) *step.add_op() = op;
   NetDef state = init;
@@ -373,17 +390,22 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
       }
     }
   }
+  param_grads_ = param_grads;
   if (!replicas_.empty()) {
-    BuildReplicated(step, update, state, grad_blobs);
+    BuildReplicated(step, update, state);
   } else {
-    train_ = MakeDataNet(opt_.train_data, true, opt_.batch_size, opt_.data_blob, opt_.label_blob);
-    train_.set_name("train");
-    for (const auto& op : step.op()) *train_.add_op() = op;
-    for (const auto& op : update.op()) *train_.add_op() = op;
+    body_ = MakeDataNet(opt_.train_data, true, opt_.batch_size, opt_.data_blob, opt_.label_blob);
+    for (const auto& op : step.op()) *body_.add_op() = op;
+    tail_ = update;
     init_ = state;
     PlaceOnDevice(&init_, opt_.device, opt_.data_blob, opt_.label_blob);
-    PlaceOnDevice(&train_, opt_.device, opt_.data_blob, opt_.label_blob);
+    PlaceOnDevice(&body_, opt_.device, opt_.data_blob, opt_.label_blob);
+    PlaceOnDevice(&tail_, opt_.device, opt_.data_blob, opt_.label_blob);
   }
+  train_ = body_;
+  train_.set_name("train");
+  AddAllReduce(grad_blobs, replicas_, &train_);
+  for (const auto& op : tail_.op()) *train_.add_op() = op;
 
   if (opt_.test_forward.op_size() == 0) {
     test_forward_ = TestModeForward(fwd);
@@ -398,31 +420,30 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   }
 }
 
-void Trainer::BuildReplicated(const NetDef& step, const NetDef& update, const NetDef& state,
-                              const std::vector<std::string>& grads) {
+void Trainer::BuildReplicated(const NetDef& step, const NetDef& update, const NetDef& state) {
   // Reader (CPU, whole batch) -> Split along the batch axis -> one share per replica, copied to
   // its device.
-  train_ = MakeDataNet(opt_.train_data, true, opt_.batch_size, opt_.data_blob, opt_.label_blob);
-  train_.set_name("train");
+  NetDef& train = body_;
+  train = MakeDataNet(opt_.train_data, true, opt_.batch_size, opt_.data_blob, opt_.label_blob);
   const bool cuda = replicas_[0].device.type == DeviceType::CUDA;
   for (const std::string& blob : {opt_.data_blob, opt_.label_blob}) {
     std::vector<std::string> shares;
     for (const auto& r : replicas_) shares.push_back(r.Blob(blob) + (cuda ? "_cpu" : ""));
-    *train_.add_op() = MakeOperatorDef("Split", "", {blob}, shares, {MakeArgument("axis", 0)});
+    *train.add_op() = MakeOperatorDef("Split", "", {blob}, shares, {MakeArgument("axis", 0)});
     if (!cuda) continue;
     for (const auto& r : replicas_) {
       OperatorDef copy = MakeOperatorDef("CopyCPUToGPU", "", {r.Blob(blob) + "_cpu"}, {r.Blob(blob)});
       copy.mutable_device_option()->set_device_type(static_cast<int>(r.device.type));
       copy.mutable_device_option()->set_device_id(r.device.id);
-      *train_.add_op() = copy;
+      *train.add_op() = copy;
     }
   }
   auto append = [](const NetDef& from, NetDef* to) {
     for (const auto& op : from.op()) *to->add_op() = op;
   };
-  for (const auto& r : replicas_) append(ReplicateNet(step, r, StaysOnCpu), &train_);
-  AddAllReduce(grads, replicas_, &train_);
-  for (const auto& r : replicas_) append(ReplicateNet(update, r, StaysOnCpu), &train_);
+  for (const auto& r : replicas_) append(ReplicateNet(step, r, StaysOnCpu), &train);
+  tail_.clear_op();
+  for (const auto& r : replicas_) append(ReplicateNet(update, r, StaysOnCpu), &tail_);
 
   // Replica 0 initialises; the others copy every blob it made, so all start identical.
   init_ = ReplicateNet(state, replicas_[0], StaysOnCpu);
@@ -462,15 +483,205 @@ void Trainer::CreateNets() {
                                                   : (gpus.size() >= 2 ? "dag" : "simple");
   HALFCAF_ENFORCE(type == "simple" || type == "dag", "the training net type must be simple or dag, "
                   "got '", opt_.net_type, "'");
-  train_.set_type(type);
   // One worker per replica (each replica's chain of ops) and one for the CPU-side ops.
-  if (type == "dag") train_.set_num_workers(static_cast<int>(std::max<size_t>(replicas_.size(), 1)) + 1);
-  train_net_ = ws_.CreateNet(train_);
+  const int workers = static_cast<int>(std::max<size_t>(replicas_.size(), 1)) + 1;
+  train_.set_type(type);
+  if (type == "dag") train_.set_num_workers(workers);
+  if (opt_.world) {
+    CreateShardedNets(type, workers);
+  } else {
+    train_net_ = ws_.CreateNet(train_);
+  }
   train_reader_ = dynamic_cast<ResumableReader*>(train_net_->ops().at(0).get());
   CHECK(train_reader_ != nullptr);
   CreateWindowNets();
   // The test set is read now, so a problem with it shows before training, not after.
   if (!opt_.test_data.empty()) CreateTestNet();
+}
+
+void Trainer::CreateShardedNets(const std::string& type, int workers) {
+  // Where each gradient is final: the last op of the body writing it on any replica.
+  std::map<std::string, int> last_write;
+  for (int i = 0; i < body_.op_size(); ++i) {
+    for (const auto& o : body_.op(i).output()) last_write[o] = i;
+  }
+  struct Grad {
+    std::string name;
+    int ready;
+    size_t bytes;
+    DataType dtype;
+  };
+  std::vector<Grad> grads;
+  for (const auto& pg : param_grads_) {
+    Grad g{pg.grad, -1, 0, pg.fp16_copy.empty() ? DataType::FLOAT : DataType::FLOAT16};
+    for (size_t r = 0; r < std::max<size_t>(replicas_.size(), 1); ++r) {
+      auto it = last_write.find(Name(r, pg.grad));
+      HALFCAF_ENFORCE(it != last_write.end(), "no op of the training net writes the gradient '",
+                      Name(r, pg.grad), "'");
+      g.ready = std::max(g.ready, it->second);
+    }
+    g.bytes = static_cast<size_t>(ws_.GetTensor(Name(0, pg.param)).numel()) * DataTypeSize(g.dtype);
+    grads.push_back(g);
+  }
+  std::stable_sort(grads.begin(), grads.end(),
+                   [](const Grad& a, const Grad& b) { return a.ready < b.ready; });
+  // Buckets of about bucket_bytes (one dtype each), in the order the backward pass finishes them.
+  struct Bucket {
+    std::vector<std::string> grads;
+    size_t bytes = 0;
+    int ready = -1;
+    DataType dtype;
+  };
+  std::vector<Bucket> buckets;
+  for (const Grad& g : grads) {
+    if (buckets.empty() || buckets.back().bytes + g.bytes > static_cast<size_t>(opt_.bucket_bytes) ||
+        g.dtype != buckets.back().dtype) {
+      buckets.emplace_back();
+      buckets.back().dtype = g.dtype;
+    }
+    Bucket& b = buckets.back();
+    b.grads.push_back(g.name);
+    b.bytes += g.bytes;
+    b.ready = g.ready;
+  }
+  // The body cut after each bucket's last gradient (and its in-process sum into replica 0).
+  std::vector<NetDef> parts(1);
+  bucket_blobs_.clear();
+  size_t next = 0;
+  for (int i = 0; i < body_.op_size(); ++i) {
+    *parts.back().add_op() = body_.op(i);
+    while (next < buckets.size() && buckets[next].ready == i) {
+      AddReduce(buckets[next].grads, replicas_, &parts.back());
+      std::vector<std::string> names;
+      for (const auto& g : buckets[next].grads) names.push_back(Name(0, g));
+      bucket_blobs_.push_back(names);
+      parts.emplace_back();
+      ++next;
+    }
+  }
+  NetDef post;
+  for (const auto& pg : param_grads_) AddBroadcastBack({pg.grad}, replicas_, &post);
+  for (const auto& op : tail_.op()) *post.add_op() = op;
+  auto create = [&](NetDef net, const std::string& name) -> NetBase* {
+    if (net.op_size() == 0) return nullptr;
+    net.set_name(name);
+    net.set_type(type);
+    if (type == "dag") net.set_num_workers(workers);
+    return ws_.CreateNet(net);
+  };
+  pre_exchange_nets_.clear();
+  for (size_t k = 0; k < parts.size(); ++k) {
+    pre_exchange_nets_.push_back(create(parts[k], "train_part" + std::to_string(k)));
+  }
+  post_exchange_net_ = create(post, "train_update");
+  train_net_ = pre_exchange_nets_.at(0);
+  // The exchange gets its own connections, so its thread never shares Gloo's slots with the
+  // collectives of this thread (the start-up sync, the statistics).
+  exchange_ = std::make_unique<GradientExchange>(opt_.world->Clone(),
+                                                 ParseAllreduceAlgorithm(opt_.allreduce_algorithm));
+  stats_reducer_ = std::make_unique<Allreducer>(opt_.world);
+}
+
+namespace {
+
+uint64_t Fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+void Trainer::SyncShards() {
+  // The same net everywhere: every state blob's name, dtype and dims, and the replica count.
+  std::string desc;
+  int64_t values = 0;
+  for (const auto& b : checkpoint_blobs_) {
+    const Tensor& t = ws_.GetTensor(Name(0, b));
+    desc += b + ":" + DataTypeName(t.dtype()) + DimsString(t.dims()) + ";";
+    values += t.numel();
+  }
+  const int64_t replicas = static_cast<int64_t>(std::max<size_t>(replicas_.size(), 1));
+  const int64_t mine[4] = {static_cast<int64_t>(Fnv1a(desc)),
+                           static_cast<int64_t>(checkpoint_blobs_.size()), values, replicas};
+  std::vector<int64_t> all(4 * static_cast<size_t>(shards_));
+  Allgatherer(opt_.world).Run({mine}, sizeof(mine), all.data());
+  for (int r = 1; r < shards_; ++r) {
+    const int64_t* theirs = &all[4 * static_cast<size_t>(r)];
+    HALFCAF_ENFORCE(std::equal(theirs, theirs + 4, all.data()),
+                    "the processes of this run do not train the same net: rank ", r, " has ",
+                    theirs[1], " state blobs holding ", theirs[2], " values and ", theirs[3],
+                    " replica(s), rank 0 has ", all[1], " blobs, ", all[2], " values and ", all[3],
+                    " replica(s)", theirs[1] == all[1] && theirs[2] == all[2]
+                        ? " (the same sizes, other names, dtypes or shapes)" : "",
+                    "; start every process with the same --net, --init_net, --dtype and "
+                    "--replicas / --gpus count");
+  }
+  // Rank 0's state and data position, packed in one buffer, to everyone.
+  std::vector<Tensor> host(checkpoint_blobs_.size());
+  size_t nbytes = 3 * sizeof(int64_t);
+  for (size_t i = 0; i < checkpoint_blobs_.size(); ++i) {
+    host[i].CopyFrom(ws_.GetTensor(Name(0, checkpoint_blobs_[i])));
+    nbytes += host[i].nbytes();
+  }
+  std::vector<uint8_t> buf(nbytes);
+  const std::vector<int64_t> pos = train_reader_->GetState().ToVector();
+  std::memcpy(buf.data(), pos.data(), 3 * sizeof(int64_t));
+  size_t at = 3 * sizeof(int64_t);
+  for (const Tensor& t : host) {
+    std::memcpy(buf.data() + at, t.raw_data(), t.nbytes());
+    at += t.nbytes();
+  }
+  Broadcaster(opt_.world).Run(std::vector<void*>{buf.data()}, nbytes, 0);
+  if (shard_ == 0) return;
+  at = 3 * sizeof(int64_t);
+  for (size_t i = 0; i < host.size(); ++i) {
+    std::memcpy(host[i].raw_mutable_data(), buf.data() + at, host[i].nbytes());
+    at += host[i].nbytes();
+    for (size_t r = 0; r < std::max<size_t>(replicas_.size(), 1); ++r) {
+      const std::string name = Name(r, checkpoint_blobs_[i]);
+      ws_.CreateTensor(name, ws_.GetTensor(name).device())->CopyFrom(host[i]);
+    }
+  }
+  std::vector<int64_t> state(3);
+  std::memcpy(state.data(), buf.data(), 3 * sizeof(int64_t));
+  train_reader_->SetState(DataReaderState::FromVector(state));
+}
+
+void Trainer::MeanOverShards(std::vector<float>* values) {
+  if (!opt_.world || values->empty()) return;
+  // Always the same buffer and count: the Allreducer keeps its Gloo algorithm (a new one takes a
+  // new slot, and every process must take the same slots in the same order).
+  HALFCAF_ENFORCE(values->size() <= stats_buffer_.size(), "at most ", stats_buffer_.size(),
+                  " values per exchange of statistics");
+  std::fill(stats_buffer_.begin(), stats_buffer_.end(), 0.f);
+  std::copy(values->begin(), values->end(), stats_buffer_.begin());
+  stats_reducer_->Run({stats_buffer_.data()}, static_cast<int64_t>(stats_buffer_.size()),
+                      DataType::FLOAT);
+  for (size_t i = 0; i < values->size(); ++i) {
+    (*values)[i] = stats_buffer_[i] / static_cast<float>(shards_);
+  }
+}
+
+bool Trainer::AnyShard(bool flag) {
+  if (!opt_.world) return flag;
+  HALFCAF_ENFORCE(stats_reducer_ != nullptr, "call Initialize or Resume first");
+  std::vector<float> v{flag ? 1.f : 0.f};
+  MeanOverShards(&v);
+  return v[0] > 0;
+}
+
+std::vector<NetBase*> Trainer::TrainNets() const {
+  if (!opt_.world) return {train_net_};
+  std::vector<NetBase*> nets;
+  for (NetBase* n : pre_exchange_nets_) {
+    if (n) nets.push_back(n);
+  }
+  if (post_exchange_net_) nets.push_back(post_exchange_net_);
+  return nets;
 }
 
 void Trainer::CreateWindowNets() {
@@ -502,17 +713,29 @@ void Trainer::CreateWindowNets() {
 }
 
 void Trainer::CreateTestNet() {
-  // The evaluation batch must divide the test set, so every sample counts exactly once. The net
-  // is built with the preferred batch (the training batch, at least 100) and its reader reports
-  // the set's size; only when that batch does not divide it is the net built again (the set is
-  // read from disk a second time only then).
-  const int64_t preferred = std::max<int64_t>(opt_.batch_size, 100);
+  // The evaluation batch must divide the test set, so every sample counts exactly once (and be a
+  // multiple of the number of shards, which share each batch). The net is built with the
+  // preferred batch (the training batch, at least 100) and its reader reports the set's size;
+  // only when that batch does not divide it is the net built again (the set is read from disk a
+  // second time only then). A set that no such batch divides loses its last partial batch.
+  const int64_t preferred = (std::max<int64_t>(opt_.batch_size, 100) + shards_ - 1) / shards_ *
+                            shards_;
   int64_t b = preferred;
   BuildTestNet(b);
   const int64_t n = test_reader_->num_samples();
   if (n % b != 0) {
-    b = LargestDivisorAtMost(n, preferred);
-    BuildTestNet(b);
+    int64_t best = 0;
+    for (int64_t c = preferred; c >= shards_ && best == 0; c -= shards_) {
+      if (n % c == 0) best = c;
+    }
+    if (best != 0 && best != b) {
+      b = best;
+      BuildTestNet(b);
+    }
+    if (best == 0) {
+      LOG(WARNING) << "no multiple of " << shards_ << " up to " << preferred << " divides the "
+                   << n << " test samples: evaluation skips the last " << n % b;
+    }
   }
   test_batches_ = n / b;
 }
@@ -534,9 +757,15 @@ void Trainer::BuildTestNet(int64_t batch) {
 void Trainer::Initialize() {
   ws_.RunNetOnce(init_);
   CreateNets();
+  if (opt_.world) SyncShards();
 }
 
 void Trainer::Resume(const std::string& path) {
+  if (opt_.world && shard_ != 0) {
+    // Rank 0 reads the checkpoint (other machines need not see the file) and sends its state.
+    Initialize();
+    return;
+  }
   ws_.RunNetOnce(init_);
   std::map<std::string, std::vector<int64_t>> dims;
   for (const auto& b : checkpoint_blobs_) dims[b] = ws_.GetTensor(Name(0, b)).dims();
@@ -562,7 +791,7 @@ void Trainer::Resume(const std::string& path) {
   // Random ops continue their sequences. States are matched by position among the train net's
   // random ops (replica 0's come first); ops without a saved state (more replicas than the
   // checkpoint had, or a checkpoint from before random states were saved) start fresh.
-  const std::vector<OperatorBase*> random_ops = RandomOps(train_net_);
+  const std::vector<OperatorBase*> random_ops = RandomOps(TrainNets());
   for (size_t k = 0; k < random_ops.size(); ++k) {
     const std::string name = kRngStatePrefix + std::to_string(k);
     if (!ckpt.HasBlob(name)) {
@@ -575,6 +804,7 @@ void Trainer::Resume(const std::string& path) {
   }
   train_reader_->SetState(DataReaderState::FromVector(
       std::vector<int64_t>(st.data<int64_t>(), st.data<int64_t>() + st.numel())));
+  if (opt_.world) SyncShards();
 }
 
 void Trainer::CheckSkippedSteps() const {
@@ -611,7 +841,7 @@ void Trainer::SaveCheckpoint(const std::string& path) {
     for (const auto& b : checkpoint_blobs_) out.CreateTensor(b)->CopyFrom(ws_.GetTensor(Name(0, b)));
     out.CreateTensor(kReaderState)->CopyFrom(*t);
   }
-  const std::vector<OperatorBase*> random_ops = RandomOps(train_net_);
+  const std::vector<OperatorBase*> random_ops = RandomOps(TrainNets());
   for (size_t k = 0; k < random_ops.size(); ++k) {
     const std::string name = kRngStatePrefix + std::to_string(k);
     SaveRandomState(*random_ops[k]->random_generator(), src->CreateTensor(name));
@@ -652,7 +882,25 @@ float Trainer::ReadScalar(const std::string& blob) const {
 
 void Trainer::Step() {
   HALFCAF_ENFORCE(train_net_ != nullptr, "call Initialize or Resume before Step");
-  train_net_->Run();
+  if (exchange_) {
+    // Each bucket is exchanged as soon as the part of the step that finishes it has run.
+    for (size_t k = 0; k < pre_exchange_nets_.size(); ++k) {
+      if (pre_exchange_nets_[k]) pre_exchange_nets_[k]->Run();
+      if (k >= bucket_blobs_.size()) continue;
+      std::vector<Tensor*> bucket;
+      for (const auto& name : bucket_blobs_[k]) {
+        Blob* blob = ws_.GetBlob(name);
+        HALFCAF_ENFORCE(blob != nullptr && blob->IsTensor(), "the gradient '", name,
+                        "' was not computed");
+        bucket.push_back(blob->GetMutableTensor(blob->GetTensor().device()));
+      }
+      exchange_->Start(std::move(bucket));
+    }
+    exchange_->Wait();
+    if (post_exchange_net_) post_exchange_net_->Run();
+  } else {
+    train_net_->Run();
+  }
   (window_steps_ == 0 ? window_start_ : window_add_)->Run();
   ++window_steps_;
   stepped_ = true;
@@ -660,7 +908,7 @@ void Trainer::Step() {
 
 StepStats Trainer::ReadStats() {
   HALFCAF_ENFORCE(train_net_ != nullptr, "call Initialize or Resume before ReadStats");
-  train_net_->CheckDeferredErrors();
+  for (NetBase* net : TrainNets()) net->CheckDeferredErrors();
   StepStats s;
   s.iter = iteration();
   s.steps = window_steps_;
@@ -677,6 +925,19 @@ StepStats Trainer::ReadStats() {
     if (s.has_accuracy) s.mean_accuracy = MeanOverReplicas(kWindowAccuracy) / n;
   }
   window_steps_ = 0;
+  if (opt_.world) {
+    std::vector<float> v{s.loss, s.accuracy, static_cast<float>(s.mean_loss),
+                         static_cast<float>(s.mean_accuracy)};
+    MeanOverShards(&v);
+    s.loss = v[0];
+    s.accuracy = v[1];
+    s.mean_loss = v[2];
+    s.mean_accuracy = v[3];
+    const ExchangeTimes t = exchange_->TakeTimes();
+    s.exchange_s = t.exchange_s;
+    s.exposed_s = t.exposed_s;
+    s.exchange_bytes = t.bytes;
+  }
   return s;
 }
 
@@ -706,9 +967,15 @@ EvalStats Trainer::Evaluate() {
     if (has_acc) e.accuracy += ReadScalar(Name(0, opt_.accuracy_blob));
   }
   test_net_->CheckDeferredErrors();
+  if (opt_.world) {
+    std::vector<float> sums{static_cast<float>(e.loss), static_cast<float>(e.accuracy)};
+    MeanOverShards(&sums);
+    e.loss = sums[0];
+    e.accuracy = sums[1];
+  }
   e.loss /= static_cast<double>(test_batches_);
   e.accuracy /= static_cast<double>(test_batches_);
-  e.samples = test_batches_ * test_reader_->batch_size();
+  e.samples = test_batches_ * test_reader_->batch_size() * shards_;
   return e;
 }
 

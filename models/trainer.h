@@ -18,6 +18,9 @@
 
 namespace halfcaf {
 
+class Allreducer;
+class CommonWorld;
+class GradientExchange;
 class ResumableReader;
 
 struct TrainerOptions {
@@ -65,6 +68,18 @@ struct TrainerOptions {
   // waiting on its own device) or "" = dag when the replicas span two or more GPUs, else simple.
   std::string net_type;
   uint32_t seed = 1;
+  // Multi-process data parallelism (distributed/, over Gloo): `world` (CommonWorld::Create) joins
+  // this process to the others of the run as shard world->rank() of world->size(). Every shard
+  // reads its slice of each global batch of batch_size samples (a disjoint part of every epoch),
+  // sums its replicas' gradients, then the shards all-reduce them in buckets of about
+  // bucket_bytes, on a communication thread while the rest of the backward pass runs; every
+  // replica of every shard then takes the same step. At start the shards check that they train
+  // the same net and take rank 0's state (parameters, optimizer state, position: rank 0 alone
+  // reads a checkpoint on Resume). Every collective is bounded by the world's timeout.
+  // nullptr: one process.
+  std::shared_ptr<CommonWorld> world;
+  std::string allreduce_algorithm;  // halving_doubling (""), ring_chunked or bcube
+  int64_t bucket_bytes = 4 << 20;
 };
 
 // What Trainer::ReadStats reports about the steps since the previous read (the window).
@@ -76,6 +91,12 @@ struct StepStats {
   float lr = 0, loss_scale = 1;             // after the last step
   int64_t skipped_steps = 0;                // overflowing steps skipped so far (mixed precision)
   bool has_accuracy = false;
+  // Multi-process runs: the gradient exchange over the window's steps (this process's view):
+  // seconds on the communication thread, seconds the step waited for it (the part not hidden
+  // behind the backward pass), gradient bytes all-reduced. With a world, the loss and accuracy
+  // are the means over every shard (the global batch).
+  double exchange_s = 0, exposed_s = 0;
+  int64_t exchange_bytes = 0;
 };
 
 struct EvalStats {
@@ -114,6 +135,13 @@ class Trainer {
   void CheckSkippedSteps() const;
 
   int64_t iteration() const;
+  // Whether `flag` is true in any process of the run: a collective (every process calls it at the
+  // same point, e.g. once per step to stop together on a signal that reached only some). One
+  // process: `flag`.
+  bool AnyShard(bool flag);
+  // Multi-process runs: this process's shard and the number of shards (0 and 1 without a world).
+  int shard_id() const { return shard_; }
+  int num_shards() const { return shards_; }
   // Data-parallel replicas (empty when one device runs the whole net).
   const std::vector<Replica>& replicas() const { return replicas_; }
   int64_t train_set_size() const;
@@ -130,9 +158,17 @@ class Trainer {
   // Train and init nets of the data-parallel run: the reader splits each batch between the
   // replicas, every replica runs `step`, the gradients are all-reduced, every replica runs
   // `update`; replica 0 initialises with `state` and the others copy its blobs.
-  void BuildReplicated(const NetDef& step, const NetDef& update, const NetDef& state,
-                       const std::vector<std::string>& grads);
+  void BuildReplicated(const NetDef& step, const NetDef& update, const NetDef& state);
   void CreateNets();
+  // Multi-process: the training nets split where gradient buckets are complete, the exchange.
+  void CreateShardedNets(const std::string& type, int workers);
+  // Multi-process: checks that every shard has the same net, then copies rank 0's state (and
+  // data position) to every shard.
+  void SyncShards();
+  // Sums `values` over the shards and divides by their number (no-op in one process).
+  void MeanOverShards(std::vector<float>* values);
+  // Every net a training step runs, in order.
+  std::vector<NetBase*> TrainNets() const;
   // The evaluation net (reader over the whole test set + the test-mode forward net).
   void CreateTestNet();
   void BuildTestNet(int64_t batch);  // the evaluation net with this batch size
@@ -146,6 +182,10 @@ class Trainer {
   TrainerOptions opt_;
   Workspace ws_;
   NetDef init_, train_, test_, test_forward_;
+  // The training net's parts: data + forward/backward of every replica (body), the replicas'
+  // updates (tail); train_ = body, in-process gradient sum, tail.
+  NetDef body_, tail_;
+  std::vector<ParamGradient> param_grads_;
   int64_t test_batches_ = 0;
   std::vector<ParamInfo> params_;
   std::vector<Replica> replicas_;
@@ -159,6 +199,14 @@ class Trainer {
   bool stepped_ = false;  // a step ran since Initialize / Resume
   ResumableReader* train_reader_ = nullptr;
   ResumableReader* test_reader_ = nullptr;
+  // Multi-process.
+  int shards_ = 1, shard_ = 0;
+  std::unique_ptr<GradientExchange> exchange_;  // on a clone of the world
+  std::unique_ptr<Allreducer> stats_reducer_;
+  std::vector<float> stats_buffer_ = std::vector<float>(4);
+  std::vector<NetBase*> pre_exchange_nets_;      // net k is followed by bucket k's Start
+  std::vector<std::vector<std::string>> bucket_blobs_;
+  NetBase* post_exchange_net_ = nullptr;         // after Wait: copies to replicas, updates
 };
 
 }  // namespace halfcaf

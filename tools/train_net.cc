@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +18,7 @@
 
 #include "core/math.h"
 #include "core/proto_io.h"
+#include "distributed/common_world.h"
 #include "models/trainer.h"
 #include "tools/tool_common.h"
 
@@ -90,6 +93,27 @@ DEFINE_int64(max_skipped_steps, 32, "float16: stop with an error when this many 
              "steps overflow and are skipped (a diverged run); 0 = never. Dynamic scaling from "
              "the default 65536 reaches 1 after 16 overflows");
 DEFINE_bool(prefetch, true, "prepare the next batch on a background thread");
+// Multi-process data parallelism (Gloo).
+DEFINE_int32(num_shards, 0, "processes training together, each on its slice of every batch "
+             "(--batch_size is the global batch); 0: mpirun's OMPI_COMM_WORLD_SIZE when started "
+             "by mpirun, else 1");
+DEFINE_int32(shard_id, -1, "this process's rank, 0..num_shards-1; -1: mpirun's "
+             "OMPI_COMM_WORLD_RANK");
+DEFINE_string(rendezvous, "", "where the processes meet: a folder every one of them can reach "
+              "(NFS between machines, /tmp on one) or redis://HOST:PORT[/PREFIX]; a new folder or "
+              "prefix for each run. Under mpirun with every rank on one machine the default is a "
+              "folder in /tmp named after the job");
+DEFINE_string(run_id, "", "names this run's keys in the --rendezvous store, so runs can share "
+              "it (default: mpirun's job id, else none: use a new folder per run)");
+DEFINE_string(gloo_interface, "", "network interface the processes talk over (eth0, lo); "
+              "default: the address this machine's host name resolves to");
+DEFINE_double(gloo_timeout_s, 120, "bound on every wait between processes (the rendezvous, "
+              "each gradient exchange, each evaluation): a lost or stalled process makes the "
+              "others stop with an error naming it within this time");
+DEFINE_string(allreduce, "halving_doubling", "all-reduce algorithm: halving_doubling, "
+              "ring_chunked or bcube (every process gets the same bits)");
+DEFINE_double(bucket_mb, 4, "gradients are exchanged in buckets of about this many MB, each as "
+              "soon as the backward pass has finished it, while the rest of backward runs");
 
 namespace halfcaf {
 namespace {
@@ -238,25 +262,26 @@ std::string Fmt(double v, int precision = 4) {
 
 class Logger {
  public:
-  explicit Logger(const std::string& csv_path) {
+  // `leader`: this process logs (rank 0 of a multi-process run, or the only one).
+  Logger(const std::string& csv_path, bool leader) {
     if (!csv_path.empty()) {
       csv_.open(csv_path);
       HALFCAF_ENFORCE(csv_.good(), csv_path, ": cannot write the CSV log");
       csv_ << "iter,epoch,loss,accuracy,lr,images_per_sec,loss_scale,skipped_steps,"
               "test_loss,test_accuracy\n";
     }
-    tty_ = isatty(STDERR_FILENO);
+    tty_ = leader && isatty(STDERR_FILENO);
   }
 
   void Line(int64_t iter, double epoch, double loss, double acc, double lr, double ips,
-            double scale, int64_t skipped, const EvalStats* test) {
+            double scale, int64_t skipped, const EvalStats* test, const std::string& extra) {
     ClearProgress();
     std::cout << "iter " << iter << "  epoch " << std::fixed << std::setprecision(2) << epoch
               << std::defaultfloat << "  loss " << Fmt(loss) << "  acc " << Fmt(acc)
               << "  lr " << Fmt(lr) << "  " << Fmt(ips, 5) << " img/s";
     if (scale != 1 || skipped) std::cout << "  loss_scale " << Fmt(scale, 8) << "  skipped " << skipped;
     if (test) std::cout << "  test_loss " << Fmt(test->loss) << "  test_acc " << Fmt(test->accuracy);
-    std::cout << std::endl;
+    std::cout << extra << std::endl;
     if (!std::cout && !stdout_closed_) {
       // SIGPIPE is ignored: a reader that went away (train_net | head) does not stop training.
       stdout_closed_ = true;
@@ -297,7 +322,8 @@ class Logger {
 
 // Output paths are checked before any work, so a typo does not cost a whole run; the checkpoint
 // folder is locked for this run and cleared of the temp files of killed runs.
-void PrepareOutputs() {
+void PrepareOutputs(bool leader) {
+  if (!leader) return;  // other ranks of a multi-process run write nothing
   if (!FLAGS_log_csv.empty()) CheckWritableFile(FLAGS_log_csv, "log_csv");
   if (!FLAGS_summary_json.empty()) CheckWritableFile(FLAGS_summary_json, "summary_json");
   if (FLAGS_checkpoint_dir.empty()) return;
@@ -367,6 +393,82 @@ int Interrupted(int sig, int64_t iter, int64_t total, const std::string& ckpt) {
   return 128 + sig;
 }
 
+// Where this process stands in a multi-process run: from --num_shards / --shard_id, or from
+// mpirun's environment.
+struct Shards {
+  int size = 1, rank = 0;
+  std::string rendezvous, run_id;
+  bool temp_rendezvous = false;  // a folder in /tmp made for this mpirun job (removed at the end)
+};
+
+const char* Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+int EnvInt(const char* name) {
+  const char* v = Env(name);
+  try {
+    size_t used = 0;
+    const int n = std::stoi(v, &used);
+    HALFCAF_ENFORCE(used == std::strlen(v), "");
+    return n;
+  } catch (...) {
+    HALFCAF_THROW("the environment variable ", name, " is '", v, "', not an integer");
+  }
+}
+
+Shards ShardsFromFlags() {
+  Shards s;
+  HALFCAF_ENFORCE(FLAGS_num_shards >= 0, "--num_shards must be >= 0, got ", FLAGS_num_shards);
+  const bool mpirun = Env("OMPI_COMM_WORLD_SIZE") && Env("OMPI_COMM_WORLD_RANK");
+  if (FLAGS_num_shards > 0) {
+    s.size = FLAGS_num_shards;
+  } else if (mpirun) {
+    s.size = EnvInt("OMPI_COMM_WORLD_SIZE");
+  }
+  if (FLAGS_shard_id >= 0) {
+    s.rank = FLAGS_shard_id;
+  } else if (mpirun && s.size > 1) {
+    s.rank = EnvInt("OMPI_COMM_WORLD_RANK");
+  } else {
+    HALFCAF_ENFORCE(s.size == 1, "--num_shards ", s.size, " needs --shard_id (0..", s.size - 1,
+                    ") for this process, or start the processes with mpirun");
+  }
+  HALFCAF_ENFORCE(s.size >= 1 && s.rank >= 0 && s.rank < s.size, "--shard_id must be in [0, ",
+                  s.size, ") with ", s.size, " shard(s), got ", s.rank);
+  if (s.size == 1) return s;
+  HALFCAF_ENFORCE(GlooAvailable(), "--num_shards ", s.size, ": training across processes ",
+                  GlooMissingHint());
+  HALFCAF_ENFORCE(std::isfinite(FLAGS_gloo_timeout_s) && FLAGS_gloo_timeout_s > 0 &&
+                      FLAGS_gloo_timeout_s < 1e7,
+                  "--gloo_timeout_s must be a positive number of seconds, got ",
+                  FLAGS_gloo_timeout_s);
+  HALFCAF_ENFORCE(std::isfinite(FLAGS_bucket_mb) && FLAGS_bucket_mb > 0 && FLAGS_bucket_mb < 1e6,
+                  "--bucket_mb must be positive, got ", FLAGS_bucket_mb);
+  s.run_id = FLAGS_run_id;
+  if (s.run_id.empty() && mpirun && Env("OMPI_MCA_ess_base_jobid")) {
+    s.run_id = Env("OMPI_MCA_ess_base_jobid");
+  }
+  s.rendezvous = FLAGS_rendezvous;
+  if (s.rendezvous.empty()) {
+    const bool one_machine = mpirun && Env("OMPI_COMM_WORLD_LOCAL_SIZE") &&
+                             EnvInt("OMPI_COMM_WORLD_LOCAL_SIZE") == s.size && !s.run_id.empty();
+    HALFCAF_ENFORCE(one_machine, "--num_shards ", s.size, " needs --rendezvous: a folder every "
+                    "process can reach (/tmp/run1 on one machine, a shared NFS folder across "
+                    "machines) or redis://HOST:PORT[/PREFIX]");
+    s.rendezvous = "/tmp/halfcaf-rendezvous-" + s.run_id;
+    s.temp_rendezvous = true;
+  }
+  return s;
+}
+
+// Discards what is written to it (the standard output of ranks other than 0).
+class NullBuffer : public std::streambuf {
+ protected:
+  int overflow(int c) override { return c; }
+};
+
 int Main() {
   HALFCAF_ENFORCE(!FLAGS_net.empty(), "--net is required");
   HALFCAF_ENFORCE(!FLAGS_init_net.empty(), "--init_net is required");
@@ -376,9 +478,27 @@ int Main() {
   CheckFlagsInRange();
   TrainerOptions options = OptionsFromFlags();
   CheckBatchFits(options);
+  const Shards shards = ShardsFromFlags();
+  HALFCAF_ENFORCE(FLAGS_batch_size % shards.size == 0, "--batch_size (", FLAGS_batch_size,
+                  ") is the global batch of the ", shards.size, " processes: it must be a "
+                  "multiple of their number");
+  const bool leader = shards.rank == 0;
+  static NullBuffer null_buffer;
+  if (!leader) std::cout.rdbuf(&null_buffer);  // rank 0 logs; the others speak only on errors
   InstallStopSignals("train_net");
-  PrepareOutputs();
+  PrepareOutputs(leader);
   math::SetBlasThreads(FLAGS_threads);
+  if (shards.size > 1) {
+    CommonWorldOptions wo;
+    wo.rank = shards.rank;
+    wo.size = shards.size;
+    wo.timeout_ms = static_cast<int64_t>(FLAGS_gloo_timeout_s * 1000);
+    wo.interface = FLAGS_gloo_interface;
+    wo.name = shards.run_id.empty() ? "train_net" : "train_net-" + shards.run_id;
+    options.world = CommonWorld::Create(shards.rendezvous, wo);
+    options.allreduce_algorithm = FLAGS_allreduce;
+    options.bucket_bytes = std::max<int64_t>(1, static_cast<int64_t>(FLAGS_bucket_mb * (1 << 20)));
+  }
 
   NetDef init, forward;
   ReadProtoFromFile(FLAGS_init_net, &init);
@@ -397,8 +517,13 @@ int Main() {
                             : static_cast<int64_t>(std::ceil(FLAGS_epochs * n_train /
                                                              FLAGS_batch_size));
   std::string placement = PlacementString({options.device, options.replicas});
-  if (!options.replicas.empty()) {
-    placement += ", " + std::to_string(FLAGS_batch_size / options.replicas.size()) + " images each";
+  if (shards.size > 1) {
+    placement = std::to_string(shards.size) + " processes (" + placement + " each, gradients "
+                "all-reduced over Gloo, " + FLAGS_allreduce + ")";
+  }
+  const size_t all_replicas = std::max<size_t>(options.replicas.size(), 1) * shards.size;
+  if (all_replicas > 1) {
+    placement += ", " + std::to_string(FLAGS_batch_size / all_replicas) + " images each";
   }
   std::cout << "train_net: " << (options.float16 ? "mixed precision (float16)" : "float32")
             << " on " << placement << ", " << n_train << " training samples, batch "
@@ -413,7 +538,8 @@ int Main() {
                              : std::string())
             << std::endl;
 
-  Logger log(FLAGS_log_csv);
+  Logger log(leader ? FLAGS_log_csv : "", leader);
+  double exchange_s = 0, exposed_s = 0;
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   auto window_start = t0;
@@ -424,7 +550,10 @@ int Main() {
   StepStats last;
   bool has_test = !FLAGS_test_data.empty() || options.data_format == "synthetic";
   int64_t saved_iter = FLAGS_resume ? trainer.iteration() : -1;
-  while (trainer.iteration() < total && !StopSignal()) {
+  const int64_t first_iter = trainer.iteration();
+  // Every process stops at the same step (a signal may reach only some of them).
+  auto stopping = [&] { return trainer.AnyShard(StopSignal() != 0); };
+  while (trainer.iteration() < total && !stopping()) {
     trainer.Step();
     images += FLAGS_batch_size;
     const int64_t iter = trainer.iteration();
@@ -441,20 +570,33 @@ int Main() {
                       " by iteration ", iter, " (checked every --log_every ", FLAGS_log_every,
                       " iterations; try a lower --base_lr)");
       const double secs = std::chrono::duration<double>(Clock::now() - window_start).count();
+      std::string extra;
+      if (shards.size > 1 && last.steps > 0) {
+        exchange_s += last.exchange_s;
+        exposed_s += last.exposed_s;
+        extra = "  exchange " + Fmt(1e3 * last.exchange_s / last.steps, 3) + " ms/step (" +
+                Fmt(last.exchange_bytes / last.steps / 1048576.0, 3) + " MB), exposed " +
+                Fmt(1e3 * last.exposed_s / last.steps, 3) + " ms";
+      }
       log.Line(iter, static_cast<double>(iter) * FLAGS_batch_size / n_train, last.mean_loss,
                last.mean_accuracy, last.lr, last.steps * FLAGS_batch_size / std::max(secs, 1e-9),
-               last.loss_scale, last.skipped_steps, do_test ? &test : nullptr);
+               last.loss_scale, last.skipped_steps, do_test ? &test : nullptr, extra);
       trainer.CheckSkippedSteps();
       window_start = Clock::now();
     }
-    if (!ckpt.empty() && FLAGS_checkpoint_every > 0 && iter % FLAGS_checkpoint_every == 0) {
+    if (leader && !ckpt.empty() && FLAGS_checkpoint_every > 0 &&
+        iter % FLAGS_checkpoint_every == 0) {
       SaveCheckpoint(&trainer, ckpt, &saved_iter);
     }
   }
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   log.ClearProgress();
-  if (!ckpt.empty()) SaveCheckpoint(&trainer, ckpt, &saved_iter);
-  if (const int sig = StopSignal()) return Interrupted(sig, trainer.iteration(), total, ckpt);
+  if (leader && !ckpt.empty()) SaveCheckpoint(&trainer, ckpt, &saved_iter);
+  if (trainer.iteration() < total) {  // stopped by a signal, here or in another process
+    const int sig = StopSignal() != 0 ? StopSignal() : SIGTERM;
+    if (!leader) return 128 + sig;  // rank 0 says where the run stopped
+    return Interrupted(sig, trainer.iteration(), total, ckpt);
+  }
   EvalStats final_test;
   if (has_test) {
     final_test = trainer.Evaluate();
@@ -464,7 +606,8 @@ int Main() {
   const double ips = images / std::max(wall, 1e-9);
   std::cout << "done: " << trainer.iteration() << " iterations in " << Fmt(wall) << " s, "
             << Fmt(ips, 5) << " images/s, " << last.skipped_steps << " skipped steps" << std::endl;
-  if (!FLAGS_summary_json.empty()) {
+  const int64_t iters_run = trainer.iteration() - first_iter;
+  if (leader && !FLAGS_summary_json.empty()) {
     std::ostringstream js;
     js << std::setprecision(9) << "{\n"
        << "  \"iterations\": " << trainer.iteration() << ",\n"
@@ -476,8 +619,17 @@ int Main() {
        << "  \"images_per_sec\": " << ips << ",\n"
        << "  \"skipped_steps\": " << last.skipped_steps << ",\n"
        << "  \"final_loss_scale\": " << last.loss_scale << ",\n"
+       << "  \"num_shards\": " << shards.size << ",\n"
+       << "  \"exchange_ms_per_step\": " << 1e3 * exchange_s / std::max<int64_t>(iters_run, 1)
+       << ",\n"
+       << "  \"exposed_ms_per_step\": " << 1e3 * exposed_s / std::max<int64_t>(iters_run, 1)
+       << ",\n"
        << "  \"wall_seconds\": " << wall << "\n}\n";
     WriteFileAtomically(FLAGS_summary_json, js.str());
+  }
+  if (shards.temp_rendezvous && leader) {
+    std::error_code ec;
+    std::filesystem::remove_all(shards.rendezvous, ec);  // every process is past the rendezvous
   }
   return 0;
 }

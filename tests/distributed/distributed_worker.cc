@@ -22,9 +22,12 @@
 
 #include "core/argument.h"
 #include "core/half.h"
+#include "core/math.h"
+#include "core/proto_io.h"
 #include "core/workspace.h"
 #include "distributed/common_world.h"
 #include "distributed/gradient_exchange.h"
+#include "models/trainer.h"
 
 namespace halfcaf {
 namespace {
@@ -336,6 +339,50 @@ int Exchange(int rank, int size) {
   return 0;
 }
 
+// The trainer across processes (size > 1) or in one (size 1, no world): net= init= (LeNet),
+// synthetic data, `iters` steps with the loss of each printed ("loss <iter> <value>"), then the
+// state saved to ckpt=<prefix><rank>.pb. dtype=float|float16, replicas=N (CPU replicas in this
+// process), batch=64, bucket_bytes (small: several buckets).
+int Train(int rank, int size) {
+  math::SetBlasThreads(1);
+  NetDef init, forward;
+  ReadProtoFromFile(Arg("init"), &init);
+  ReadProtoFromFile(Arg("net"), &forward);
+  TrainerOptions o;
+  o.data_format = "synthetic";
+  o.synthetic_shape = {1, 28, 28};
+  o.synthetic_count = 512;
+  o.batch_size = IntArg("batch", 64);
+  o.prefetch = false;
+  o.optimizer.base_lr = 0.01f;
+  o.optimizer.momentum = 0.9f;
+  o.float16 = Arg("dtype", "float") == "float16";
+  o.dynamic_loss_scale = o.float16;
+  o.loss_scale = o.float16 ? 1024.f : 1.f;
+  const int replicas = IntArg("replicas", 1);
+  if (replicas > 1) o.replicas.assign(static_cast<size_t>(replicas), Device());
+  o.bucket_bytes = IntArg("bucket_bytes", 64 << 10);
+  if (size > 1) {
+    CommonWorldOptions w;
+    w.rank = rank;
+    w.size = size;
+    w.timeout_ms = IntArg("timeout_ms", 20000);
+    w.interface = "lo";
+    w.name = "train";
+    o.world = CommonWorld::Create(Arg("store"), w);
+  }
+  Trainer trainer(init, forward, o);
+  trainer.Initialize();
+  const int iters = IntArg("iters", 20);
+  for (int i = 0; i < iters; ++i) {
+    trainer.Step();
+    const StepStats s = trainer.ReadStats();
+    std::printf("loss %d %.9g\n", i, s.loss);
+  }
+  if (!Arg("ckpt").empty()) trainer.SaveCheckpoint(Arg("ckpt") + std::to_string(rank) + ".pb");
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -347,6 +394,7 @@ int Main(int argc, char** argv) {
   try {
     if (mode == "api") return Api(rank, size);
     if (mode == "exchange") return Exchange(rank, size);
+    if (mode == "train") return Train(rank, size);
     Workspace ws;
     CreateWorld(ws, rank, size);
     if (mode == "allreduce") return Allreduce(ws, rank, size);
