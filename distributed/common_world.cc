@@ -310,7 +310,10 @@ void CommonWorld::RethrowAsCommunicationError(const std::string& what) const {
     throw CommunicationError(
         __FILE__, __LINE__,
         MakeString(what, " failed on ", Describe(), ": ",
-                   lost.empty() ? "" : "lost rank " + lost + " (its connection failed): ",
+                   lost.empty() ? ""
+                   : std::string(e.what()).find("imeout") != std::string::npos
+                       ? "lost rank " + lost + " (no answer within the timeout): "
+                       : "lost rank " + lost + " (its connection failed): ",
                    e.what()));
   }
 }

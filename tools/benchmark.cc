@@ -21,6 +21,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "core/argument.h"
 #include "core/math.h"
@@ -32,6 +33,7 @@
 #include "models/trainer.h"
 #include "models/zoo.h"
 #include "tools/benchmark_output.h"
+#include "tools/multi_process.h"
 #include "tools/tool_common.h"
 
 #ifdef HALFCAF_WITH_CUDA
@@ -254,10 +256,17 @@ Model LoadModel(bool is_test) {
 
 // ---- sessions: what one timed iteration runs ----------------------------------------------------
 
+// Multi-process runs: the world and exchange settings every TrainSession uses (JoinRun).
+TrainerOptions g_dist;
+
 class Session {
  public:
   virtual ~Session() = default;
   virtual void Step() = 0;
+  // Starts the window of the exchange times (after the warm-up); ExchangeMs reads them.
+  virtual void StartTiming() {}
+  // Milliseconds per step of gradient exchange and of its exposed part since StartTiming.
+  virtual std::pair<double, double> ExchangeMs() { return {0, 0}; }
   virtual NetBase* net() = 0;
   virtual Workspace* workspace() = 0;
   virtual int64_t skipped_steps() { return 0; }
@@ -283,22 +292,40 @@ class TrainSession : public Session {
     o.seed = FLAGS_seed;
     o.device = g_place.device;
     o.replicas = g_place.replicas;
+    o.world = g_dist.world;
+    o.allreduce_algorithm = g_dist.allreduce_algorithm;
+    o.bucket_bytes = g_dist.bucket_bytes;
     trainer_ = std::make_unique<Trainer>(m.init, m.forward, o);
     trainer_->Initialize();
-    net_ = trainer_->workspace()->GetNet(trainer_->train_net().name());
+    // Split into parts around the exchanges across processes; --per_op is refused there.
+    if (!o.world) net_ = trainer_->workspace()->GetNet(trainer_->train_net().name());
+  }
+  void StartTiming() override {
+    trainer_->ReadStats();
+    steps_ = 0;
+  }
+  std::pair<double, double> ExchangeMs() override {
+    if (steps_ == 0) return {0, 0};
+    const StepStats s = trainer_->ReadStats();
+    skipped_ = s.skipped_steps;
+    return {1e3 * s.exchange_s / steps_, 1e3 * s.exposed_s / steps_};
   }
   // The trainer reads nothing back per step; the timing needs the step done.
   void Step() override {
     trainer_->Step();
     SyncDevice();
+    ++steps_;
   }
   NetBase* net() override { return net_; }
   Workspace* workspace() override { return trainer_->workspace(); }
-  int64_t skipped_steps() override { return trainer_->ReadStats().skipped_steps; }
+  int64_t skipped_steps() override {
+    return steps_ > 0 ? trainer_->ReadStats().skipped_steps : skipped_;
+  }
 
  private:
   std::unique_ptr<Trainer> trainer_;
   NetBase* net_ = nullptr;
+  int64_t steps_ = 0, skipped_ = 0;
 };
 
 // The forward net alone, on fixed random inputs fed once. fp16: the mixed-precision forward net
@@ -589,12 +616,14 @@ Result RunConfig(const Model& model, const std::string& precision, int64_t batch
       progress->Show(label, "warm-up", i + 1, FLAGS_warmup, r.ms.empty() ? 0 : r.ms.back());
       s->Step();
     }
+    s->StartTiming();
     for (int i = 0; i < FLAGS_iters; ++i) {
       progress->Show(label, "timing", i + 1, FLAGS_iters, r.ms.empty() ? 0 : r.ms.back());
       const auto t0 = Clock::now();
       s->Step();
       r.ms.push_back(MsSince(t0));
     }
+    std::tie(r.exchange_ms, r.exposed_ms) = s->ExchangeMs();
     r.skipped_steps = s->skipped_steps();
     if (FLAGS_per_op) {
       OpProfile p = ProfileOps(s.get(), FLAGS_iters, progress, label);
@@ -791,6 +820,8 @@ void PrintTable(const bench::RunInfo& info, const std::vector<Result>& results, 
             << std::setw(12) << "ms/iter" << std::setw(24) << "[min .. max]" << std::setw(11)
             << "images/s" << std::setw(11) << "fp16/fp32" << std::setw(10) << "peak MB"
             << std::setw(11) << "$/1M img";
+  const bool shards = info.num_shards > 1;
+  if (shards) std::cout << std::setw(12) << "exchange ms" << std::setw(12) << "exposed ms";
   if (peer) std::cout << std::setw(13) << "pytorch i/s" << std::setw(10) << "hc/pt";
   std::cout << "\n" << std::fixed;
   for (const auto& r : results) {
@@ -808,6 +839,10 @@ void PrintTable(const bench::RunInfo& info, const std::vector<Result>& results, 
               << (r.speedup_vs_fp32 > 0 ? bench::Num(r.speedup_vs_fp32, 3) + "x" : "-")
               << std::setw(10) << std::setprecision(0) << r.peak_memory_mb << std::setw(11)
               << std::setprecision(2) << r.cost_per_million_images;
+    if (shards) {
+      std::cout << std::setw(12) << std::setprecision(2) << r.exchange_ms << std::setw(12)
+                << r.exposed_ms;
+    }
     if (peer) {
       if (r.has_peer && r.peer_images_per_sec > 0) {
         std::cout << std::setw(13) << std::setprecision(2) << r.peer_images_per_sec << std::setw(9)
@@ -865,6 +900,21 @@ int Main() {
               << std::endl;
   }
   const std::vector<int64_t> batches = ParsePositiveInts(FLAGS_batch_size, "batch_size");
+  const Shards shards = ShardsFromFlags();
+  if (shards.size > 1) {
+    HALFCAF_ENFORCE(FLAGS_mode == "train", "--num_shards / mpirun time data-parallel training "
+                    "across processes (--mode train)");
+    HALFCAF_ENFORCE(FLAGS_compare.empty(), "--compare pytorch: the peer trains in one process; "
+                    "compare without --num_shards / mpirun");
+    HALFCAF_ENFORCE(!FLAGS_per_op, "--per_op times the operators of one process; leave it out "
+                    "with --num_shards / mpirun");
+    const int64_t per = shards.size * static_cast<int64_t>(std::max<size_t>(g_place.replicas.size(), 1));
+    for (int64_t b : batches) {
+      HALFCAF_ENFORCE(b % per == 0, "--batch_size ", b, " is the global batch: it must be a "
+                      "multiple of the number of processes times replicas (", per, ")");
+    }
+    if (shards.rank != 0) SilenceStdout();  // rank 0 reports; the others speak only on errors
+  }
   if (!g_place.replicas.empty()) {
     const int64_t n = static_cast<int64_t>(g_place.replicas.size());
     HALFCAF_ENFORCE(FLAGS_mode == "train", "--replicas / --gpus time data-parallel training "
@@ -898,6 +948,7 @@ int Main() {
 #endif
   }
   math::SetBlasThreads(FLAGS_threads);
+  JoinRun(shards, "benchmark", &g_dist);
 
   Model model = LoadModel(FLAGS_mode == "forward");
   bench::RunInfo info;
@@ -905,6 +956,10 @@ int Main() {
   info.mode = FLAGS_mode;
   info.device = FLAGS_device == "cuda" ? "cuda:" + std::to_string(FLAGS_gpu) : "cpu";
   if (!g_place.replicas.empty()) info.device = PlacementString(g_place);
+  if (shards.size > 1) {
+    info.device = std::to_string(shards.size) + " processes x " + info.device;
+  }
+  info.num_shards = shards.size;
   info.order = FLAGS_order;
   info.iters = FLAGS_iters;
   info.warmup = FLAGS_warmup;
@@ -926,6 +981,8 @@ int Main() {
     for (int64_t b : batches) results.push_back(RunConfig(model, p, b, &progress));
   }
   bench::ComputeSpeedups(&results);
+  RemoveTempRendezvous(shards);
+  if (shards.rank != 0) return 0;  // rank 0 reports and writes the outputs
   // halfcaf's results first, so a peer that fails, hangs or is killed loses nothing; then again
   // with the peer's numbers beside them.
   PrintTable(info, results, false);

@@ -39,6 +39,9 @@ struct Result {
   double peak_memory_mb = 0;
   double cost_per_million_images = 0;
   int64_t skipped_steps = 0;
+  // Multi-process runs (num_shards > 1): rank 0's gradient exchange per timed step, and the part
+  // of it the step waited for (not hidden behind the backward pass).
+  double exchange_ms = 0, exposed_ms = 0;
   std::vector<OpTypeStat> op_types;
   double op_total_ms = 0;
   // Peer.
@@ -112,6 +115,7 @@ inline std::string Num(double v, int precision = 6) {
 struct RunInfo {
   std::string model, mode, device, order;
   int iters = 0, warmup = 0, threads = 0;
+  int num_shards = 1;  // processes training together (each on its share of the batch)
   double price_per_hour = 0;
   std::string memory_kind;  // what peak_memory_mb measures
   // How the CUDA convolutions chose their cuDNN algorithms: "heuristic" or "exhaustive"
@@ -149,6 +153,11 @@ inline std::string ResultJson(const RunInfo& info, const Result& r, const std::s
   field("peak_memory_mb", Num(r.peak_memory_mb));
   field("cost_per_million_images", Num(r.cost_per_million_images));
   field("skipped_steps", std::to_string(r.skipped_steps));
+  if (info.num_shards > 1) {
+    field("num_shards", std::to_string(info.num_shards));
+    field("exchange_ms_per_iter", Num(r.exchange_ms));
+    field("exposed_exchange_ms_per_iter", Num(r.exposed_ms));
+  }
   if (r.has_peer) {
     field("pytorch_status", JsonString(r.peer_status));
     const bool peer_ok = r.peer_images_per_sec > 0;

@@ -27,6 +27,7 @@
 #include "core/workspace.h"
 #include "distributed/common_world.h"
 #include "distributed/store_handler.h"
+#include "tests/util/bounded_wait.h"
 #include "tests/util/source_dir.h"
 
 namespace halfcaf {
@@ -85,30 +86,10 @@ std::vector<RankResult> RunRanks(const std::string& mode, int size, const std::v
     argv.insert(argv.end(), extra.begin(), extra.end());
     pids.push_back(Spawn(argv, dir + "/out" + std::to_string(k), dir + "/err" + std::to_string(k)));
   }
-  size_t left = pids.size();
-  while (left > 0) {
-    for (size_t k = 0; k < pids.size(); ++k) {
-      if (pids[k] <= 0) continue;
-      int status = 0;
-      if (waitpid(pids[k], &status, WNOHANG) == pids[k]) {
-        results[k].exit_code =
-            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        results[k].seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        pids[k] = 0;
-        --left;
-      }
-    }
-    if (std::chrono::duration<double>(Clock::now() - start).count() > deadline_s) {
-      for (size_t k = 0; k < pids.size(); ++k) {
-        if (pids[k] > 0) {
-          kill(pids[k], SIGKILL);
-          waitpid(pids[k], nullptr, 0);
-          results[k].seconds = deadline_s;
-        }
-      }
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const auto status = testing::WaitAllBounded(pids, deadline_s, start);
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    results[k].exit_code = status[k].exit_code;
+    results[k].seconds = status[k].seconds;
   }
   for (size_t k = 0; k < ranks.size(); ++k) {
     results[k].out = ReadFile(dir + "/out" + std::to_string(k));
