@@ -22,7 +22,7 @@
 # Usage: bash halfcaf_gpu/tools/gpu_run.sh [--dry_run] [--bin DIR] [RESULTS_DIR]
 #   --dry_run   print the plan, the caps and the commands; run nothing (works without a GPU)
 #   --bin DIR   the binaries (default: the bundle's bin/); e.g. build/bin of a CUDA build
-# Environment (seconds): BUDGET_S (450), PREFLIGHT_S (45), R50_S (150), PEER_S (70 of R50_S; 0: no peer),
+# Environment (seconds): BUDGET_S (470), PREFLIGHT_S (45), R50_S (150), PEER_S (70 of R50_S; 0: no peer),
 #   TESTS_S (120), SUITE_S (45 per suite), NHWC_S (60), LENET_S (20 per run);
 #   BENCH_BATCHES (32,64,128), BENCH_BATCHES_NHWC (64,128), BENCH_ITERS (20), GTEST_FILTER (suites).
 # Exit status: 0 only if every step passed; 1 when the preflight finds no device.
@@ -50,7 +50,7 @@ WORK=$(mktemp -d)
 SUMMARY="$RES/summary.txt"
 : >"$SUMMARY"
 START=$(date +%s)
-BUDGET=${BUDGET_S:-450}
+BUDGET=${BUDGET_S:-470}
 PREFLIGHT_S=${PREFLIGHT_S:-45} R50_S=${R50_S:-150} PEER_S=${PEER_S:-70} TESTS_S=${TESTS_S:-120}
 SUITE_S=${SUITE_S:-45} NHWC_S=${NHWC_S:-60} LENET_S=${LENET_S:-20}
 status=0
@@ -143,8 +143,8 @@ batches_nhwc=${BENCH_BATCHES_NHWC:-64,128}
 iters=${BENCH_ITERS:-20}
 say "== gpu_run plan: budget ${BUDGET}s; caps: preflight ${PREFLIGHT_S}s, resnet50 NCHW ${R50_S}s" \
     "(peer ${PEER_S}s of it), gpu tests ${TESTS_S}s (${SUITE_S}s a suite), resnet50 NHWC" \
-    "${NHWC_S}s, lenet ${LENET_S}s x 3; total of caps" \
-    "$((PREFLIGHT_S + R50_S + TESTS_S + NHWC_S + 3 * LENET_S))s"
+    "${NHWC_S}s, lenet ${LENET_S}s x 4; total of caps" \
+    "$((PREFLIGHT_S + R50_S + TESTS_S + NHWC_S + 4 * LENET_S))s"
 ((DRY)) && say "== dry run: the commands, nothing is run"
 
 # ---- 1 preflight ------------------------------------------------------------------------------------
@@ -254,6 +254,20 @@ lenet lenet_float16 --dtype float16
 # Data parallel without NCCL: two replicas on this GPU, gradients summed by Copy + Sum, on the dag
 # executor (as with several GPUs: its workers take turns on the GPU's stream and handles).
 lenet lenet_float16_2replicas --dtype float16 --replicas 2 --net_type dag
+# Two processes on this GPU, FP16 gradients exchanged over Gloo through pinned host memory
+# (distributed/gradient_exchange: CUDA staging); rank 0 writes the summary.
+run_step lenet_float16_2processes "$RES/lenet.txt" "$(step_limit "$LENET_S")" \
+  bash -c 'rv=$(mktemp -d); rc=0; "$@" --shard_id 1 --rendezvous "$rv" & p=$!
+           "$@" --shard_id 0 --rendezvous "$rv" || rc=$?; wait $p || rc=$?; rm -rf "$rv"; exit $rc' \
+  _ "${hc[@]}" "$BIN/train_net" --device cuda --net models/lenet/lenet_train_net.pbtxt \
+  --init_net models/lenet/lenet_init_net.pbtxt "${data[@]}" --log_every 100 --dtype float16 \
+  --num_shards 2 --gloo_interface lo --gloo_timeout_s 15 \
+  --summary_json "$WORK/lenet_float16_2processes.json"
+if ((!DRY)) && [[ -f "$WORK/lenet_float16_2processes.json" ]]; then
+  say "  lenet_float16_2processes: $(tr -d '\n' <"$WORK/lenet_float16_2processes.json" |
+    grep -oE '"(test_accuracy|images_per_sec|exchange_ms_per_step|exposed_ms_per_step)": [0-9.e+-]*' |
+    tr '\n' ' ')"
+fi
 
 # The math type each convolution ran with, as cuDNN reported it for the algorithm it ran: FP32
 # (the "Pascal path") must never use tensor-op math (TF32); FP16 should.
