@@ -84,7 +84,7 @@ Shards ShardsFromFlags() {
   HALFCAF_ENFORCE(s.size >= 1 && s.rank >= 0 && s.rank < s.size, "--shard_id must be in [0, ",
                   s.size, ") with ", s.size, " shard(s), got ", s.rank);
   if (s.size == 1) return s;
-  HALFCAF_ENFORCE(GlooAvailable(), "--num_shards ", s.size, ": training across processes ",
+  HALFCAF_ENFORCE(GlooAvailable(), "--num_shards ", s.size, " (training across processes): ",
                   GlooMissingHint());
   HALFCAF_ENFORCE(std::isfinite(FLAGS_gloo_timeout_s) && FLAGS_gloo_timeout_s > 0 &&
                       FLAGS_gloo_timeout_s < 1e7,
