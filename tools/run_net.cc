@@ -10,11 +10,15 @@
 #include "core/net.h"
 #include "core/proto_io.h"
 #include "core/tensor_proto.h"
+#include "onnx/onnx_import.h"
 #include "tools/tool_common.h"
 
 DEFINE_string(init_net, "", "NetDef run once before --net (text or binary)");
 DEFINE_string(net, "", "NetDef to run --iters times (text or binary)");
 DEFINE_string(inputs, "", "TensorProtos file; each tensor is fed to the blob of its name");
+DEFINE_string(onnx_inputs, "", "--net model.onnx: comma-separated ONNX TensorProto files (e.g. "
+              "input_0.pb), fed to the model's inputs in order");
+DEFINE_int32(batch_size, 0, "--net model.onnx: fixes a symbolic first dim of every input");
 DEFINE_int32(iters, 1, "number of times to run --net");
 DEFINE_string(output_blobs, "", "comma-separated blobs to write to --output (or print)");
 DEFINE_string(output, "", "TensorProtos file to write (text when it ends in .pbtxt)");
@@ -60,8 +64,29 @@ int Main() {
   HALFCAF_ENFORCE(FLAGS_iters >= 0, "--iters must be >= 0, got ", FLAGS_iters);
   Workspace ws;
   NetDef init, net;
-  if (!FLAGS_init_net.empty()) ReadProtoFromFile(FLAGS_init_net, &init);
-  if (!FLAGS_net.empty()) ReadProtoFromFile(FLAGS_net, &net);
+  std::vector<std::string> onnx_outputs;
+  if (IsOnnxPath(FLAGS_net)) {
+    // An ONNX model: the init net comes from its initializers.
+    HALFCAF_ENFORCE(FLAGS_init_net.empty(), "--net ", FLAGS_net, " is an ONNX model, which holds "
+                    "its own parameters: leave out --init_net");
+    OnnxImportOptions options;
+    if (FLAGS_batch_size > 0) options.input_dims[""] = {FLAGS_batch_size};
+    ImportedNet imported = ImportOnnxFile(FLAGS_net, options);
+    init = imported.init;
+    net = imported.predict;
+    const std::vector<std::string> files = SplitList(FLAGS_onnx_inputs);
+    HALFCAF_ENFORCE(files.empty() || files.size() == imported.inputs.size(), "--onnx_inputs: ",
+                    files.size(), " file(s) for the model's ", imported.inputs.size(), " input(s)");
+    for (size_t i = 0; i < files.size(); ++i) {
+      ReadOnnxTensorFile(files[i], ws.CreateTensor(imported.inputs[i].name));
+    }
+    for (const auto& o : imported.outputs) onnx_outputs.push_back(o.name);
+    ws.RunNetOnce(init);
+  } else {
+    HALFCAF_ENFORCE(FLAGS_onnx_inputs.empty(), "--onnx_inputs needs --net model.onnx");
+    if (!FLAGS_init_net.empty()) ReadProtoFromFile(FLAGS_init_net, &init);
+    if (!FLAGS_net.empty()) ReadProtoFromFile(FLAGS_net, &net);
+  }
   if (!FLAGS_inputs.empty()) FeedTensorProtosFile(FLAGS_inputs, &ws);
   if (!FLAGS_init_net.empty()) ws.RunNetOnce(init);
   if (!FLAGS_net.empty()) {
@@ -71,6 +96,7 @@ int Main() {
     ws.GetNet(net.name())->CheckDeferredErrors();  // e.g. a label out of range on CUDA
   }
   std::vector<std::string> blobs = SplitList(FLAGS_output_blobs);
+  if (blobs.empty()) blobs = onnx_outputs;  // an ONNX model's outputs by default
   for (const auto& b : blobs) {
     HALFCAF_ENFORCE(ws.HasBlob(b), "--output_blobs: blob '", b, "' does not exist");
   }

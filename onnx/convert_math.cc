@@ -1,0 +1,242 @@
+// ONNX element-wise nodes: activations, unary math, binary arithmetic with NumPy broadcasting,
+// n-ary Sum / Mean / Max / Min, Clip, Cast, Identity, Dropout (inference).
+#include <algorithm>
+#include <cmath>
+
+#include "core/argument.h"
+#include "core/operator.h"
+#include "core/strings.h"
+#include "onnx/convert_util.h"
+
+namespace halfcaf {
+namespace onnx_import {
+namespace {
+
+// One input, one output, same shape: ONNX type -> halfcaf type (with fixed arguments).
+void Unary(ConvertContext& c, const std::string& type, const std::vector<Argument>& args = {}) {
+  RequireOperator(c, type);
+  c.RequireFloat(0);
+  c.Emit(c.Op(type, {c.Input(0)}, {c.Output(0)}, args));
+}
+
+}  // namespace
+
+HALFCAF_ONNX_CONVERTER(Relu) {
+  c.OnlyAttributes({});
+  Unary(c, "Relu");
+}
+HALFCAF_ONNX_CONVERTER(Sigmoid) {
+  c.OnlyAttributes({});
+  Unary(c, "Sigmoid");
+}
+HALFCAF_ONNX_CONVERTER(Tanh) {
+  c.OnlyAttributes({});
+  Unary(c, "Tanh");
+}
+HALFCAF_ONNX_CONVERTER(Neg) {
+  c.OnlyAttributes({});
+  Unary(c, "Negative");
+}
+HALFCAF_ONNX_CONVERTER(Exp) {
+  c.OnlyAttributes({});
+  Unary(c, "Exp");
+}
+HALFCAF_ONNX_CONVERTER(Log) {
+  c.OnlyAttributes({});
+  Unary(c, "Log");
+}
+HALFCAF_ONNX_CONVERTER(Sqrt) {
+  c.OnlyAttributes({});
+  Unary(c, "Sqrt");
+}
+HALFCAF_ONNX_CONVERTER(Abs) {
+  c.OnlyAttributes({});
+  Unary(c, "Abs");
+}
+HALFCAF_ONNX_CONVERTER(Reciprocal) {
+  c.OnlyAttributes({});
+  Unary(c, "Reciprocal");
+}
+HALFCAF_ONNX_CONVERTER(LeakyRelu) {
+  c.OnlyAttributes({"alpha"});
+  Unary(c, "LeakyRelu", {MakeArgument("alpha", c.Float("alpha", 0.01f))});
+}
+HALFCAF_ONNX_CONVERTER(Elu) {
+  c.OnlyAttributes({"alpha"});
+  Unary(c, "Elu", {MakeArgument("alpha", c.Float("alpha", 1.f))});
+}
+
+// Add / Sub / Mul / Div / Pow with NumPy (multidirectional) broadcasting, mapped onto Caffe2's
+// one-directional broadcast: B repeated over A where B's dims (without leading and trailing
+// ones) match a run of A's dims. A smaller A is swapped with B for Add and Mul, and for Sub via
+// -(B - A); other shapes are refused.
+static void Binary(ConvertContext& c, const std::string& type) {
+  RequireOperator(c, type);
+  for (int i : {0, 1}) {
+    const DataType t = c.DType(i);
+    if (t == DataType::INT32 || t == DataType::INT64) continue;  // halfcaf's integer kernels
+    c.RequireFloat(i);
+  }
+  if (c.opset() < 7) {
+    // Opsets 1-6: Caffe2's own legacy broadcast (broadcast=1, axis), passed through.
+    c.OnlyAttributes({"broadcast", "axis", "consumed_inputs"});
+    std::vector<Argument> args;
+    if (c.Int("broadcast", 0) != 0) {
+      args.push_back(MakeArgument("broadcast", 1));
+      if (c.Has("axis")) args.push_back(MakeArgument("axis", c.Int("axis", -1)));
+    }
+    c.Emit(c.Op(type, {c.Input(0), c.Input(1)}, {c.Output(0)}, args));
+    return;
+  }
+  c.OnlyAttributes({});
+  const TensorShape* a = c.Shape(0);
+  const TensorShape* b = c.Shape(1);
+  std::string x = c.Input(0), y = c.Input(1);
+  if (a && b && a->dims == b->dims) {
+    c.Emit(c.Op(type, {x, y}, {c.Output(0)}));
+    return;
+  }
+  if (!a || !b) {
+    // Only a one-element B broadcasts without knowing the shapes.
+    if (b && b->numel() == 1) {
+      c.Emit(c.Op(type, {x, y}, {c.Output(0)}, {MakeArgument("broadcast", 1)}));
+      return;
+    }
+    c.Unsupported("the shapes of its inputs are not known at import, so their broadcast "
+                  "cannot be checked");
+  }
+  std::vector<int64_t> result;
+  if (!BroadcastShape(a->dims, b->dims, &result)) {
+    c.Unsupported("inputs of shapes " + DimsString(a->dims) + " and " + DimsString(b->dims) +
+                  " do not broadcast");
+  }
+  bool swap = false;
+  if (result == a->dims && CaffeBroadcastable(a->dims, b->dims)) {
+    swap = false;
+  } else if (result == b->dims && CaffeBroadcastable(b->dims, a->dims) &&
+             (type == "Add" || type == "Mul" || type == "Sub")) {
+    swap = true;
+  } else {
+    c.Unsupported("broadcasting " + DimsString(a->dims) + " with " + DimsString(b->dims) +
+                  " (both inputs repeated, or size-1 dims inside the smaller one) is not "
+                  "supported");
+  }
+  const std::vector<Argument> bcast{MakeArgument("broadcast", 1)};
+  if (!swap) {
+    c.Emit(c.Op(type, {x, y}, {c.Output(0)}, bcast));
+  } else if (type != "Sub") {
+    c.Emit(c.Op(type, {y, x}, {c.Output(0)}, bcast));
+  } else {
+    const std::string diff = c.Temp("reversed_difference");
+    c.Emit(c.Op("Sub", {y, x}, {diff}, bcast));
+    c.Emit(c.Op("Negative", {diff}, {c.Output(0)}));
+  }
+}
+
+HALFCAF_ONNX_CONVERTER(Add) { Binary(c, "Add"); }
+HALFCAF_ONNX_CONVERTER(Sub) { Binary(c, "Sub"); }
+HALFCAF_ONNX_CONVERTER(Mul) { Binary(c, "Mul"); }
+HALFCAF_ONNX_CONVERTER(Div) { Binary(c, "Div"); }
+
+HALFCAF_ONNX_CONVERTER(Pow) {
+  c.OnlyAttributes({});
+  RequireOperator(c, "Pow");
+  c.RequireFloat(0);
+  // A constant scalar exponent is Caffe2's `exponent` argument.
+  if (const Tensor* e = c.Const(1)) {
+    if (e->numel() == 1) {
+      const float exponent = c.ConstFloats(1, "the exponent")[0];
+      c.Emit(c.Op("Pow", {c.Input(0)}, {c.Output(0)}, {MakeArgument("exponent", exponent)}));
+      return;
+    }
+  }
+  c.RequireFloat(1);
+  const TensorShape* a = c.Shape(0);
+  const TensorShape* b = c.Shape(1);
+  if (!a || !b || a->dims != b->dims) {
+    c.Unsupported("a run-time exponent must have the base's shape");
+  }
+  c.Emit(c.Op("Pow", {c.Input(0), c.Input(1)}, {c.Output(0)}));
+}
+
+// Sum, Mean, Max, Min of n inputs (of one shape; opset 8+ broadcasting between them is refused).
+static void Nary(ConvertContext& c, const std::string& type) {
+  c.OnlyAttributes({});
+  const std::string op_type = type == "Mean" ? "Sum" : type;
+  RequireOperator(c, op_type);
+  std::vector<std::string> inputs;
+  const TensorShape* first = c.Shape(0);
+  for (int i = 0; i < c.NumInputs(); ++i) {
+    c.RequireFloat(i);
+    const TensorShape* s = c.Shape(i);
+    if (c.NumInputs() > 1 && (!s || !first || s->dims != first->dims)) {
+      c.Unsupported("inputs of different (or unknown) shapes; halfcaf's " + op_type +
+                    " takes inputs of one shape");
+    }
+    inputs.push_back(c.Input(i));
+  }
+  if (inputs.size() == 1) {
+    c.Emit(c.Op("Copy", inputs, {c.Output(0)}));
+    return;
+  }
+  if (type != "Mean") {
+    c.Emit(c.Op(type, inputs, {c.Output(0)}));
+    return;
+  }
+  const std::string sum = c.Temp("sum");
+  c.Emit(c.Op("Sum", inputs, {sum}));
+  c.Emit(c.Op("Scale", {sum}, {c.Output(0)},
+              {MakeArgument("scale", 1.f / static_cast<float>(inputs.size()))}));
+}
+
+HALFCAF_ONNX_CONVERTER(Sum) { Nary(c, "Sum"); }
+HALFCAF_ONNX_CONVERTER(Mean) { Nary(c, "Mean"); }
+HALFCAF_ONNX_CONVERTER(Max) { Nary(c, "Max"); }
+HALFCAF_ONNX_CONVERTER(Min) { Nary(c, "Min"); }
+
+HALFCAF_ONNX_CONVERTER(Clip) {
+  c.RequireFloat(0);
+  float lo = -INFINITY, hi = INFINITY;
+  if (c.opset() < 11) {
+    c.OnlyAttributes({"min", "max"});
+    lo = c.Float("min", lo);
+    hi = c.Float("max", hi);
+  } else {
+    c.OnlyAttributes({});
+    if (c.HasInput(1)) lo = c.ConstFloats(1, "the min input").at(0);
+    if (c.HasInput(2)) hi = c.ConstFloats(2, "the max input").at(0);
+  }
+  c.Emit(c.Op("Clip", {c.Input(0)}, {c.Output(0)},
+              {MakeArgument("min", lo), MakeArgument("max", hi)}));
+}
+
+HALFCAF_ONNX_CONVERTER(Cast) {
+  c.OnlyAttributes({"to", "saturate"});
+  const int32_t to = static_cast<int32_t>(c.Int("to", 0));
+  const DataType t = FromOnnxType(to);
+  if (t == DataType::UNDEFINED) {
+    c.Unsupported(std::string("casting to ") + OnnxTypeName(to) + " is not supported");
+  }
+  c.Emit(c.Op("Cast", {c.Input(0)}, {c.Output(0)},
+              {MakeArgument("to", static_cast<int64_t>(t))}));
+}
+
+HALFCAF_ONNX_CONVERTER(Identity) {
+  c.OnlyAttributes({});
+  c.Emit(c.Op("Copy", {c.Input(0)}, {c.Output(0)}));
+}
+
+// Inference: Dropout passes its input through. (Training an imported net uses the trainer's own
+// test-mode switch; an ONNX `training_mode` input that is true is refused here.)
+HALFCAF_ONNX_CONVERTER(Dropout) {
+  c.OnlyAttributes({"ratio", "seed", "is_test", "consumed_inputs"});
+  if (c.HasOutput(1)) c.Unsupported("the mask output is not supported");
+  if (c.HasInput(2)) {
+    const std::vector<int64_t> training = c.ConstInts(2, "the training_mode input");
+    if (!training.empty() && training[0] != 0) c.Unsupported("training_mode true is not supported");
+  }
+  c.Emit(c.Op("Copy", {c.Input(0)}, {c.Output(0)}));
+}
+
+}  // namespace onnx_import
+}  // namespace halfcaf

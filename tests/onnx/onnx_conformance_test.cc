@@ -1,0 +1,191 @@
+// ONNX's own backend tests as halfcaf's conformance suite: every case under Debian's
+// libonnx-testdata (/usr/share/libonnx-testdata/data/{node,simple,pytorch-converted,
+// pytorch-operator}) is imported, run on the CPU and its outputs compared with the expected ones
+// (ONNX's backend tolerances: rtol 1e-3, atol 1e-7). Each case is
+//   pass         every output matches,
+//   unsupported  the importer refused a node, attribute or type (OnnxUnsupported), or an
+//                operator refused its input at run time, with the reason,
+//   fail         an output differs (a wrong answer) — the only thing that fails the test.
+// The counts and the reasons are printed, and written to $HALFCAF_ONNX_REPORT when set.
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/half.h"
+#include "core/workspace.h"
+#include "onnx/onnx_import.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+const char kData[] = "/usr/share/libonnx-testdata/data/";
+
+bool IsDir(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool IsFile(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::vector<std::string> List(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") out.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+double Value(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DataType::FLOAT: return t.data<float>()[i];
+    case DataType::FLOAT16: return static_cast<float>(t.data<Half>()[i]);
+    case DataType::DOUBLE: return t.data<double>()[i];
+    case DataType::INT32: return t.data<int32_t>()[i];
+    case DataType::INT64: return static_cast<double>(t.data<int64_t>()[i]);
+    case DataType::INT8: return t.data<int8_t>()[i];
+    case DataType::UINT8: return t.data<uint8_t>()[i];
+    case DataType::INT16: return t.data<int16_t>()[i];
+    case DataType::UINT16: return t.data<uint16_t>()[i];
+    case DataType::BOOL: return t.data<bool>()[i] ? 1 : 0;
+    default: return NAN;
+  }
+}
+
+// "" when `got` matches `want` within ONNX's tolerances, else what differs.
+std::string Compare(const std::string& name, const Tensor& got, const Tensor& want) {
+  std::ostringstream why;
+  if (got.dims() != want.dims()) {
+    why << "output '" << name << "' has dims " << DimsString(got.dims()) << ", expected "
+        << DimsString(want.dims());
+    return why.str();
+  }
+  const bool exact = want.dtype() != DataType::FLOAT && want.dtype() != DataType::FLOAT16 &&
+                     want.dtype() != DataType::DOUBLE;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double g = Value(got, i), w = Value(want, i);
+    if (std::isnan(w) && std::isnan(g)) continue;
+    if (std::isinf(w) && g == w) continue;
+    const bool ok = exact ? g == w : std::fabs(g - w) <= 1e-7 + 1e-3 * std::fabs(w);
+    if (!ok) {
+      why << "output '" << name << "' [" << i << "] = " << g << ", expected " << w;
+      return why.str();
+    }
+  }
+  if (exact && got.dtype() != want.dtype() &&
+      !(got.dtype() == DataType::INT64 && want.dtype() == DataType::INT64)) {
+    why << "output '" << name << "' is " << DataTypeName(got.dtype()) << ", expected "
+        << DataTypeName(want.dtype());
+    return why.str();
+  }
+  return "";
+}
+
+struct Outcome {
+  std::string kind;  // pass | unsupported | fail
+  std::string why;
+};
+
+Outcome RunCase(const std::string& dir) {
+  ImportedNet net;
+  try {
+    net = ImportOnnxFile(dir + "/model.onnx");
+  } catch (const OnnxUnsupported& e) {
+    return {"unsupported", e.message()};
+  } catch (const EnforceNotMet& e) {
+    return {"unsupported", "import: " + e.message()};
+  }
+  int sets = 0;
+  for (const auto& set : List(dir)) {
+    if (set.rfind("test_data_set_", 0) != 0) continue;
+    ++sets;
+    const std::string sd = dir + "/" + set;
+    Workspace ws;
+    try {
+      ws.RunNetOnce(net.init);
+      for (size_t i = 0; i < net.inputs.size(); ++i) {
+        const std::string path = sd + "/input_" + std::to_string(i) + ".pb";
+        if (!IsFile(path)) return {"unsupported", "test data has no " + path};
+        ReadOnnxTensorFile(path, ws.CreateTensor(net.inputs[i].name));
+      }
+      NetDef predict = net.predict;
+      ws.RunNetOnce(predict);
+    } catch (const EnforceNotMet& e) {
+      return {"unsupported", "run: " + e.message()};
+    }
+    for (size_t i = 0; i < net.outputs.size(); ++i) {
+      Tensor want;
+      ReadOnnxTensorFile(sd + "/output_" + std::to_string(i) + ".pb", &want);
+      const Blob* b = ws.GetBlob(net.outputs[i].name);
+      if (!b || !b->IsTensor()) return {"fail", "output '" + net.outputs[i].name + "' missing"};
+      Tensor got;
+      got.CopyFrom(b->GetTensor());
+      const std::string why = Compare(net.outputs[i].name, got, want);
+      if (!why.empty()) return {"fail", set + ": " + why};
+    }
+  }
+  if (sets == 0) return {"unsupported", "no test data sets"};
+  return {"pass", ""};
+}
+
+// The first line of a reason, without the source location, for grouping.
+std::string Short(const std::string& why) {
+  std::string s = why.substr(0, why.find('\n'));
+  const size_t at = s.rfind(" [");
+  if (at != std::string::npos && s.back() == ']') s = s.substr(0, at);
+  return s.size() > 160 ? s.substr(0, 157) + "..." : s;
+}
+
+class OnnxConformanceTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OnnxConformanceTest, NoWrongAnswers) {
+  if (!OnnxAvailable()) GTEST_SKIP() << OnnxMissingHint();
+  const std::string folder = std::string(kData) + GetParam();
+  if (!IsDir(folder)) GTEST_SKIP() << folder << " is missing (install libonnx-testdata)";
+  std::map<std::string, int> counts;
+  std::ostringstream report;
+  for (const auto& name : List(folder)) {
+    const std::string dir = folder + "/" + name;
+    if (!IsFile(dir + "/model.onnx")) continue;
+    const Outcome o = RunCase(dir);
+    ++counts[o.kind];
+    report << GetParam() << "/" << name << "\t" << o.kind << "\t" << Short(o.why) << "\n";
+    EXPECT_NE(o.kind, "fail") << name << ": " << o.why;
+  }
+  std::cout << "onnx conformance " << GetParam() << ": " << counts["pass"] << " pass, "
+            << counts["unsupported"] << " unsupported, " << counts["fail"] << " fail"
+            << std::endl;
+  if (const char* out = std::getenv("HALFCAF_ONNX_REPORT")) {
+    std::ofstream(std::string(out) + "." + GetParam() + ".tsv") << report.str();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Folders, OnnxConformanceTest,
+                         ::testing::Values("node", "simple", "pytorch-converted",
+                                           "pytorch-operator"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
