@@ -30,6 +30,16 @@ void EmitReshape(ConvertContext& c, const std::vector<int64_t>& dims) {
 
 HALFCAF_ONNX_CONVERTER(Reshape) {
   c.OnlyAttributes({"allowzero", "shape"});
+  if (c.opset() >= 5 && !c.Const(1)) {
+    // A run-time shape: halfcaf's Reshape reads it as its second input (0 copies, -1 infers).
+    if (c.Int("allowzero", 0) != 0) c.Unsupported("allowzero=1 with a run-time shape");
+    const DataType t = c.DType(1);
+    if (t != DataType::INT64 && t != DataType::INT32 && t != DataType::UNDEFINED) {
+      c.Unsupported(std::string("the shape input has type ") + DataTypeName(t));
+    }
+    c.Emit(c.Op("Reshape", {c.Input(0), c.Input(1)}, {c.Output(0), c.Temp("old_shape")}));
+    return;
+  }
   std::vector<int64_t> dims = c.opset() < 5 ? c.Ints("shape") : c.ConstInts(1, "the shape input");
   if (c.Int("allowzero", 0) != 0 && std::count(dims.begin(), dims.end(), 0) > 0) {
     c.Unsupported("allowzero=1 with a 0 in the shape is not supported");

@@ -245,7 +245,18 @@ void ReadOnnxTensorFile(const std::string& path, Tensor* tensor, std::string* na
   onnx::TensorProto p;
   HALFCAF_ENFORCE(p.ParseFromString(ReadFileBytes(path)), path,
                   ": not an ONNX TensorProto (the protobuf does not parse)");
-  onnx_import::TensorFromOnnx(p, Dirname(path), tensor);
+  // Other messages (a ModelProto) may parse too; a tensor has a known type and a plain name.
+  bool plain = onnx::TensorProto::DataType_IsValid(p.data_type()) &&
+               p.data_type() != onnx::TensorProto::UNDEFINED;
+  for (unsigned char ch : p.name()) plain &= ch >= 0x20 && ch < 0x7f;
+  HALFCAF_ENFORCE(plain, path, ": not an ONNX TensorProto (no element type, or a name that is "
+                  "not text)");
+  try {
+    onnx_import::TensorFromOnnx(p, Dirname(path), tensor);
+  } catch (EnforceNotMet& e) {
+    e.AddContext("reading " + path);
+    throw;
+  }
   if (name) *name = p.name();
 }
 
