@@ -1,7 +1,7 @@
 // One-input element-wise operators on CUDA: Negative, Sigmoid(+Gradient), Tanh(+Gradient),
-// Clip(+ClipGradient), Sqr and Scale, with the kernels of gpu/elementwise_kernels.cu. Same
-// semantics, dtypes, in-place pairs and errors as the CPU operators (negative_op.cc, sigmoid_op.cc,
-// tanh_op.cc, clip_op.cc, sqr_op.cc, scale_op.cc hold the schemas and gradient makers).
+// Clip(+ClipGradient), Sqr, Scale, Exp, Log, Sqrt, Abs(+Gradient) and Reciprocal(+Gradient), with
+// the kernels of gpu/elementwise_kernels.cu. Same semantics, dtypes, in-place pairs and errors as
+// the CPU operators (the <name>_op.cc files hold the schemas and gradient makers).
 #include "core/float_io.h"
 #include "core/operator.h"
 #include "gpu/cuda_context.h"
@@ -51,7 +51,7 @@ class UnaryCUDAOp final : public Operator<CUDAContext> {
   float p0_ = 0.f, p1_ = 0.f;
 };
 
-// dX = g(Y, dY); dX has dY's dtype.
+// dX = g(Y, dY) (AbsGradient: g(X, dY)); dX has dY's dtype.
 template <gpu::UnaryGradientOp kOp>
 class UnaryGradientCUDAOp final : public Operator<CUDAContext> {
  public:
@@ -60,11 +60,12 @@ class UnaryGradientCUDAOp final : public Operator<CUDAContext> {
   }
 
   void RunOnDevice() override {
+    const char* t_name = kOp == gpu::UnaryGradientOp::kAbs ? "X" : "Y";
     const Tensor& Y = Input(0);
     const Tensor& dY = Input(1);
-    EnforceFloatType(Y, "Y");
+    EnforceFloatType(Y, t_name);
     EnforceFloatType(dY, "dY");
-    HALFCAF_ENFORCE(Y.dims() == dY.dims(), "Y and dY must have the same shape, got ",
+    HALFCAF_ENFORCE(Y.dims() == dY.dims(), t_name, " and dY must have the same shape, got ",
                     DimsString(Y.dims()), " and ", DimsString(dY.dims()));
     const DataType dtype = dY.dtype();
     const void* y = Y.raw_data();
@@ -90,5 +91,12 @@ REGISTER_CUDA_OPERATOR(Clip, UnaryCUDAOp<gpu::UnaryOp::kClip>);
 REGISTER_CUDA_OPERATOR(ClipGradient, UnaryGradientCUDAOp<gpu::UnaryGradientOp::kClip>);
 REGISTER_CUDA_OPERATOR(Sqr, UnaryCUDAOp<gpu::UnaryOp::kSqr>);
 REGISTER_CUDA_OPERATOR(Scale, UnaryCUDAOp<gpu::UnaryOp::kScale>);
+REGISTER_CUDA_OPERATOR(Exp, UnaryCUDAOp<gpu::UnaryOp::kExp>);
+REGISTER_CUDA_OPERATOR(Log, UnaryCUDAOp<gpu::UnaryOp::kLog>);
+REGISTER_CUDA_OPERATOR(Sqrt, UnaryCUDAOp<gpu::UnaryOp::kSqrt>);
+REGISTER_CUDA_OPERATOR(Abs, UnaryCUDAOp<gpu::UnaryOp::kAbs>);
+REGISTER_CUDA_OPERATOR(AbsGradient, UnaryGradientCUDAOp<gpu::UnaryGradientOp::kAbs>);
+REGISTER_CUDA_OPERATOR(Reciprocal, UnaryCUDAOp<gpu::UnaryOp::kReciprocal>);
+REGISTER_CUDA_OPERATOR(ReciprocalGradient, UnaryGradientCUDAOp<gpu::UnaryGradientOp::kReciprocal>);
 
 }  // namespace halfcaf
