@@ -1,12 +1,15 @@
 // One-input element-wise operators on CUDA: Negative, Sigmoid(+Gradient), Tanh(+Gradient),
-// Clip(+ClipGradient), Sqr, Scale, Exp, Log, Sqrt, Abs(+Gradient) and Reciprocal(+Gradient), with
-// the kernels of gpu/elementwise_kernels.cu. Same semantics, dtypes, in-place pairs and errors as
-// the CPU operators (the <name>_op.cc files hold the schemas and gradient makers).
+// Clip(+ClipGradient), Sqr, Scale, Exp, Log, Sqrt, Abs(+Gradient), Reciprocal(+Gradient),
+// LeakyRelu(+Gradient) and Elu(+Gradient), with the kernels of gpu/elementwise_kernels.cu. Same
+// semantics, dtypes, in-place pairs and errors as the CPU operators (the <name>_op.cc files hold
+// the schemas and gradient makers).
 #include "core/float_io.h"
 #include "core/operator.h"
 #include "gpu/cuda_context.h"
 #include "gpu/elementwise_kernels.h"
 #include "operators/clip_op.h"
+#include "operators/elu_op.h"
+#include "operators/leaky_relu_op.h"
 
 namespace halfcaf {
 
@@ -35,6 +38,8 @@ class UnaryCUDAOp final : public Operator<CUDAContext> {
   UnaryCUDAOp(const OperatorDef& def, Workspace* ws) : Operator(def, ws) {
     if (kOp == gpu::UnaryOp::kScale) p0_ = GetSingleArgument<float>("scale", 1.f);
     if (kOp == gpu::UnaryOp::kClip) ParseClipBounds(*this, &p0_, &p1_);
+    if (kOp == gpu::UnaryOp::kLeakyRelu) p0_ = ParseLeakyReluAlpha(*this, false);
+    if (kOp == gpu::UnaryOp::kElu) p0_ = ParseEluAlpha(*this, false);
   }
 
   void RunOnDevice() override {
@@ -57,6 +62,8 @@ class UnaryGradientCUDAOp final : public Operator<CUDAContext> {
  public:
   UnaryGradientCUDAOp(const OperatorDef& def, Workspace* ws) : Operator(def, ws) {
     if (kOp == gpu::UnaryGradientOp::kClip) ParseClipBounds(*this, &p0_, &p1_);
+    if (kOp == gpu::UnaryGradientOp::kLeakyRelu) p0_ = ParseLeakyReluAlpha(*this, true);
+    if (kOp == gpu::UnaryGradientOp::kElu) p0_ = ParseEluAlpha(*this, true);
   }
 
   void RunOnDevice() override {
@@ -98,5 +105,9 @@ REGISTER_CUDA_OPERATOR(Abs, UnaryCUDAOp<gpu::UnaryOp::kAbs>);
 REGISTER_CUDA_OPERATOR(AbsGradient, UnaryGradientCUDAOp<gpu::UnaryGradientOp::kAbs>);
 REGISTER_CUDA_OPERATOR(Reciprocal, UnaryCUDAOp<gpu::UnaryOp::kReciprocal>);
 REGISTER_CUDA_OPERATOR(ReciprocalGradient, UnaryGradientCUDAOp<gpu::UnaryGradientOp::kReciprocal>);
+REGISTER_CUDA_OPERATOR(LeakyRelu, UnaryCUDAOp<gpu::UnaryOp::kLeakyRelu>);
+REGISTER_CUDA_OPERATOR(LeakyReluGradient, UnaryGradientCUDAOp<gpu::UnaryGradientOp::kLeakyRelu>);
+REGISTER_CUDA_OPERATOR(Elu, UnaryCUDAOp<gpu::UnaryOp::kElu>);
+REGISTER_CUDA_OPERATOR(EluGradient, UnaryGradientCUDAOp<gpu::UnaryGradientOp::kElu>);
 
 }  // namespace halfcaf
