@@ -121,11 +121,19 @@ __global__ void UnaryKernel(int64_t n, FloatIn x, FloatOut y, float p0, float p1
       case UnaryOp::kTanh: r = tanhf(v); break;
       case UnaryOp::kSqr: r = v * v; break;
       case UnaryOp::kScale: r = p0 * v; break;
-      default: {  // std::min(std::max(v, lo), hi), NaN kept as on the CPU
+      case UnaryOp::kClip: {  // std::min(std::max(v, lo), hi), NaN kept as on the CPU
         const float lo = v < p0 ? p0 : v;
         r = p1 < lo ? p1 : lo;
         break;
       }
+      case UnaryOp::kExp: r = expf(v); break;
+      case UnaryOp::kLog: r = logf(v); break;
+      case UnaryOp::kSqrt: r = sqrtf(v); break;
+      case UnaryOp::kAbs: r = fabsf(v); break;
+      case UnaryOp::kReciprocal: r = 1.f / v; break;
+      case UnaryOp::kPow: r = powf(v, p0); break;
+      case UnaryOp::kLeakyRelu: r = v > 0.f ? v : p0 * v; break;
+      default: r = v < 0.f ? p0 * expm1f(v) : v; break;  // kElu
     }
     y.Set(i, r);
   }
@@ -141,9 +149,37 @@ __global__ void UnaryGradientKernel(int64_t n, FloatIn y, FloatIn dy, FloatOut d
     switch (kOp) {
       case UnaryGradientOp::kSigmoid: r = g * yv * (1.f - yv); break;
       case UnaryGradientOp::kTanh: r = g * (1.f - yv * yv); break;
-      default: r = GatedGradient(yv > p0 && yv < p1, yv, g); break;
+      case UnaryGradientOp::kClip: r = GatedGradient(yv > p0 && yv < p1, yv, g); break;
+      case UnaryGradientOp::kAbs:  // yv is the forward input here
+        r = yv > 0.f ? g : yv < 0.f ? -g : GatedGradient(false, yv, g);
+        break;
+      case UnaryGradientOp::kReciprocal: r = -g * yv * yv; break;
+      case UnaryGradientOp::kLeakyRelu: r = yv > 0.f ? g : IsNaN(yv) ? yv : p0 * g; break;
+      default: r = yv < 0.f ? g * (yv + p0) : IsNaN(yv) ? yv : g; break;  // kElu
     }
     dx.Set(i, r);
+  }
+}
+
+// ---- Pow (two inputs), Max / Min and their gradient --------------------------------------------
+
+__global__ void PowKernel(int64_t n, FloatIn x, FloatIn e, FloatOut y) {
+  HALFCAF_KERNEL_LOOP(i, n) { y.Set(i, powf(x[i], e[i])); }
+}
+
+template <bool kMax>
+__global__ void SelectIntoKernel(int64_t n, FloatIn x, FloatOut y) {
+  const FloatIn yin{y.p, y.half};
+  HALFCAF_KERNEL_LOOP(i, n) {
+    const float a = yin[i], b = x[i];
+    y.Set(i, kMax ? MaxNaN(a, b) : -MaxNaN(-a, -b));  // min(a, b) = -max(-a, -b) exactly
+  }
+}
+
+__global__ void SelectGradientKernel(int64_t n, FloatIn y, FloatIn dy, FloatIn x, FloatOut dx) {
+  HALFCAF_KERNEL_LOOP(i, n) {
+    const float yv = y[i];
+    dx.Set(i, GatedGradient(x[i] == yv, yv, dy[i]));
   }
 }
 
@@ -280,23 +316,24 @@ void Unary(UnaryOp op, int64_t n, DataType x_type, const void* x, DataType y_typ
   if (n == 0) return;
   const FloatIn in = detail::In(x_type, x, "X");
   const FloatOut out = detail::Out(y_type, y, "Y");
-  const int blocks = Blocks(n);
+  auto launch = [&](auto op_tag) {
+    UnaryKernel<decltype(op_tag)::value><<<Blocks(n), kThreads, 0, stream>>>(n, in, out, p0, p1);
+  };
+  using U = UnaryOp;
   switch (op) {
-    case UnaryOp::kSigmoid:
-      UnaryKernel<UnaryOp::kSigmoid><<<blocks, kThreads, 0, stream>>>(n, in, out, p0, p1);
-      break;
-    case UnaryOp::kTanh:
-      UnaryKernel<UnaryOp::kTanh><<<blocks, kThreads, 0, stream>>>(n, in, out, p0, p1);
-      break;
-    case UnaryOp::kSqr:
-      UnaryKernel<UnaryOp::kSqr><<<blocks, kThreads, 0, stream>>>(n, in, out, p0, p1);
-      break;
-    case UnaryOp::kScale:
-      UnaryKernel<UnaryOp::kScale><<<blocks, kThreads, 0, stream>>>(n, in, out, p0, p1);
-      break;
-    case UnaryOp::kClip:
-      UnaryKernel<UnaryOp::kClip><<<blocks, kThreads, 0, stream>>>(n, in, out, p0, p1);
-      break;
+    case U::kSigmoid: launch(std::integral_constant<U, U::kSigmoid>{}); break;
+    case U::kTanh: launch(std::integral_constant<U, U::kTanh>{}); break;
+    case U::kSqr: launch(std::integral_constant<U, U::kSqr>{}); break;
+    case U::kScale: launch(std::integral_constant<U, U::kScale>{}); break;
+    case U::kClip: launch(std::integral_constant<U, U::kClip>{}); break;
+    case U::kExp: launch(std::integral_constant<U, U::kExp>{}); break;
+    case U::kLog: launch(std::integral_constant<U, U::kLog>{}); break;
+    case U::kSqrt: launch(std::integral_constant<U, U::kSqrt>{}); break;
+    case U::kAbs: launch(std::integral_constant<U, U::kAbs>{}); break;
+    case U::kReciprocal: launch(std::integral_constant<U, U::kReciprocal>{}); break;
+    case U::kPow: launch(std::integral_constant<U, U::kPow>{}); break;
+    case U::kLeakyRelu: launch(std::integral_constant<U, U::kLeakyRelu>{}); break;
+    case U::kElu: launch(std::integral_constant<U, U::kElu>{}); break;
   }
   HALFCAF_LAUNCH_CHECK();
 }
@@ -305,24 +342,55 @@ void UnaryGradient(UnaryGradientOp op, int64_t n, DataType y_type, const void* y
                    DataType dy_type, const void* dy, DataType dx_type, void* dx, float p0,
                    float p1, cudaStream_t stream) {
   if (n == 0) return;
-  const FloatIn yin = detail::In(y_type, y, "Y");
+  const FloatIn yin = detail::In(y_type, y, op == UnaryGradientOp::kAbs ? "X" : "Y");
   const FloatIn dyin = detail::In(dy_type, dy, "dY");
   const FloatOut out = detail::Out(dx_type, dx, "dX");
-  const int blocks = Blocks(n);
+  auto launch = [&](auto op_tag) {
+    UnaryGradientKernel<decltype(op_tag)::value>
+        <<<Blocks(n), kThreads, 0, stream>>>(n, yin, dyin, out, p0, p1);
+  };
+  using G = UnaryGradientOp;
   switch (op) {
-    case UnaryGradientOp::kSigmoid:
-      UnaryGradientKernel<UnaryGradientOp::kSigmoid>
-          <<<blocks, kThreads, 0, stream>>>(n, yin, dyin, out, p0, p1);
-      break;
-    case UnaryGradientOp::kTanh:
-      UnaryGradientKernel<UnaryGradientOp::kTanh>
-          <<<blocks, kThreads, 0, stream>>>(n, yin, dyin, out, p0, p1);
-      break;
-    case UnaryGradientOp::kClip:
-      UnaryGradientKernel<UnaryGradientOp::kClip>
-          <<<blocks, kThreads, 0, stream>>>(n, yin, dyin, out, p0, p1);
-      break;
+    case G::kSigmoid: launch(std::integral_constant<G, G::kSigmoid>{}); break;
+    case G::kTanh: launch(std::integral_constant<G, G::kTanh>{}); break;
+    case G::kClip: launch(std::integral_constant<G, G::kClip>{}); break;
+    case G::kAbs: launch(std::integral_constant<G, G::kAbs>{}); break;
+    case G::kReciprocal: launch(std::integral_constant<G, G::kReciprocal>{}); break;
+    case G::kLeakyRelu: launch(std::integral_constant<G, G::kLeakyRelu>{}); break;
+    case G::kElu: launch(std::integral_constant<G, G::kElu>{}); break;
   }
+  HALFCAF_LAUNCH_CHECK();
+}
+
+void Pow(int64_t n, DataType x_type, const void* x, DataType e_type, const void* e,
+         DataType y_type, void* y, cudaStream_t stream) {
+  if (n == 0) return;
+  PowKernel<<<Blocks(n), kThreads, 0, stream>>>(n, detail::In(x_type, x, "X"),
+                                                detail::In(e_type, e, "exponent E"),
+                                                detail::Out(y_type, y, "Y"));
+  HALFCAF_LAUNCH_CHECK();
+}
+
+void SelectInto(bool max, int64_t n, DataType x_type, const void* x, DataType y_type, void* y,
+                cudaStream_t stream) {
+  if (n == 0) return;
+  const FloatIn in = detail::In(x_type, x, "X");
+  const FloatOut out = detail::Out(y_type, y, "Y");
+  if (max) {
+    SelectIntoKernel<true><<<Blocks(n), kThreads, 0, stream>>>(n, in, out);
+  } else {
+    SelectIntoKernel<false><<<Blocks(n), kThreads, 0, stream>>>(n, in, out);
+  }
+  HALFCAF_LAUNCH_CHECK();
+}
+
+void SelectGradient(int64_t n, DataType y_type, const void* y, DataType dy_type, const void* dy,
+                    DataType x_type, const void* x, DataType dx_type, void* dx,
+                    cudaStream_t stream) {
+  if (n == 0) return;
+  SelectGradientKernel<<<Blocks(n), kThreads, 0, stream>>>(
+      n, detail::In(y_type, y, "Y"), detail::In(dy_type, dy, "dY"), detail::In(x_type, x, "X"),
+      detail::Out(dx_type, dx, "dX"));
   HALFCAF_LAUNCH_CHECK();
 }
 

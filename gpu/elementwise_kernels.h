@@ -33,17 +33,42 @@ void Negative(int64_t n, DataType type, const void* x, void* y, cudaStream_t str
 
 // y = f(x) for float / float16 x and y (y may alias x):
 //   kSigmoid 1 / (1 + exp(-x)); kTanh tanh(x); kSqr x * x; kScale p0 * x;
-//   kClip min(max(x, p0), p1).
-enum class UnaryOp { kSigmoid, kTanh, kSqr, kScale, kClip };
+//   kClip min(max(x, p0), p1); kExp exp(x); kLog ln(x); kSqrt sqrt(x); kAbs |x|;
+//   kReciprocal 1 / x; kPow x ^ p0; kLeakyRelu x > 0 ? x : p0 * x;
+//   kElu x < 0 ? p0 * (exp(x) - 1) : x.
+enum class UnaryOp {
+  kSigmoid, kTanh, kSqr, kScale, kClip, kExp, kLog, kSqrt, kAbs, kReciprocal, kPow, kLeakyRelu,
+  kElu
+};
 void Unary(UnaryOp op, int64_t n, DataType x_type, const void* x, DataType y_type, void* y,
            float p0, float p1, cudaStream_t stream);
 
-// dx = g(y, dy) for float / float16 (dx may alias dy):
-//   kSigmoid dy * y * (1 - y); kTanh dy * (1 - y * y); kClip dy where p0 < y < p1, else 0.
-enum class UnaryGradientOp { kSigmoid, kTanh, kClip };
+// dx = g(y, dy) for float / float16 (dx may alias dy), where y is the forward output, except
+// for kAbs, where it is the forward input x:
+//   kSigmoid dy * y * (1 - y); kTanh dy * (1 - y * y); kClip dy where p0 < y < p1, else 0;
+//   kAbs sign(x) * dy (0 at x = 0); kReciprocal -dy * y * y; kLeakyRelu y > 0 ? dy : p0 * dy;
+//   kElu y < 0 ? dy * (y + p0) : dy.
+// Where a select drops a NaN y, the result is NaN instead (core/nan_math.h).
+enum class UnaryGradientOp { kSigmoid, kTanh, kClip, kAbs, kReciprocal, kLeakyRelu, kElu };
 void UnaryGradient(UnaryGradientOp op, int64_t n, DataType y_type, const void* y,
                    DataType dy_type, const void* dy, DataType dx_type, void* dx, float p0,
                    float p1, cudaStream_t stream);
+
+// y = x ^ e element by element (Pow's two-input form); x, e, y float / float16 in any mix. y may
+// alias x, or e when they have one dtype.
+void Pow(int64_t n, DataType x_type, const void* x, DataType e_type, const void* e,
+         DataType y_type, void* y, cudaStream_t stream);
+
+// y = max(y, x) (with `max`) or min(y, x) element by element, NaN winning (Max / Min fold their
+// inputs into y one at a time). x, y float / float16.
+void SelectInto(bool max, int64_t n, DataType x_type, const void* x, DataType y_type, void* y,
+                cudaStream_t stream);
+
+// dx = dy where x == y, else 0; NaN where y or dy is NaN (MaxGradient / MinGradient, one forward
+// input x at a time). All float / float16; x and y compared exactly.
+void SelectGradient(int64_t n, DataType y_type, const void* y, DataType dy_type, const void* dy,
+                    DataType x_type, const void* x, DataType dx_type, void* dx,
+                    cudaStream_t stream);
 
 // y += x: x and y of one type among float, double, int32, int64, or x float16 and y float (an
 // FP32 accumulator).
