@@ -27,10 +27,10 @@ const std::vector<std::string> kForwardOps = {
     "Iter", "LRN", "LabelCrossEntropy", "LearningRate", "Load", "MSRAFill", "MaxPool", "MaxPool1D",
     "MaxPool2D", "MaxPool3D", "MixedPrecisionMomentumSGDUpdate", "MomentumSGD", "MomentumSGDUpdate",
     "Mul", "NCHW2NHWC", "NHWC2NCHW", "Negative", "Print", "ReduceMean", "ReduceSum", "Relu",
-    "Reshape", "Save", "Scale", "Sigmoid", "Slice", "Softmax", "SoftmaxWithLoss", "SpatialBN",
-    "Split", "Sqr", "SquaredL2Distance", "StopGradient", "Sub", "Sum", "Summarize", "Tanh",
-    "TensorProtosDBInput", "Transpose", "UniformFill", "UniformIntFill", "UpdateLossScale",
-    "WeightedSum", "XavierFill", "ZeroGradient",
+    "Reshape", "ResizeBilinear", "ResizeNearest", "Save", "Scale", "Sigmoid", "Slice", "Softmax",
+    "SoftmaxWithLoss", "SpatialBN", "Split", "Sqr", "SquaredL2Distance", "StopGradient", "Sub",
+    "Sum", "Summarize", "Tanh", "TensorProtosDBInput", "Transpose", "UniformFill", "UniformIntFill",
+    "UpdateLossScale", "WeightedSum", "XavierFill", "ZeroGradient",
 };
 
 // Gradient operators (Caffe2 names; note DropoutGrad, not DropoutGradient).
@@ -40,9 +40,10 @@ const std::vector<std::string> kGradientOps = {
     "Conv2DGradient", "Conv3DGradient", "ConvGradient", "ConvTransposeGradient", "DivGradient",
     "DropoutGrad", "FCGradient", "FCTransposedGradient", "LRNGradient", "LabelCrossEntropyGradient",
     "MaxPool1DGradient", "MaxPool2DGradient", "MaxPool3DGradient", "MaxPoolGradient",
-    "ReduceMeanGradient", "ReduceSumGradient", "ReluGradient", "SigmoidGradient", "SliceGradient",
-    "SoftmaxGradient", "SoftmaxWithLossGradient", "SpatialBNGradient", "SquaredL2DistanceGradient",
-    "TanhGradient", "WeightedSumGradient",
+    "ReduceMeanGradient", "ReduceSumGradient", "ReluGradient", "ResizeBilinearGradient",
+    "ResizeNearestGradient", "SigmoidGradient", "SliceGradient", "SoftmaxGradient",
+    "SoftmaxWithLossGradient", "SpatialBNGradient", "SquaredL2DistanceGradient", "TanhGradient",
+    "WeightedSumGradient",
 };
 
 // Operators that only gradient makers emit (Flatten -> ResizeLike, Copy -> CopyOnDeviceLike,
@@ -69,6 +70,10 @@ std::vector<GradientCase> GradientCases() {
       {"ConvTranspose", 3, 1, {MakeArgument("kernel", 3)}, {"ConvTransposeGradient"}},
       {"ConvTranspose", 2, 1, {MakeArgument("kernel", 3)}, {"ConvTransposeGradient"}},
       {"LRN", 1, 2, {MakeArgument("size", 3)}, {"LRNGradient"}, {1}},
+      {"ResizeNearest", 1, 1, {}, {"ResizeNearestGradient"}},
+      {"ResizeNearest", 2, 1, {}, {"ResizeNearestGradient"}},
+      {"ResizeBilinear", 1, 1, {}, {"ResizeBilinearGradient"}},
+      {"ResizeBilinear", 2, 1, {}, {"ResizeBilinearGradient"}},
       {"FC", 3, 1, {}, {"FCGradient"}},
       {"FCTransposed", 3, 1, {}, {"FCTransposedGradient"}},
       {"MaxPool", 1, 1, {MakeArgument("kernel", 2)}, {"MaxPoolGradient"}},
