@@ -50,6 +50,34 @@ Im2ColNdShape MakeIm2ColNdShape(const ConvPoolGeometry& g) {
       g.stride,   g.out};
 }
 
+// Im2Col (Y-sized NCHW image -> columns) or, with to_image, Col2Im (columns added into the image)
+// of `channels` channels: the fast 2-D functions for 2-D kernels, the N-d ones otherwise.
+void NchwColumns(const ConvPoolGeometry& g, bool to_image, int64_t channels, const float* src,
+                 float* dst) {
+  if (g.num_spatial_dims() == 2) {
+    const Im2ColShape s = MakeIm2ColShape(g);
+    to_image ? Col2ImNCHW(s, channels, src, dst) : Im2ColNCHW(s, channels, src, dst);
+  } else {
+    const Im2ColNdShape s = MakeIm2ColNdShape(g);
+    to_image ? Col2ImNdNCHW(s, channels, src, dst) : Im2ColNdNCHW(s, channels, src, dst);
+  }
+}
+
+// The sizes of one run: groups, channels (X: M, Y: C) and per group, spatial sizes (X: P, Y: Q)
+// and the rows of one group's column matrix (K).
+struct RunSizes {
+  RunSizes(const ConvTransposeArgs& a, const ConvTransposeGeometry& tg)
+      : G(a.cp.group),
+        M(tg.M),
+        Mg(M / G),
+        C(tg.conv.C),
+        Cg(C / G),
+        P(tg.conv.out_size()),
+        Q(tg.conv.in_size()),
+        K(Cg * tg.conv.kernel_size()) {}
+  int64_t G, M, Mg, C, Cg, P, Q, K;
+};
+
 }  // namespace
 
 ConvTransposeArgs ParseConvTransposeArgs(const ArgumentHelper& args, const std::string& label) {
@@ -164,28 +192,19 @@ void ConvTransposeOp::RunOnDevice() {
   const float* w = ReadAsFloat(W, &w_);
   FloatWriter yw(Output(0, tg.y_dims), X.dtype(), &y_);
   float* y = yw.data();
-  const int64_t G = a_.cp.group, M = tg.M, Mg = M / G, C = g.C, Cg = C / G;
-  const int64_t P = g.out_size(), Q = g.in_size();  // X's and Y's spatial sizes
-  const int64_t K = Cg * g.kernel_size();
+  const RunSizes z(a_, tg);
+  const int64_t G = z.G, M = z.M, Mg = z.Mg, C = z.C, Cg = z.Cg, P = z.P, Q = z.Q, K = z.K;
   col_.resize(static_cast<size_t>(CheckedMul(K, P, "col2im buffer")));
   std::fill_n(y, CheckedMul(g.N * C, Q, "Y"), 0.f);
   using math::Trans;
 
   if (a_.cp.order == StorageOrder::NCHW) {
-    const bool two_d = g.num_spatial_dims() == 2;
-    const Im2ColShape s2 = two_d ? MakeIm2ColShape(g) : Im2ColShape{};
-    const Im2ColNdShape sn = two_d ? Im2ColNdShape{} : MakeIm2ColNdShape(g);
     for (int64_t n = 0; n < g.N; ++n) {
       for (int64_t gr = 0; gr < G; ++gr) {
         // col (K x P) = W_g^T (K x Mg) * X_g (Mg x P), then scattered into Y's group channels.
         math::Gemm(Trans::kYes, Trans::kNo, K, P, Mg, 1.f, w + gr * Mg * K,
                    x + (n * M + gr * Mg) * P, 0.f, col_.data());
-        float* yg = y + (n * C + gr * Cg) * Q;
-        if (two_d) {
-          Col2ImNCHW(s2, Cg, col_.data(), yg);
-        } else {
-          Col2ImNdNCHW(sn, Cg, col_.data(), yg);
-        }
+        NchwColumns(g, true, Cg, col_.data(), y + (n * C + gr * Cg) * Q);
       }
       if (b) {
         for (int64_t c = 0; c < C; ++c) {
@@ -234,9 +253,8 @@ void ConvTransposeGradientOp::RunOnDevice() {
   const float* x = ReadAsFloat(X, &x_);
   const float* w = ReadAsFloat(W, &w_);
   const float* dy = ReadAsFloat(dY, &dy_);
-  const int64_t G = a_.cp.group, M = tg.M, Mg = M / G, C = g.C, Cg = C / G;
-  const int64_t P = g.out_size(), Q = g.in_size();
-  const int64_t K = Cg * g.kernel_size();
+  const RunSizes z(a_, tg);
+  const int64_t G = z.G, M = z.M, Mg = z.Mg, C = z.C, Cg = z.Cg, P = z.P, Q = z.Q, K = z.K;
 
   FloatWriter dww(Output(0, W.dims()), W.dtype(), &dw_);
   float* dw = dww.data();
@@ -257,17 +275,9 @@ void ConvTransposeGradientOp::RunOnDevice() {
   using math::Trans;
 
   if (a_.cp.order == StorageOrder::NCHW) {
-    const bool two_d = g.num_spatial_dims() == 2;
-    const Im2ColShape s2 = two_d ? MakeIm2ColShape(g) : Im2ColShape{};
-    const Im2ColNdShape sn = two_d ? Im2ColNdShape{} : MakeIm2ColNdShape(g);
     for (int64_t n = 0; n < g.N; ++n) {
       for (int64_t gr = 0; gr < G; ++gr) {
-        const float* dyg = dy + (n * C + gr * Cg) * Q;
-        if (two_d) {
-          Im2ColNCHW(s2, Cg, dyg, col_.data());
-        } else {
-          Im2ColNdNCHW(sn, Cg, dyg, col_.data());
-        }
+        NchwColumns(g, false, Cg, dy + (n * C + gr * Cg) * Q, col_.data());
         const float* xg = x + (n * M + gr * Mg) * P;
         // dW_g (Mg x K) += X_g (Mg x P) * col^T; dX_g (Mg x P) = W_g (Mg x K) * col (K x P)
         math::Gemm(Trans::kNo, Trans::kYes, Mg, K, P, 1.f, xg, col_.data(), 1.f, dw + gr * Mg * K);
@@ -313,26 +323,20 @@ void ConvTransposeGradientOp::RunOnDevice() {
 
 namespace {
 
-// Caffe2's rule (as Conv's): 3-input forward -> (dfilter, dbias[, dX]); 2-input -> (dfilter[, dX])
-// with no_bias=1; dX is skipped when the forward op has no_gradient_to_input=1.
-class GetConvTransposeGradient : public GradientMakerBase {
- public:
-  using GradientMakerBase::GradientMakerBase;
-  std::vector<OperatorDef> GetGradientDefs() override {
-    HALFCAF_ENFORCE(NumInputs() == 2 || NumInputs() == 3, def_.type(), " takes 2 or 3 inputs, got ",
-                    NumInputs());
-    const bool to_input = args().GetSingleArgument<int>("no_gradient_to_input", 0) == 0;
-    std::vector<std::string> outputs{GI(1)};
-    std::vector<Argument> extra;
-    if (NumInputs() == 3) {
-      outputs.push_back(GI(2));
-    } else {
-      extra.push_back(MakeArgument("no_bias", 1));
-    }
-    if (to_input) outputs.push_back(GI(0));
-    return SingleGradientDef("ConvTransposeGradient", {I(0), I(1), GO(0)}, outputs, extra);
-  }
-};
+// Caffe2's ConvTranspose and Conv gradient makers follow one rule (3 inputs -> (dfilter, dbias[,
+// dX]), 2 -> (dfilter[, dX]) with no_bias=1, no dX with no_gradient_to_input=1), and Conv's emits
+// "<type>Gradient": ConvTranspose uses Conv's maker, looked up when a gradient is asked for (so
+// the order of static registration does not matter).
+[[maybe_unused]] const bool g_conv_transpose_gradient = [] {
+  GradientRegistry::Register(
+      "ConvTranspose", [](const OperatorDef& def, const std::vector<GradientWrapper>& g_output) {
+        const GradientMakerCreator* conv = GradientRegistry::Find("Conv");
+        HALFCAF_ENFORCE(conv != nullptr,
+                        "ConvTranspose's gradient uses Conv's gradient maker, which is missing");
+        return (*conv)(def, g_output);
+      });
+  return true;
+}();
 
 std::vector<TensorShape> ConvTransposeShapeInference(const OperatorDef& def,
                                                      const std::vector<TensorShape>& in) {
@@ -446,6 +450,5 @@ OPERATOR_SCHEMA(ConvTransposeGradient)
 
 REGISTER_CPU_OPERATOR(ConvTranspose, ConvTransposeOp);
 REGISTER_CPU_OPERATOR(ConvTransposeGradient, ConvTransposeGradientOp);
-REGISTER_GRADIENT(ConvTranspose, GetConvTransposeGradient);
 
 }  // namespace halfcaf

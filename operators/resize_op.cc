@@ -159,61 +159,64 @@ ResizeGather MakeResizeGather(const ResizeTaps& taps, int64_t in, bool nearest) 
 
 namespace {
 
-int64_t ImageIndex(const ResizeGeometry& g, int64_t n, int64_t c, int64_t h, int64_t w, int64_t H,
-                   int64_t W) {
-  return g.nhwc ? ((n * H + h) * W + w) * g.C + c : ((n * g.C + c) * H + h) * W + w;
-}
-
-// (n, c, h, w) of flat element i of an (H, W) batch in g's layout.
-void Coords(const ResizeGeometry& g, int64_t i, int64_t H, int64_t W, int64_t* n, int64_t* c,
-            int64_t* h, int64_t* w) {
-  if (g.nhwc) {
-    *c = i % g.C;
-    i /= g.C;
-    *w = i % W;
-    i /= W;
-    *h = i % H;
-    *n = i / H;
-  } else {
-    *w = i % W;
-    i /= W;
-    *h = i % H;
-    i /= H;
-    *c = i % g.C;
-    *n = i / g.C;
-  }
+// Plane p (the pair n = p / C, c = p % C) of an (H, W) batch in g's layout: where it starts and the
+// step between its pixels, so that pixel (h, w) is at start + (h * W + w) * step.
+struct Plane {
+  int64_t start, step;
+};
+Plane PlaneOf(const ResizeGeometry& g, int64_t p, int64_t H, int64_t W) {
+  return g.nhwc ? Plane{(p / g.C) * H * W * g.C + p % g.C, g.C} : Plane{p * H * W, 1};
 }
 
 template <ResizeKind kKind>
-class ResizeOp final : public Operator<CPUContext> {
+class ResizeOpBase : public Operator<CPUContext> {
  public:
-  ResizeOp(const OperatorDef& def, Workspace* ws)
+  ResizeOpBase(const OperatorDef& def, Workspace* ws)
       : Operator(def, ws), a_(ParseResizeArgs(args_, kKind, DebugName())) {}
 
-  void RunOnDevice() override {
-    const Tensor& X = Input(0);
-    EnforceFloatType(X, "resize input X");
+ protected:
+  // The arguments of this run: the scales from input `scales_input` when it is given.
+  ResizeArgs RunArgs(int scales_input) const {
     ResizeArgs a = a_;
-    if (InputSize() == 2) SetScalesFromInput(&a, Input(1));
+    if (InputSize() > scales_input) SetScalesFromInput(&a, Input(scales_input));
+    return a;
+  }
+
+  ResizeArgs a_;
+};
+
+template <ResizeKind kKind>
+class ResizeOp final : public ResizeOpBase<kKind> {
+ public:
+  using ResizeOpBase<kKind>::ResizeOpBase;
+
+  void RunOnDevice() override {
+    const Tensor& X = this->Input(0);
+    EnforceFloatType(X, "resize input X");
+    const ResizeArgs a = this->RunArgs(1);
     const ResizeGeometry g = ComputeResizeGeometry(a, X.dims());
     const ResizeTaps ty = MakeResizeTaps(a, g.H, g.OH, a.height_scale);
     const ResizeTaps tx = MakeResizeTaps(a, g.W, g.OW, a.width_scale);
     const float* x = ReadAsFloat(X, &x_);
-    Tensor* Y = Output(0, g.YDims());
-    FloatWriter yw(Y, X.dtype(), &y_);
+    FloatWriter yw(this->Output(0, g.YDims()), X.dtype(), &y_);
     float* y = yw.data();
-    ParallelFor(Y->numel(), 8.0, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        int64_t n, c, oh, ow;
-        Coords(g, i, g.OH, g.OW, &n, &c, &oh, &ow);
-        auto at = [&](int64_t h, int64_t w) { return x[ImageIndex(g, n, c, h, w, g.H, g.W)]; };
-        if (kKind == ResizeKind::kNearest) {
-          y[i] = at(ty.i0[oh], tx.i0[ow]);
-        } else {
-          y[i] = ty.l0[oh] *
-                     (tx.l0[ow] * at(ty.i0[oh], tx.i0[ow]) + tx.l1[ow] * at(ty.i0[oh], tx.i1[ow])) +
-                 ty.l1[oh] *
-                     (tx.l0[ow] * at(ty.i1[oh], tx.i0[ow]) + tx.l1[ow] * at(ty.i1[oh], tx.i1[ow]));
+    ParallelFor(g.N * g.C, 8.0 * g.OH * g.OW, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const Plane in = PlaneOf(g, p, g.H, g.W), out = PlaneOf(g, p, g.OH, g.OW);
+        auto at = [&](int64_t h, int64_t w) { return x[in.start + (h * g.W + w) * in.step]; };
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            float v;
+            if (kKind == ResizeKind::kNearest) {
+              v = at(ty.i0[oh], tx.i0[ow]);
+            } else {
+              v = ty.l0[oh] * (tx.l0[ow] * at(ty.i0[oh], tx.i0[ow]) +
+                               tx.l1[ow] * at(ty.i0[oh], tx.i1[ow])) +
+                  ty.l1[oh] *
+                      (tx.l0[ow] * at(ty.i1[oh], tx.i0[ow]) + tx.l1[ow] * at(ty.i1[oh], tx.i1[ow]));
+            }
+            y[out.start + (oh * g.OW + ow) * out.step] = v;
+          }
         }
       }
     });
@@ -221,23 +224,20 @@ class ResizeOp final : public Operator<CPUContext> {
   }
 
  private:
-  ResizeArgs a_;
   std::vector<float> x_, y_;
 };
 
 template <ResizeKind kKind>
-class ResizeGradientOp final : public Operator<CPUContext> {
+class ResizeGradientOp final : public ResizeOpBase<kKind> {
  public:
-  ResizeGradientOp(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws), a_(ParseResizeArgs(args_, kKind, DebugName())) {}
+  using ResizeOpBase<kKind>::ResizeOpBase;
 
   void RunOnDevice() override {
-    const Tensor& dY = Input(0);
-    const Tensor& X = Input(1);
+    const Tensor& dY = this->Input(0);
+    const Tensor& X = this->Input(1);
     EnforceFloatType(dY, "resize gradient dY");
     EnforceFloatType(X, "resize gradient X");
-    ResizeArgs a = a_;
-    if (InputSize() == 3) SetScalesFromInput(&a, Input(2));
+    const ResizeArgs a = this->RunArgs(2);
     const ResizeGeometry g = ComputeResizeGeometry(a, X.dims());
     CheckResizeGradientDY(a, g, dY.dims());
     const bool nearest = kKind == ResizeKind::kNearest;
@@ -246,29 +246,30 @@ class ResizeGradientOp final : public Operator<CPUContext> {
     const ResizeGather gx =
         MakeResizeGather(MakeResizeTaps(a, g.W, g.OW, a.width_scale), g.W, nearest);
     const float* dy = ReadAsFloat(dY, &dy_);
-    Tensor* dX = Output(0, X.dims());
-    FloatWriter dxw(dX, X.dtype(), &dx_);
+    FloatWriter dxw(this->Output(0, X.dims()), X.dtype(), &dx_);
     float* dx = dxw.data();
-    ParallelFor(dX->numel(), 8.0, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        int64_t n, c, h, w;
-        Coords(g, i, g.H, g.W, &n, &c, &h, &w);
-        float acc = 0.f;
-        for (int64_t ky = gy.offsets[h]; ky < gy.offsets[h + 1]; ++ky) {
-          float row = 0.f;
-          for (int64_t kx = gx.offsets[w]; kx < gx.offsets[w + 1]; ++kx) {
-            row += gx.weight[kx] * dy[ImageIndex(g, n, c, gy.out[ky], gx.out[kx], g.OH, g.OW)];
+    ParallelFor(g.N * g.C, 8.0 * g.H * g.W, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const Plane in = PlaneOf(g, p, g.H, g.W), out = PlaneOf(g, p, g.OH, g.OW);
+        for (int64_t h = 0; h < g.H; ++h) {
+          for (int64_t w = 0; w < g.W; ++w) {
+            float acc = 0.f;
+            for (int64_t ky = gy.offsets[h]; ky < gy.offsets[h + 1]; ++ky) {
+              float row = 0.f;
+              for (int64_t kx = gx.offsets[w]; kx < gx.offsets[w + 1]; ++kx) {
+                row += gx.weight[kx] * dy[out.start + (gy.out[ky] * g.OW + gx.out[kx]) * out.step];
+              }
+              acc += gy.weight[ky] * row;
+            }
+            dx[in.start + (h * g.W + w) * in.step] = acc;
           }
-          acc += gy.weight[ky] * row;
         }
-        dx[i] = acc;
       }
     });
     dxw.Commit();
   }
 
  private:
-  ResizeArgs a_;
   std::vector<float> dy_, dx_;
 };
 
