@@ -147,7 +147,7 @@ ConvTransposeGeometry ComputeConvTransposeGeometry(const ConvTransposeArgs& a,
         CheckedAdd(CheckedMul(p.dilation[d], p.kernel[d] - 1, where, "kernel"), 1, where, "kernel");
     const int64_t full = CheckedAdd(CheckedMul(c.out[d] - 1, p.stride[d], where, "output size"),
                                     dk + a.adj[d], where, "output size");
-    c.in[d] = full - c.pad_head(d) - c.pad_tail(d);
+    c.in[d] = full - CheckedAdd(c.pad_head(d), c.pad_tail(d), where, "pads");
     HALFCAF_ENFORCE(c.in[d] >= 1, where, "the output size (in - 1) * stride + dilated kernel + adj",
                     " - pads = ", full, " - ", c.pad_head(d), " - ", c.pad_tail(d), " = ", c.in[d],
                     " must be >= 1 (pads ", DimsString(p.pads), ")");
@@ -410,7 +410,8 @@ OPERATOR_SCHEMA(ConvTranspose)
         "kW, C/group), Y (N, outH, outW, C). Caffe2 takes 2-D only and no dilation; halfcaf adds "
         "1-D/3-D and dilation (default 1, must be 1 with group != 1). Float and float16 (float "
         "accumulation; output dtype of X). CPU: GEMM + col2im per image and group; CUDA: cuDNN's "
-        "backward-data convolution.")
+        "backward-data convolution, with Conv's cuDNN arguments exhaustive_search, deterministic, "
+        "ws_nbytes_limit and enable_tensor_core (FP32 never uses tensor-op math).")
     .Arg("kernels / kernel / kernel_h, kernel_w",
          "ints, required: kernel size per spatial dim (kernels sets the number of dims)")
     .Arg("strides / stride / stride_h, stride_w", "ints, default 1")

@@ -231,7 +231,7 @@ OPERATOR_SCHEMA(LRNGradient)
     .Arg("order", "string, default \"NCHW\"")
     .Input(0, "X", "forward input")
     .Input(1, "Y", "forward output")
-    .Input(2, "dY", "gradient of Y (with 4 inputs: the forward's scale output)")
+    .Input(2, "dY | scale", "gradient of Y; with 4 inputs the forward's scale output")
     .Input(3, "dY", "with 4 inputs: gradient of Y")
     .Output(0, "dX", "gradient of X");
 
