@@ -120,25 +120,57 @@ HALFCAF_ONNX_CONVERTER(ConvTranspose) {
   c.RequireFloat(0);
   c.RequireFloat(1);
   const std::vector<int64_t> wd = WeightDims(c);
-  if (wd.size() != 4) c.Unsupported("only 2-D transposed convolutions are supported");
+  if (wd.size() < 3) c.Unsupported("the weight must have at least 3 dims");
   std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
-  if (c.Int("group", 1) != 1) c.Unsupported("group != 1 is not supported");
-  if (c.Has("output_shape")) c.Unsupported("output_shape is not supported (give pads)");
-  if (c.String("auto_pad", "NOTSET") != "NOTSET") c.Unsupported("auto_pad is not supported");
-  const Window w = ReadWindow(c, kernel, false);
-  for (int64_t d : w.dilations) {
-    if (d != 1) c.Unsupported("dilations other than 1 are not supported");
+  const size_t n = kernel.size();
+  const std::vector<int64_t> given = c.Ints("kernel_shape");
+  if (!given.empty() && given != kernel) {
+    c.Unsupported("kernel_shape " + DimsString(given) + " differs from the weight's " +
+                  DimsString(kernel));
   }
-  std::vector<int64_t> adj = c.Ints("output_padding");
-  if (adj.empty()) adj.assign(kernel.size(), 0);
-  std::vector<Argument> args = WindowArgs(w);
-  args.push_back(MakeArgument("adjs", adj));
+  // Pads from `pads`, or from output_shape / auto_pad (ONNX's total-padding rule).
+  const std::string auto_pad = c.String("auto_pad", "NOTSET");
+  std::vector<int64_t> strides = c.Ints("strides"), dilations = c.Ints("dilations");
+  std::vector<int64_t> pads = c.Ints("pads"), adj = c.Ints("output_padding");
+  if (strides.empty()) strides.assign(n, 1);
+  if (dilations.empty()) dilations.assign(n, 1);
+  if (pads.empty()) pads.assign(2 * n, 0);
+  if (adj.empty()) adj.assign(n, 0);
+  if (strides.size() != n || dilations.size() != n || pads.size() != 2 * n || adj.size() != n) {
+    c.Unsupported("strides, dilations, pads or output_padding do not match the kernel's rank");
+  }
+  std::vector<int64_t> out_shape = c.Ints("output_shape");
+  if (out_shape.size() == n + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+  if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    const std::vector<int64_t>& dims = c.Dims(0, "output_shape / auto_pad pads depend on it");
+    if (out_shape.empty()) {
+      for (size_t i = 0; i < n; ++i) out_shape.push_back(dims[2 + i] * strides[i]);
+    }
+    if (out_shape.size() != n) c.Unsupported("output_shape does not match the kernel's rank");
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t total = strides[i] * (dims[2 + i] - 1) + adj[i] +
+                            (kernel[i] - 1) * dilations[i] + 1 - out_shape[i];
+      if (total < 0) {  // a larger output: the extra rows and columns come from output_padding
+        adj[i] -= total;
+        pads[i] = pads[n + i] = 0;
+        continue;
+      }
+      const bool upper = auto_pad == "SAME_UPPER";
+      pads[i] = upper ? total / 2 : total - total / 2;
+      pads[n + i] = upper ? total - total / 2 : total / 2;
+    }
+  } else if (auto_pad == "VALID") {
+    std::fill(pads.begin(), pads.end(), 0);
+  } else if (auto_pad != "NOTSET") {
+    c.Unsupported("auto_pad '" + auto_pad + "' is not supported");
+  }
+  std::vector<Argument> args{MakeArgument("kernels", kernel), MakeArgument("strides", strides),
+                             MakeArgument("pads", pads), MakeArgument("adjs", adj),
+                             MakeArgument("dilations", dilations),
+                             MakeArgument("group", c.Int("group", 1)),
+                             MakeArgument("order", "NCHW")};
   std::vector<std::string> inputs{c.Input(0), c.Input(1)};
-  if (c.HasInput(2)) {
-    inputs.push_back(c.Input(2));
-  } else {
-    args.push_back(MakeArgument("no_bias", 1));
-  }
+  if (c.HasInput(2)) inputs.push_back(c.Input(2));
   c.Emit(c.Op("ConvTranspose", inputs, {c.Output(0)}, args));
 }
 
