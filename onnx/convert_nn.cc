@@ -260,7 +260,9 @@ HALFCAF_ONNX_CONVERTER(Gemm) {
       bias = Zeros(c, n);
     } else {
       bias = c.Temp("bias");
-      if (cs->numel() == n) {
+      if (cs->dims == std::vector<int64_t>{n} && beta == 1.f) {
+        bias = c.Input(2);  // already the FC's bias (keeps the model's parameter name)
+      } else if (cs->numel() == n) {
         c.Emit(c.Op("Reshape", {c.Input(2)}, {bias, c.Temp("old_shape")},
                     {MakeArgument("shape", std::vector<int64_t>{n})}));
       } else {  // one value, repeated

@@ -59,6 +59,10 @@ void ApplyInputDims(const OnnxImportOptions& options, const std::set<std::string
                     onnx::GraphProto* graph) {
   for (auto& in : *graph->mutable_input()) {
     if (initializers.count(in.name()) || !in.type().has_tensor_type()) continue;
+    auto* tensor_shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (options.batch_size > 0 && tensor_shape->dim_size() > 0) {
+      tensor_shape->mutable_dim(0)->set_dim_value(options.batch_size);
+    }
     auto it = options.input_dims.find(in.name());
     if (it == options.input_dims.end()) it = options.input_dims.find("");
     if (it == options.input_dims.end()) continue;

@@ -37,6 +37,9 @@ struct OnnxImportOptions {
   // Static shapes for graph inputs whose dims are symbolic ("N") or missing, by input name (or
   // "" for every input: the batch size given by the caller, e.g. {"" : {8}} fixes dim 0).
   std::map<std::string, std::vector<int64_t>> input_dims;
+  // > 0: the first dim of every input, replacing the model's own (fixed or symbolic), so that
+  // shape arithmetic folds for this batch size (e.g. to train a model exported with batch 1).
+  int64_t batch_size = 0;
   // Folder of external tensor data files (default: the model file's folder).
   std::string external_data_dir;
 };

@@ -13,7 +13,7 @@
 DEFINE_string(onnx, "", "the ONNX model (.onnx)");
 DEFINE_string(init_net, "", "where to write the init net (text for .pbtxt, binary otherwise)");
 DEFINE_string(predict_net, "", "where to write the predict net (text for .pbtxt, binary otherwise)");
-DEFINE_int32(batch_size, 0, "fixes a symbolic first dim of every input (0: leave it)");
+DEFINE_int32(batch_size, 0, "sets the first dim of every input (0: the model's)");
 
 namespace halfcaf {
 namespace {
@@ -25,7 +25,7 @@ int Main() {
                   "--init_net and --predict_net are required (where to write the nets)");
   HALFCAF_ENFORCE(FLAGS_batch_size >= 0, "--batch_size must be >= 0, got ", FLAGS_batch_size);
   OnnxImportOptions options;
-  if (FLAGS_batch_size > 0) options.input_dims[""] = {FLAGS_batch_size};
+  if (FLAGS_batch_size > 0) options.batch_size = FLAGS_batch_size;
   const ImportedNet net = ImportOnnxFile(FLAGS_onnx, options);
   WriteProtoToFile(net.init, FLAGS_init_net, PathWantsText(FLAGS_init_net));
   WriteProtoToFile(net.predict, FLAGS_predict_net, PathWantsText(FLAGS_predict_net));

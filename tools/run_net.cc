@@ -18,7 +18,7 @@ DEFINE_string(net, "", "NetDef to run --iters times (text or binary)");
 DEFINE_string(inputs, "", "TensorProtos file; each tensor is fed to the blob of its name");
 DEFINE_string(onnx_inputs, "", "--net model.onnx: comma-separated ONNX TensorProto files (e.g. "
               "input_0.pb), fed to the model's inputs in order");
-DEFINE_int32(batch_size, 0, "--net model.onnx: fixes a symbolic first dim of every input");
+DEFINE_int32(batch_size, 0, "--net model.onnx: sets the first dim of every input (0: the model's)");
 DEFINE_int32(iters, 1, "number of times to run --net");
 DEFINE_string(output_blobs, "", "comma-separated blobs to write to --output (or print)");
 DEFINE_string(output, "", "TensorProtos file to write (text when it ends in .pbtxt)");
@@ -70,7 +70,7 @@ int Main() {
     HALFCAF_ENFORCE(FLAGS_init_net.empty(), "--net ", FLAGS_net, " is an ONNX model, which holds "
                     "its own parameters: leave out --init_net");
     OnnxImportOptions options;
-    if (FLAGS_batch_size > 0) options.input_dims[""] = {FLAGS_batch_size};
+    if (FLAGS_batch_size > 0) options.batch_size = FLAGS_batch_size;
     ImportedNet imported = ImportOnnxFile(FLAGS_net, options);
     init = imported.init;
     net = imported.predict;

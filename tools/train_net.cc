@@ -16,11 +16,16 @@
 
 #include "core/math.h"
 #include "core/proto_io.h"
+#include "models/imported_model.h"
 #include "models/trainer.h"
+#include "onnx/onnx_import.h"
 #include "tools/multi_process.h"
 #include "tools/tool_common.h"
 
-DEFINE_string(net, "", "forward net with a loss (text or binary NetDef)");
+DEFINE_string(net, "", "forward net with a loss (text or binary NetDef), or an ONNX model "
+              "(.onnx) to fine-tune (its initializers are the starting point; no --init_net)");
+DEFINE_string(logits, "", "--net model.onnx: the blob the loss reads (default: the input of its "
+              "final Softmax, else its only output)");
 DEFINE_string(init_net, "", "init net filling the parameters");
 DEFINE_string(test_net, "", "optional forward net for evaluation (default: --net in test mode)");
 DEFINE_string(train_data, "", "training data: idx images file, CIFAR-10 batch file or folder, "
@@ -29,7 +34,9 @@ DEFINE_string(test_data, "", "test data, same format (evaluated at --test_every 
 DEFINE_string(data_format, "idx", "idx | cifar10 | leveldb | lmdb | synthetic (leveldb/lmdb: "
               "{image, label} TensorProtos records as make_mnist_db writes)");
 DEFINE_string(synthetic_shape, "1,28,28", "C,H,W of synthetic samples");
-DEFINE_int32(num_classes, 10, "classes of synthetic data");
+DEFINE_int64(synthetic_count, 1024, "samples in the synthetic data set");
+DEFINE_int32(num_classes, 10, "classes of synthetic data; with --net model.onnx, also the "
+             "classifier's width (a final FC of another width is replaced by a fresh one)");
 DEFINE_string(order, "NCHW", "data layout given to the net: NCHW or NHWC");
 DEFINE_double(data_scale, 1.0 / 255.0, "pixels are multiplied by this");
 DEFINE_string(data_mean, "0", "then this is subtracted: one value, or one per channel (a,b,c)");
@@ -161,6 +168,9 @@ TrainerOptions OptionsFromFlags() {
   HALFCAF_ENFORCE(o.data_format == "synthetic" || !o.train_data.empty(),
                   "--train_data is required (or --data_format synthetic)");
   o.synthetic_shape = ParseInts(FLAGS_synthetic_shape, "synthetic_shape");
+  HALFCAF_ENFORCE(FLAGS_synthetic_count >= 1, "--synthetic_count must be >= 1, got ",
+                  FLAGS_synthetic_count);
+  o.synthetic_count = FLAGS_synthetic_count;
   o.num_classes = FLAGS_num_classes;
   o.order = FLAGS_order;
   o.data_scale = static_cast<float>(FLAGS_data_scale);
@@ -371,7 +381,10 @@ int Interrupted(int sig, int64_t iter, int64_t total, const std::string& ckpt) {
 
 int Main() {
   HALFCAF_ENFORCE(!FLAGS_net.empty(), "--net is required");
-  HALFCAF_ENFORCE(!FLAGS_init_net.empty(), "--init_net is required");
+  const bool onnx_model = IsOnnxPath(FLAGS_net);
+  HALFCAF_ENFORCE(onnx_model || !FLAGS_init_net.empty(), "--init_net is required");
+  HALFCAF_ENFORCE(!onnx_model || FLAGS_init_net.empty(), "--net ", FLAGS_net, " is an ONNX model, "
+                  "which holds its own parameters: leave out --init_net");
   HALFCAF_ENFORCE(FLAGS_batch_size > 0, "--batch_size must be positive, got ", FLAGS_batch_size);
   HALFCAF_ENFORCE(FLAGS_log_every > 0, "--log_every must be positive");
   HALFCAF_ENFORCE(!FLAGS_resume || !FLAGS_checkpoint_dir.empty(), "--resume needs --checkpoint_dir");
@@ -390,8 +403,32 @@ int Main() {
   JoinRun(shards, "train_net", &options);
 
   NetDef init, forward;
-  ReadProtoFromFile(FLAGS_init_net, &init);
-  ReadProtoFromFile(FLAGS_net, &forward);
+  if (onnx_model) {
+    // Imported for the per-replica batch, so shape arithmetic folds for it.
+    const int64_t replicas = std::max<int64_t>(static_cast<int64_t>(options.replicas.size()), 1);
+    OnnxImportOptions io;
+    io.batch_size = FLAGS_batch_size / shards.size / replicas;
+    ImportedTrainingOptions to;
+    to.label_blob = options.label_blob;
+    to.loss_blob = options.loss_blob;
+    to.accuracy_blob = options.accuracy_blob;
+    to.logits = FLAGS_logits;
+    to.num_classes = gflags::GetCommandLineFlagInfoOrDie("num_classes").is_default
+                         ? 0 : FLAGS_num_classes;
+    const TrainableNets t = MakeTrainable(ImportOnnxFile(FLAGS_net, io), to);
+    init = t.init;
+    forward = t.forward;
+    options.data_blob = t.data_blob;
+    if (leader) {
+      std::cout << "train_net: " << FLAGS_net << ": input '" << t.data_blob << "', loss on '"
+                << t.logits << "'"
+                << (t.replaced_classifier ? ", classifier replaced for --num_classes" : "")
+                << std::endl;
+    }
+  } else {
+    ReadProtoFromFile(FLAGS_init_net, &init);
+    ReadProtoFromFile(FLAGS_net, &forward);
+  }
   if (!FLAGS_test_net.empty()) ReadProtoFromFile(FLAGS_test_net, &options.test_forward);
   Trainer trainer(init, forward, options);
   const std::string ckpt = FLAGS_checkpoint_dir.empty() ? "" : FLAGS_checkpoint_dir + "/checkpoint.pb";

@@ -1,0 +1,36 @@
+// Training a model imported from ONNX (onnx/onnx_import.h): its predict net becomes a forward net
+// with a loss that the Trainer fine-tunes. BatchNormalization switches to training mode (running
+// statistics updated in place), a final Softmax is dropped in favour of SoftmaxWithLoss on its
+// input (the logits), an Accuracy is added, and the last FC can be replaced by a fresh one for
+// another number of classes.
+#pragma once
+
+#include <string>
+
+#include "onnx/onnx_import.h"
+#include "proto/halfcaf.pb.h"
+
+namespace halfcaf {
+
+struct ImportedTrainingOptions {
+  std::string label_blob = "label", loss_blob = "loss", accuracy_blob = "accuracy";
+  // The blob the loss reads; empty: the input of the net's final Softmax, else its only output.
+  std::string logits;
+  // > 0 and different from the last FC's output width: that FC gets fresh parameters (Xavier
+  // weights, zero bias) of this many classes.
+  int num_classes = 0;
+  float bn_momentum = 0.9f;
+};
+
+struct TrainableNets {
+  NetDef init, forward;
+  std::string data_blob;   // the model's (only) input
+  std::string logits;      // what the loss reads
+  bool replaced_classifier = false;
+};
+
+// Throws a clear error for a model with no or several inputs, a logits blob the net does not
+// produce, or no FC to resize for num_classes.
+TrainableNets MakeTrainable(const ImportedNet& net, const ImportedTrainingOptions& options);
+
+}  // namespace halfcaf
