@@ -31,6 +31,9 @@ const std::vector<std::string> kForwardOps = {
     "SquaredL2Distance", "StopGradient", "Sub", "Sum", "Summarize", "Tanh", "TensorProtosDBInput",
     "Transpose", "UniformFill", "UniformIntFill", "UpdateLossScale", "WeightedSum", "XavierFill",
     "ZeroGradient",
+    // Reductions, indexing and shape ops (SparseToDense is also Gather's dense gradient).
+    "ArgMax", "ArgMin", "BatchMatMul", "ExpandDims", "Gather", "PadImage", "ReduceMax",
+    "ReduceMin", "SparseToDense", "Squeeze",
 };
 
 // Gradient operators (Caffe2 names; note DropoutGrad, not DropoutGradient).
@@ -43,6 +46,7 @@ const std::vector<std::string> kGradientOps = {
     "ReluGradient", "SigmoidGradient", "SliceGradient", "SoftmaxGradient",
     "SoftmaxWithLossGradient", "SpatialBNGradient", "SquaredL2DistanceGradient", "TanhGradient",
     "WeightedSumGradient",
+    "BatchGatherGradient", "PadImageGradient", "ReduceMaxGradient", "ReduceMinGradient",
 };
 
 // Operators that only gradient makers emit (Flatten -> ResizeLike, Copy -> CopyOnDeviceLike,
@@ -120,6 +124,19 @@ std::vector<GradientCase> GradientCases() {
       {"Slice", 1, 1, {MakeArgument("starts", std::vector<int64_t>{1})}, {"SliceGradient"}},
       {"Slice", 3, 1, {}, {"SliceGradient"}},
       {"ZeroGradient", 1, 0, {}, {"ConstantFill"}},
+      {"ReduceMax", 1, 1, {}, {"ReduceMaxGradient"}},
+      {"ReduceMin", 1, 1, {}, {"ReduceMinGradient"}},
+      {"ExpandDims", 1, 1, {MakeArgument("dims", std::vector<int>{0})}, {"Squeeze"}},
+      {"Squeeze", 1, 1, {MakeArgument("dims", std::vector<int>{0})}, {"ExpandDims"}},
+      {"BatchMatMul", 2, 1, {}, {"BatchMatMul", "BatchMatMul"}},
+      {"BatchMatMul", 2, 1, {MakeArgument("trans_a", 1), MakeArgument("trans_b", 1)},
+       {"BatchMatMul", "BatchMatMul"}},
+      {"PadImage", 1, 1, {MakeArgument("pad", 1)}, {"PadImageGradient"}},
+      {"Gather", 2, 1, {}, {}},  // a sparse gradient (indices, values), as in Caffe2
+      {"Gather", 2, 1, {MakeArgument("dense_gradient", 1)}, {"SparseToDense"}},
+      {"Gather", 2, 1, {MakeArgument("axis", 1)}, {"BatchGatherGradient"}},
+      {"SparseToDense", 2, 1, {}, {"Gather"}},
+      {"SparseToDense", 3, 1, {}, {"Gather"}},
   };
 }
 
