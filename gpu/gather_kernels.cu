@@ -1,4 +1,5 @@
 #include "gpu/gather_kernels.h"
+
 #include "gpu/kernel_util.cuh"
 #include "gpu/math_gpu.h"
 
@@ -107,26 +108,25 @@ void ScatterAddRows(int64_t outer, int64_t dim, int64_t inner, int64_t n, DataTy
                     float* scratch, cudaStream_t stream) {
   const int64_t size = outer * dim * inner;
   if (size == 0) return;
+  // Zeroes the accumulator (all-zero bits are 0 in every type here), then adds into it.
+  auto accumulate = [&](auto src_tag, auto* acc) {
+    using S = decltype(src_tag);
+    HALFCAF_CUDA_CHECK(cudaMemsetAsync(acc, 0, size * sizeof(*acc), stream));
+    LaunchScatter<S>(outer, dim, inner, n, index_type, index, wrap, src, acc, stream);
+  };
   switch (type) {
     case DataType::FLOAT:
-      HALFCAF_CUDA_CHECK(cudaMemsetAsync(out, 0, size * sizeof(float), stream));
-      LaunchScatter<float>(outer, dim, inner, n, index_type, index, wrap, src,
-                           static_cast<float*>(out), stream);
+      accumulate(float{}, static_cast<float*>(out));
       return;
     case DataType::FLOAT16:
-      HALFCAF_CUDA_CHECK(cudaMemsetAsync(scratch, 0, size * sizeof(float), stream));
-      LaunchScatter<__half>(outer, dim, inner, n, index_type, index, wrap, src, scratch, stream);
+      accumulate(__half{}, scratch);
       FloatToHalf(size, scratch, static_cast<Half*>(out), stream);
       return;
     case DataType::INT32:
-      HALFCAF_CUDA_CHECK(cudaMemsetAsync(out, 0, size * sizeof(int32_t), stream));
-      LaunchScatter<int32_t>(outer, dim, inner, n, index_type, index, wrap, src,
-                             static_cast<int32_t*>(out), stream);
+      accumulate(int32_t{}, static_cast<int32_t*>(out));
       return;
     case DataType::INT64:
-      HALFCAF_CUDA_CHECK(cudaMemsetAsync(out, 0, size * sizeof(int64_t), stream));
-      LaunchScatter<int64_t>(outer, dim, inner, n, index_type, index, wrap, src,
-                             static_cast<int64_t*>(out), stream);
+      accumulate(int64_t{}, static_cast<int64_t*>(out));
       return;
     default:
       break;

@@ -1,5 +1,6 @@
-#include "gpu/kernel_util.cuh"
 #include "gpu/pad_kernels.h"
+
+#include "gpu/kernel_util.cuh"
 
 namespace halfcaf {
 namespace gpu {

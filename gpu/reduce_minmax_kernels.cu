@@ -1,9 +1,10 @@
+#include "gpu/reduce_minmax_kernels.h"
+
 #include <cmath>
 #include <type_traits>
 
 #include "core/nan_math.h"
 #include "gpu/kernel_util.cuh"
-#include "gpu/reduce_minmax_kernels.h"
 
 namespace halfcaf {
 namespace gpu {
@@ -16,50 +17,48 @@ namespace {
 
 constexpr int kMaxGroupDims = 8;
 
-// StridedGroups with fixed-size arrays, passed to kernels by value.
+// One run of dims: its size and the stride of its index in X.
+struct Axis {
+  int64_t size, stride;
+};
+
+// StridedGroups in fixed-size arrays, passed to kernels by value.
 struct Groups {
   int nk = 0, nr = 0;
-  int64_t kept_dims[kMaxGroupDims], kept_strides[kMaxGroupDims];
-  int64_t reduced_dims[kMaxGroupDims], reduced_strides[kMaxGroupDims];
+  Axis kept[kMaxGroupDims], reduced[kMaxGroupDims];
   int64_t outputs = 0, count = 0;
 };
 
+int FillAxes(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides, Axis* out) {
+  HALFCAF_ENFORCE(dims.size() <= kMaxGroupDims, "max / min reductions on CUDA take at most ",
+                  kMaxGroupDims, " alternating runs of kept and reduced dims, got ", dims.size(),
+                  " runs of one kind");
+  for (size_t d = 0; d < dims.size(); ++d) out[d] = Axis{dims[d], strides[d]};
+  return static_cast<int>(dims.size());
+}
+
 Groups ToGroups(const StridedGroups& s) {
-  HALFCAF_ENFORCE(s.kept_dims.size() <= kMaxGroupDims && s.reduced_dims.size() <= kMaxGroupDims,
-                  "max / min reductions on CUDA take at most ", kMaxGroupDims,
-                  " alternating kept and reduced dims, got ", s.kept_dims.size(), " kept and ",
-                  s.reduced_dims.size(), " reduced");
   Groups g;
-  g.nk = static_cast<int>(s.kept_dims.size());
-  g.nr = static_cast<int>(s.reduced_dims.size());
-  for (int d = 0; d < g.nk; ++d) {
-    g.kept_dims[d] = s.kept_dims[d];
-    g.kept_strides[d] = s.kept_strides[d];
-  }
-  for (int d = 0; d < g.nr; ++d) {
-    g.reduced_dims[d] = s.reduced_dims[d];
-    g.reduced_strides[d] = s.reduced_strides[d];
-  }
+  g.nk = FillAxes(s.kept_dims, s.kept_strides, g.kept);
+  g.nr = FillAxes(s.reduced_dims, s.reduced_strides, g.reduced);
   g.outputs = s.outputs;
   g.count = s.count;
   return g;
 }
 
-// Offset of the i-th index (row-major over dims) with the given strides.
-__device__ __forceinline__ int64_t StridedOffset(int64_t i, int n, const int64_t* dims,
-                                                 const int64_t* strides) {
+// Offset of the i-th index (row-major over the axes' sizes).
+__device__ __forceinline__ int64_t StridedOffset(int64_t i, int n, const Axis* axes) {
   int64_t offset = 0;
   for (int d = n - 1; d >= 0; --d) {
-    const int64_t q = i / dims[d];
-    offset += (i - q * dims[d]) * strides[d];
+    const int64_t q = i / axes[d].size;
+    offset += (i - q * axes[d].size) * axes[d].stride;
     i = q;
   }
   return offset;
 }
 
 __device__ __forceinline__ int64_t ElementOffset(const Groups& g, int64_t o, int64_t r) {
-  return StridedOffset(o, g.nk, g.kept_dims, g.kept_strides) +
-         StridedOffset(r, g.nr, g.reduced_dims, g.reduced_strides);
+  return StridedOffset(o, g.nk, g.kept) + StridedOffset(r, g.nr, g.reduced);
 }
 
 template <bool kMax, typename V>

@@ -94,13 +94,6 @@ std::vector<TensorShape> ExpandSqueezeShape(const OperatorDef& def,
   return {TensorShape{NewDims<kExpand>(in[0].dims, dims, def.type()), in[0].dtype}};
 }
 
-OpCost CopyCost(const OperatorDef&, const std::vector<TensorShape>& in) {
-  OpCost c;
-  c.bytes_read = static_cast<double>(in.at(0).numel()) * DataTypeSize(in[0].dtype);
-  c.bytes_written = c.bytes_read;
-  return c;
-}
-
 }  // namespace
 
 REGISTER_CPU_OPERATOR(ExpandDims, ExpandSqueezeOp<true>);
@@ -113,7 +106,7 @@ OPERATOR_SCHEMA(ExpandDims)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})
     .TensorInferenceFunction(ExpandSqueezeShape<true>)
-    .CostInferenceFunction(CopyCost)
+    .PointwiseCost(0)
     .SetDoc(
         "Inserts size-1 dims: `dims` are their positions in the output, e.g. X [3, 4, 5] "
         "with dims [0, 4] gives [1, 3, 4, 5, 1]. Repeated entries count once. The elements "
@@ -128,7 +121,7 @@ OPERATOR_SCHEMA(Squeeze)
     .NumOutputs(1)
     .AllowInplace({{0, 0}})
     .TensorInferenceFunction(ExpandSqueezeShape<false>)
-    .CostInferenceFunction(CopyCost)
+    .PointwiseCost(0)
     .SetDoc(
         "Removes the size-1 dims at positions `dims` (each must have size 1); the inverse "
         "of ExpandDims with the same dims. Repeated entries count once. The elements are "

@@ -134,27 +134,32 @@ void ScatterAddRows(int64_t outer, int64_t dim, int64_t inner, const std::vector
 
 }  // namespace
 
-void EnforceNoMatchOuter(const OperatorBase& op) {
+GatherArgs::GatherArgs(const OperatorBase& op, bool gradient)
+    : axis(op.GetSingleArgument<int>("axis", gradient ? 1 : 0)),
+      wrap(gradient ? op.GetSingleArgument<int>("wrap_indices", 0) != 0
+                    : GatherWrapsIndices(ArgumentHelper(op.def()), axis)) {
   HALFCAF_ENFORCE(op.GetSingleArgument<int>("match_outer", 0) == 0, op.DebugName(),
                   ": match_outer=1 is not supported");
 }
 
-GatherOp::GatherOp(const OperatorDef& def, Workspace* ws)
-    : Operator(def, ws), axis_(GetSingleArgument<int>("axis", 0)) {
-  wrap_ = GatherWrapsIndices(args_, axis_);
-  EnforceNoMatchOuter(*this);
+SparseToDenseArgs::SparseToDenseArgs(const OperatorBase& op)
+    : output_first_dim(op.GetSingleArgument<int64_t>("output_first_dim", 0)),
+      wrap(op.GetSingleArgument<int>("wrap_indices", 0) != 0) {
+  HALFCAF_ENFORCE(output_first_dim <= 0 || op.InputSize() == 2, op.DebugName(),
+                  ": output_first_dim and the data_to_infer_dim input both give the first "
+                  "output dim; give one of them");
 }
 
 void GatherOp::RunOnDevice() {
   const Tensor& D = Input(0);
   const Tensor& I = Input(1);
   EnforceIndexType(I, DebugName());
-  const GatherPlan p = MakeGatherPlan(D.dims(), I.dims(), axis_, DebugName());
+  const GatherPlan p = MakeGatherPlan(D.dims(), I.dims(), gather_.axis, DebugName());
   Tensor* Y = Output(0, p.out_dims);
   char* y = static_cast<char*>(Y->raw_mutable_data(D.dtype()));
   if (Y->numel() == 0) return;
   ReadIndices(I, &index_);
-  CheckIndexRange(&index_, p.dim, wrap_, DebugName());
+  CheckIndexRange(&index_, p.dim, gather_.wrap, DebugName());
   const size_t block = static_cast<size_t>(p.inner) * DataTypeSize(D.dtype());
   const char* d = static_cast<const char*>(D.raw_data());
   for (int64_t o = 0; o < p.outer; ++o) {
@@ -164,21 +169,14 @@ void GatherOp::RunOnDevice() {
   }
 }
 
-BatchGatherGradientOp::BatchGatherGradientOp(const OperatorDef& def, Workspace* ws)
-    : Operator(def, ws),
-      axis_(GetSingleArgument<int>("axis", 1)),
-      wrap_(GetSingleArgument<int>("wrap_indices", 0) != 0) {
-  EnforceNoMatchOuter(*this);
-}
-
 void BatchGatherGradientOp::RunOnDevice() {
   const Tensor& D = Input(0);
   const Tensor& I = Input(1);
   const Tensor& G = Input(2);
-  const GatherPlan p = CheckBatchGatherGradientInputs(D, I, G, axis_, DebugName());
+  const GatherPlan p = CheckBatchGatherGradientInputs(D, I, G, gather_.axis, DebugName());
   ReadIndices(I, &index_);
   index_.resize(static_cast<size_t>(p.n));  // none when the axis is empty (see MakeGatherPlan)
-  CheckIndexRange(&index_, p.dim, wrap_, DebugName());
+  CheckIndexRange(&index_, p.dim, gather_.wrap, DebugName());
   const float* g = ReadAsFloat(G, &grad_);
   const DataType dtype = G.dtype();
   Tensor* dD = Output(0, D.dims());
@@ -187,23 +185,15 @@ void BatchGatherGradientOp::RunOnDevice() {
   out.Commit();
 }
 
-SparseToDenseOp::SparseToDenseOp(const OperatorDef& def, Workspace* ws)
-    : Operator(def, ws),
-      output_first_dim_(GetSingleArgument<int64_t>("output_first_dim", 0)),
-      wrap_(GetSingleArgument<int>("wrap_indices", 0) != 0) {
-  HALFCAF_ENFORCE(output_first_dim_ <= 0 || InputSize() == 2, DebugName(),
-                  ": output_first_dim and the data_to_infer_dim input both give the first "
-                  "output dim; give one of them");
-}
-
 void SparseToDenseOp::RunOnDevice() {
   const Tensor& I = Input(0);
   const Tensor& V = Input(1);
   CheckSparseToDenseInputs(I, V, DebugName());
   const DataType dtype = V.dtype();
   ReadIndices(I, &index_);
-  const int64_t first = SparseToDenseFirstDim(
-      output_first_dim_, InputSize() == 3 ? &Input(2) : nullptr, wrap_, DebugName(), &index_);
+  const int64_t first =
+      SparseToDenseFirstDim(args_s2d_.output_first_dim, InputSize() == 3 ? &Input(2) : nullptr,
+                            args_s2d_.wrap, DebugName(), &index_);
   Tensor* Y = Output(0, SparseToDenseDims(I.dims(), V.dims(), first, DebugName()));
   const int64_t inner = Y->size_from_dim(1);
   switch (dtype) {

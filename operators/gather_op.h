@@ -43,10 +43,24 @@ void ReadIndices(const Tensor& indices, std::vector<int64_t>* out);
 // Wraps negative indices (i + dim) when `wrap`, then throws naming the position and the value
 // unless every index lies in [0, dim).
 void CheckIndexRange(std::vector<int64_t>* index, int64_t dim, bool wrap, const std::string& op);
-// Throws when `match_outer` (a Caffe2 Gather / BatchGatherGradient option) is set.
-void EnforceNoMatchOuter(const OperatorBase& op);
 // Gather's wrap_indices: the argument when given, else on for axis 0 only.
 bool GatherWrapsIndices(const ArgumentHelper& args, int axis);
+
+// The arguments of Gather (gradient = false: axis default 0, wrap_indices as GatherWrapsIndices)
+// or of BatchGatherGradient (axis default 1, wrap_indices default 0), for the CPU and CUDA ops;
+// Caffe2's match_outer is rejected.
+struct GatherArgs {
+  GatherArgs(const OperatorBase& op, bool gradient);
+  int axis;
+  bool wrap;
+};
+
+// SparseToDense's arguments; output_first_dim and a data_to_infer_dim input exclude each other.
+struct SparseToDenseArgs {
+  explicit SparseToDenseArgs(const OperatorBase& op);
+  int64_t output_first_dim;
+  bool wrap;
+};
 
 // BatchGatherGradient's checks (index type, GRAD's dtype and dims); returns the plan.
 GatherPlan CheckBatchGatherGradientInputs(const Tensor& data, const Tensor& indices,
@@ -61,35 +75,33 @@ std::vector<int64_t> SparseToDenseDims(const std::vector<int64_t>& index_dims,
 
 class GatherOp final : public Operator<CPUContext> {
  public:
-  GatherOp(const OperatorDef& def, Workspace* ws);
+  GatherOp(const OperatorDef& def, Workspace* ws) : Operator(def, ws), gather_(*this, false) {}
   void RunOnDevice() override;
 
  private:
-  int axis_;
-  bool wrap_;
+  GatherArgs gather_;
   std::vector<int64_t> index_;
 };
 
 class BatchGatherGradientOp final : public Operator<CPUContext> {
  public:
-  BatchGatherGradientOp(const OperatorDef& def, Workspace* ws);
+  BatchGatherGradientOp(const OperatorDef& def, Workspace* ws)
+      : Operator(def, ws), gather_(*this, true) {}
   void RunOnDevice() override;
 
  private:
-  int axis_;
-  bool wrap_;
+  GatherArgs gather_;
   std::vector<int64_t> index_;
   std::vector<float> grad_, out_;
 };
 
 class SparseToDenseOp final : public Operator<CPUContext> {
  public:
-  SparseToDenseOp(const OperatorDef& def, Workspace* ws);
+  SparseToDenseOp(const OperatorDef& def, Workspace* ws) : Operator(def, ws), args_s2d_(*this) {}
   void RunOnDevice() override;
 
  private:
-  int64_t output_first_dim_;
-  bool wrap_;
+  SparseToDenseArgs args_s2d_;
   std::vector<int64_t> index_;
   std::vector<float> values_, out_;
 };

@@ -27,38 +27,42 @@ void ReadDeviceIndices(const Tensor& indices, CUDAContext* ctx, Tensor* host,
   ReadIndices(*host, out);
 }
 
-// A float scratch buffer of n elements on ctx's device (float16 scatter-adds sum in float).
-float* FloatScratch(Tensor* scratch, int64_t n, CUDAContext* ctx) {
-  scratch->SetDevice(ctx->device());
-  scratch->Resize({n});
-  return scratch->mutable_data<float>();
+// out (already shaped: (outer, dim, inner) elements of src's dtype) = 0, then src's rows added at
+// the device indices. float16 sums in a float scratch buffer, rounded once.
+void ScatterAdd(int64_t outer, int64_t dim, int64_t inner, const Tensor& indices, bool wrap,
+                const Tensor& src, Tensor* out, Tensor* scratch, CUDAContext* ctx) {
+  const DataType dtype = src.dtype();
+  void* o = out->raw_mutable_data(dtype);
+  float* s = nullptr;
+  if (dtype == DataType::FLOAT16) {
+    scratch->SetDevice(ctx->device());
+    scratch->Resize({out->numel()});
+    s = scratch->mutable_data<float>();
+  }
+  gpu::ScatterAddRows(outer, dim, inner, indices.numel(), indices.dtype(), indices.raw_data(), wrap,
+                      dtype, src.raw_data(), o, s, ctx->stream());
 }
 
 class GatherCUDAOp final : public Operator<CUDAContext> {
  public:
-  GatherCUDAOp(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws), axis_(GetSingleArgument<int>("axis", 0)) {
-    wrap_ = GatherWrapsIndices(args_, axis_);
-    EnforceNoMatchOuter(*this);
-  }
+  GatherCUDAOp(const OperatorDef& def, Workspace* ws) : Operator(def, ws), gather_(*this, false) {}
 
   void RunOnDevice() override {
     const Tensor& D = Input(0);
     const Tensor& I = Input(1);
     EnforceIndexType(I, DebugName());
-    const GatherPlan p = MakeGatherPlan(D.dims(), I.dims(), axis_, DebugName());
+    const GatherPlan p = MakeGatherPlan(D.dims(), I.dims(), gather_.axis, DebugName());
     Tensor* Y = Output(0, p.out_dims);
     void* y = Y->raw_mutable_data(D.dtype());
     if (Y->numel() == 0) return;
     ReadDeviceIndices(I, &context_, &host_, &index_);
-    CheckIndexRange(&index_, p.dim, wrap_, DebugName());
-    gpu::GatherRows(p.outer, p.dim, p.inner, p.n, I.dtype(), I.raw_data(), wrap_,
+    CheckIndexRange(&index_, p.dim, gather_.wrap, DebugName());
+    gpu::GatherRows(p.outer, p.dim, p.inner, p.n, I.dtype(), I.raw_data(), gather_.wrap,
                     DataTypeSize(D.dtype()), D.raw_data(), y, context_.stream());
   }
 
  private:
-  int axis_;
-  bool wrap_;
+  GatherArgs gather_;
   Tensor host_;
   std::vector<int64_t> index_;
 };
@@ -66,33 +70,23 @@ class GatherCUDAOp final : public Operator<CUDAContext> {
 class BatchGatherGradientCUDAOp final : public Operator<CUDAContext> {
  public:
   BatchGatherGradientCUDAOp(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws),
-        axis_(GetSingleArgument<int>("axis", 1)),
-        wrap_(GetSingleArgument<int>("wrap_indices", 0) != 0) {
-    EnforceNoMatchOuter(*this);
-  }
+      : Operator(def, ws), gather_(*this, true) {}
 
   void RunOnDevice() override {
     const Tensor& D = Input(0);
     const Tensor& I = Input(1);
     const Tensor& G = Input(2);
-    const GatherPlan p = CheckBatchGatherGradientInputs(D, I, G, axis_, DebugName());
+    const GatherPlan p = CheckBatchGatherGradientInputs(D, I, G, gather_.axis, DebugName());
     if (p.n > 0) {
       ReadDeviceIndices(I, &context_, &host_, &index_);
-      CheckIndexRange(&index_, p.dim, wrap_, DebugName());
+      CheckIndexRange(&index_, p.dim, gather_.wrap, DebugName());
     }
-    const DataType dtype = G.dtype();
-    Tensor* dD = Output(0, D.dims());
-    void* out = dD->raw_mutable_data(dtype);
-    float* scratch =
-        dtype == DataType::FLOAT16 ? FloatScratch(&scratch_, dD->numel(), &context_) : nullptr;
-    gpu::ScatterAddRows(p.outer, p.dim, p.inner, p.n, I.dtype(), I.raw_data(), wrap_, dtype,
-                        G.raw_data(), out, scratch, context_.stream());
+    ScatterAdd(p.outer, p.dim, p.inner, I, gather_.wrap, G, Output(0, D.dims()), &scratch_,
+               &context_);
   }
 
  private:
-  int axis_;
-  bool wrap_;
+  GatherArgs gather_;
   Tensor host_, scratch_;
   std::vector<int64_t> index_;
 };
@@ -100,33 +94,22 @@ class BatchGatherGradientCUDAOp final : public Operator<CUDAContext> {
 class SparseToDenseCUDAOp final : public Operator<CUDAContext> {
  public:
   SparseToDenseCUDAOp(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws),
-        output_first_dim_(GetSingleArgument<int64_t>("output_first_dim", 0)),
-        wrap_(GetSingleArgument<int>("wrap_indices", 0) != 0) {
-    HALFCAF_ENFORCE(output_first_dim_ <= 0 || InputSize() == 2, DebugName(),
-                    ": output_first_dim and the data_to_infer_dim input both give the first "
-                    "output dim; give one of them");
-  }
+      : Operator(def, ws), args_s2d_(*this) {}
 
   void RunOnDevice() override {
     const Tensor& I = Input(0);
     const Tensor& V = Input(1);
     CheckSparseToDenseInputs(I, V, DebugName());
     ReadDeviceIndices(I, &context_, &host_, &index_);
-    const int64_t first = SparseToDenseFirstDim(
-        output_first_dim_, InputSize() == 3 ? &Input(2) : nullptr, wrap_, DebugName(), &index_);
-    const DataType dtype = V.dtype();
+    const int64_t first =
+        SparseToDenseFirstDim(args_s2d_.output_first_dim, InputSize() == 3 ? &Input(2) : nullptr,
+                              args_s2d_.wrap, DebugName(), &index_);
     Tensor* Y = Output(0, SparseToDenseDims(I.dims(), V.dims(), first, DebugName()));
-    void* out = Y->raw_mutable_data(dtype);
-    float* scratch =
-        dtype == DataType::FLOAT16 ? FloatScratch(&scratch_, Y->numel(), &context_) : nullptr;
-    gpu::ScatterAddRows(1, first, Y->size_from_dim(1), I.numel(), I.dtype(), I.raw_data(), wrap_,
-                        dtype, V.raw_data(), out, scratch, context_.stream());
+    ScatterAdd(1, first, Y->size_from_dim(1), I, args_s2d_.wrap, V, Y, &scratch_, &context_);
   }
 
  private:
-  int64_t output_first_dim_;
-  bool wrap_;
+  SparseToDenseArgs args_s2d_;
   Tensor host_, scratch_;
   std::vector<int64_t> index_;
 };

@@ -39,39 +39,41 @@ ReduceLayout MakeReduceLayout(const std::vector<int64_t>& x_dims,
   return l;
 }
 
-ReduceLayout CheckMinMaxGradientInputs(const Tensor& dY, const Tensor& X, const Tensor& Y,
-                                       const std::vector<int>& axes, bool keepdims) {
+MinMaxArgs::MinMaxArgs(const OperatorBase& op)
+    : axes(op.GetRepeatedArgument<int>("axes")),
+      keepdims(op.GetSingleArgument<int>("keepdims", 1) != 0) {
+  CheckNoDuplicateAxes(axes);
+}
+
+MinMaxPlan PlanMinMax(const Tensor& X, const MinMaxArgs& a) {
+  EnforceFloatType(X, "X");
+  return MinMaxPlan{MakeReducePlan(X.dims(), a.axes, a.keepdims).out_dims,
+                    MakeReduceLayout(X.dims(), ReducedDims(X.ndim(), a.axes))};
+}
+
+ReduceLayout PlanMinMaxGradient(const Tensor& dY, const Tensor& X, const Tensor& Y,
+                                const MinMaxArgs& a) {
   EnforceFloatType(dY, "dY");
   EnforceFloatType(X, "X");
   EnforceFloatType(Y, "Y");
-  const ReducePlan p = MakeReducePlan(X.dims(), axes, keepdims);
+  const ReducePlan p = MakeReducePlan(X.dims(), a.axes, a.keepdims);
   for (const Tensor* t : {&dY, &Y}) {
     HALFCAF_ENFORCE(t->numel() == p.out_numel, t == &dY ? "dY" : "Y", " has dims ",
                     DimsString(t->dims()), " but reducing X ", DimsString(X.dims()), " over axes ",
-                    DimsString(axes), " gives ", DimsString(p.out_dims));
+                    DimsString(a.axes), " gives ", DimsString(p.out_dims));
   }
-  return MakeReduceLayout(X.dims(), ReducedDims(X.ndim(), axes));
-}
-
-template <bool kMax>
-ReduceMinMaxOp<kMax>::ReduceMinMaxOp(const OperatorDef& def, Workspace* ws)
-    : Operator(def, ws),
-      axes_(GetRepeatedArgument<int>("axes")),
-      keepdims_(GetSingleArgument<int>("keepdims", 1) != 0) {
-  CheckNoDuplicateAxes(axes_);
+  return MakeReduceLayout(X.dims(), ReducedDims(X.ndim(), a.axes));
 }
 
 template <bool kMax>
 void ReduceMinMaxOp<kMax>::RunOnDevice() {
   const Tensor& X = Input(0);
-  EnforceFloatType(X, "X");
-  const ReducePlan p = MakeReducePlan(X.dims(), axes_, keepdims_);
-  const ReduceLayout l = MakeReduceLayout(X.dims(), ReducedDims(X.ndim(), axes_));
+  const MinMaxPlan p = PlanMinMax(X, reduce_);
   const float* x = ReadAsFloat(X, &x_);
   // The extreme of an empty group is the identity of max / min.
   const float init =
       kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
-  FindExtremes<kMax>(l, x, init, &best_, &where_);
+  FindExtremes<kMax>(p.layout, x, init, &best_, &where_);
   const DataType dtype = X.dtype();
   Tensor* Y = Output(0, p.out_dims);
   FloatWriter y(Y, dtype, &y_);
@@ -80,19 +82,11 @@ void ReduceMinMaxOp<kMax>::RunOnDevice() {
 }
 
 template <bool kMax>
-ReduceMinMaxGradientOp<kMax>::ReduceMinMaxGradientOp(const OperatorDef& def, Workspace* ws)
-    : Operator(def, ws),
-      axes_(GetRepeatedArgument<int>("axes")),
-      keepdims_(GetSingleArgument<int>("keepdims", 1) != 0) {
-  CheckNoDuplicateAxes(axes_);
-}
-
-template <bool kMax>
 void ReduceMinMaxGradientOp<kMax>::RunOnDevice() {
   const Tensor& dY = Input(0);
   const Tensor& X = Input(1);
   const Tensor& Y = Input(2);
-  const ReduceLayout l = CheckMinMaxGradientInputs(dY, X, Y, axes_, keepdims_);
+  const ReduceLayout l = PlanMinMaxGradient(dY, X, Y, reduce_);
   const float* dy = ReadAsFloat(dY, &dy_);
   const float* x = ReadAsFloat(X, &x_);
   const float* y = ReadAsFloat(Y, &y_);

@@ -94,15 +94,32 @@ void FindExtremes(const ReduceLayout& l, const T* x, T init, std::vector<T>* bes
   });
 }
 
+// The arguments of ReduceMax / ReduceMin and their gradients (CPU and CUDA), read and checked
+// (no repeated axis) when the op is created.
+struct MinMaxArgs {
+  explicit MinMaxArgs(const OperatorBase& op);
+  std::vector<int> axes;
+  bool keepdims;
+};
+
+// The forward op's output dims and X's layout; throws on a bad axis or a non-float X.
+struct MinMaxPlan {
+  std::vector<int64_t> out_dims;
+  ReduceLayout layout;
+};
+MinMaxPlan PlanMinMax(const Tensor& X, const MinMaxArgs& a);
+// The gradient op's checks of dY, X and Y; returns X's layout.
+ReduceLayout PlanMinMaxGradient(const Tensor& dY, const Tensor& X, const Tensor& Y,
+                                const MinMaxArgs& a);
+
 template <bool kMax>
 class ReduceMinMaxOp final : public Operator<CPUContext> {
  public:
-  ReduceMinMaxOp(const OperatorDef& def, Workspace* ws);
+  ReduceMinMaxOp(const OperatorDef& def, Workspace* ws) : Operator(def, ws), reduce_(*this) {}
   void RunOnDevice() override;
 
  private:
-  std::vector<int> axes_;
-  bool keepdims_;
+  MinMaxArgs reduce_;
   std::vector<float> x_, y_, best_;
   std::vector<int64_t> where_;
 };
@@ -110,18 +127,13 @@ class ReduceMinMaxOp final : public Operator<CPUContext> {
 template <bool kMax>
 class ReduceMinMaxGradientOp final : public Operator<CPUContext> {
  public:
-  ReduceMinMaxGradientOp(const OperatorDef& def, Workspace* ws);
+  ReduceMinMaxGradientOp(const OperatorDef& def, Workspace* ws)
+      : Operator(def, ws), reduce_(*this) {}
   void RunOnDevice() override;
 
  private:
-  std::vector<int> axes_;
-  bool keepdims_;
+  MinMaxArgs reduce_;
   std::vector<float> dy_, x_, y_, dx_;
 };
-
-// Shared by the CPU and CUDA gradient ops: checks dY and Y against X reduced over `axes` and
-// returns X's layout.
-ReduceLayout CheckMinMaxGradientInputs(const Tensor& dY, const Tensor& X, const Tensor& Y,
-                                       const std::vector<int>& axes, bool keepdims);
 
 }  // namespace halfcaf

@@ -6,7 +6,6 @@
 #include "gpu/cuda_context.h"
 #include "gpu/reduce_minmax_kernels.h"
 #include "operators/reduce_minmax_op.h"
-#include "operators/reduce_op.h"
 
 namespace halfcaf {
 
@@ -20,55 +19,40 @@ gpu::StridedGroups ToStridedGroups(const ReduceLayout& l) {
 template <bool kMax>
 class ReduceMinMaxCUDAOp final : public Operator<CUDAContext> {
  public:
-  ReduceMinMaxCUDAOp(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws),
-        axes_(GetRepeatedArgument<int>("axes")),
-        keepdims_(GetSingleArgument<int>("keepdims", 1) != 0) {
-    CheckNoDuplicateAxes(axes_);
-  }
+  ReduceMinMaxCUDAOp(const OperatorDef& def, Workspace* ws) : Operator(def, ws), reduce_(*this) {}
 
   void RunOnDevice() override {
     const Tensor& X = Input(0);
-    EnforceFloatType(X, "X");
-    const ReducePlan p = MakeReducePlan(X.dims(), axes_, keepdims_);
-    const ReduceLayout l = MakeReduceLayout(X.dims(), ReducedDims(X.ndim(), axes_));
+    const MinMaxPlan p = PlanMinMax(X, reduce_);
     const DataType dtype = X.dtype();
     const void* x = X.raw_data();
-    Tensor* Y = Output(0, p.out_dims);
-    gpu::GroupExtremes(ToStridedGroups(l), kMax, dtype, x, Y->raw_mutable_data(dtype), nullptr,
-                       context_.stream());
+    void* y = Output(0, p.out_dims)->raw_mutable_data(dtype);
+    gpu::GroupExtremes(ToStridedGroups(p.layout), kMax, dtype, x, y, nullptr, context_.stream());
   }
 
  private:
-  std::vector<int> axes_;
-  bool keepdims_;
+  MinMaxArgs reduce_;
 };
 
 template <bool kMax>
 class ReduceMinMaxGradientCUDAOp final : public Operator<CUDAContext> {
  public:
   ReduceMinMaxGradientCUDAOp(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws),
-        axes_(GetRepeatedArgument<int>("axes")),
-        keepdims_(GetSingleArgument<int>("keepdims", 1) != 0) {
-    CheckNoDuplicateAxes(axes_);
-  }
+      : Operator(def, ws), reduce_(*this) {}
 
   void RunOnDevice() override {
     const Tensor& dY = Input(0);
     const Tensor& X = Input(1);
     const Tensor& Y = Input(2);
-    const ReduceLayout l = CheckMinMaxGradientInputs(dY, X, Y, axes_, keepdims_);
+    const ReduceLayout l = PlanMinMaxGradient(dY, X, Y, reduce_);
     const DataType dtype = dY.dtype();
-    Tensor* dX = Output(0, X.dims());
+    void* dx = Output(0, X.dims())->raw_mutable_data(dtype);
     gpu::GroupExtremesGradient(ToStridedGroups(l), dtype, dY.raw_data(), X.dtype(), X.raw_data(),
-                               Y.dtype(), Y.raw_data(), dtype, dX->raw_mutable_data(dtype),
-                               context_.stream());
+                               Y.dtype(), Y.raw_data(), dtype, dx, context_.stream());
   }
 
  private:
-  std::vector<int> axes_;
-  bool keepdims_;
+  MinMaxArgs reduce_;
 };
 
 }  // namespace
