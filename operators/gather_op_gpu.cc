@@ -3,7 +3,6 @@
 // them with the CPU operators' rules and messages before any kernel reads with them, and, for
 // SparseToDense without a given first dim, to find it. Shapes, arguments and errors as in
 // gather_op.cc, which holds the schemas and the gradient makers.
-#include "core/float_io.h"
 #include "core/operator.h"
 #include "gpu/cuda_check.h"
 #include "gpu/cuda_context.h"

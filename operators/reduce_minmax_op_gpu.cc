@@ -1,7 +1,6 @@
 // ReduceMax / ReduceMin and their gradients on CUDA (gpu/reduce_minmax_kernels.h). Shapes,
 // arguments, comparisons and errors as in reduce_minmax_op.cc, which holds the schemas and the
 // gradient makers.
-#include "core/float_io.h"
 #include "core/operator.h"
 #include "gpu/cuda_context.h"
 #include "gpu/reduce_minmax_kernels.h"
