@@ -33,20 +33,24 @@ const std::vector<std::string> kForwardOps = {
     "SquaredL2Distance", "StopGradient", "Sub", "Sum", "Summarize", "Tanh", "TensorProtosDBInput",
     "Transpose", "UniformFill", "UniformIntFill", "UpdateLossScale", "WeightedSum", "XavierFill",
     "ZeroGradient",
+    // Reductions, indexing and shape ops (SparseToDense is also Gather's dense gradient).
+    "ArgMax", "ArgMin", "BatchMatMul", "ExpandDims", "Gather", "PadImage", "ReduceMax",
+    "ReduceMin", "SparseToDense", "Squeeze",
 };
 
 // Gradient operators (Caffe2 names; note DropoutGrad, not DropoutGradient).
 const std::vector<std::string> kGradientOps = {
     "AbsGradient", "AveragePool1DGradient", "AveragePool2DGradient", "AveragePool3DGradient",
     "AveragePoolGradient", "AveragedLossGradient", "ClipGradient", "Conv1DGradient",
-    "Conv2DGradient", "Conv3DGradient", "ConvGradient", "ConvTransposeGradient", "DivGradient",
-    "DropoutGrad", "EluGradient", "FCGradient", "FCTransposedGradient", "LRNGradient",
-    "LabelCrossEntropyGradient", "LeakyReluGradient", "MaxGradient", "MaxPool1DGradient",
-    "MaxPool2DGradient", "MaxPool3DGradient", "MaxPoolGradient", "MinGradient",
-    "ReciprocalGradient", "ReduceMeanGradient", "ReduceSumGradient", "ReluGradient",
-    "ResizeBilinearGradient", "ResizeNearestGradient", "SigmoidGradient", "SliceGradient",
-    "SoftmaxGradient", "SoftmaxWithLossGradient", "SpatialBNGradient", "SquaredL2DistanceGradient",
-    "TanhGradient", "WeightedSumGradient",
+    "BatchGatherGradient", "Conv2DGradient", "Conv3DGradient", "ConvGradient",
+    "ConvTransposeGradient", "DivGradient", "DropoutGrad", "EluGradient", "FCGradient",
+    "FCTransposedGradient", "LRNGradient", "LabelCrossEntropyGradient", "LeakyReluGradient",
+    "MaxGradient", "MaxPool1DGradient", "MaxPool2DGradient", "MaxPool3DGradient",
+    "MaxPoolGradient", "MinGradient", "PadImageGradient", "ReciprocalGradient",
+    "ReduceMaxGradient", "ReduceMeanGradient", "ReduceMinGradient", "ReduceSumGradient",
+    "ReluGradient", "ResizeBilinearGradient", "ResizeNearestGradient", "SigmoidGradient",
+    "SliceGradient", "SoftmaxGradient", "SoftmaxWithLossGradient", "SpatialBNGradient",
+    "SquaredL2DistanceGradient", "TanhGradient", "WeightedSumGradient",
 };
 
 // Operators that only gradient makers emit (Flatten -> ResizeLike, Copy -> CopyOnDeviceLike,
@@ -142,6 +146,19 @@ std::vector<GradientCase> GradientCases() {
       {"Elu", 1, 1, {}, {"EluGradient"}},
       {"Max", 3, 1, {}, {"MaxGradient"}},
       {"Min", 2, 1, {}, {"MinGradient"}},
+      {"ReduceMax", 1, 1, {}, {"ReduceMaxGradient"}},
+      {"ReduceMin", 1, 1, {}, {"ReduceMinGradient"}},
+      {"ExpandDims", 1, 1, {MakeArgument("dims", std::vector<int>{0})}, {"Squeeze"}},
+      {"Squeeze", 1, 1, {MakeArgument("dims", std::vector<int>{0})}, {"ExpandDims"}},
+      {"BatchMatMul", 2, 1, {}, {"BatchMatMul", "BatchMatMul"}},
+      {"BatchMatMul", 2, 1, {MakeArgument("trans_a", 1), MakeArgument("trans_b", 1)},
+       {"BatchMatMul", "BatchMatMul"}},
+      {"PadImage", 1, 1, {MakeArgument("pad", 1)}, {"PadImageGradient"}},
+      {"Gather", 2, 1, {}, {}},  // a sparse gradient (indices, values), as in Caffe2
+      {"Gather", 2, 1, {MakeArgument("dense_gradient", 1)}, {"SparseToDense"}},
+      {"Gather", 2, 1, {MakeArgument("axis", 1)}, {"BatchGatherGradient"}},
+      {"SparseToDense", 2, 1, {}, {"Gather"}},
+      {"SparseToDense", 3, 1, {}, {"Gather"}},
   };
 }
 
