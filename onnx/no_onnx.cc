@@ -1,4 +1,5 @@
 // Built instead of the importer when libonnx-dev is missing: every entry point says how to get it.
+#include "onnx/onnx_export.h"
 #include "onnx/onnx_import.h"
 
 namespace halfcaf {
@@ -21,6 +22,9 @@ ImportedNet ImportOnnxBytes(const std::string&, const std::string&, const OnnxIm
   HALFCAF_THROW(OnnxMissingHint());
 }
 void ReadOnnxTensorFile(const std::string&, Tensor*, std::string*) {
+  HALFCAF_THROW(OnnxMissingHint());
+}
+std::string ExportOnnx(const NetDef&, const NetDef&, const OnnxExportOptions&, const Workspace*) {
   HALFCAF_THROW(OnnxMissingHint());
 }
 
