@@ -45,6 +45,17 @@ void Resize(ConvertContext& c, std::vector<float> scales, const std::string& mod
         coords != "asymmetric") {
       c.Unsupported("linear with coordinate_transformation_mode " + coords + " is not supported");
     }
+    if (coords == "align_corners") {
+      // ONNX divides by the unrounded output length in * scale; ResizeBilinear by the rounded
+      // one: the same only when in * scale is whole.
+      for (int k : {2, 3}) {
+        const double len = static_cast<double>(dims[k]) * scales[k];
+        if (std::floor(len) != len) {
+          c.Unsupported(MakeString("align_corners with a fractional output length (", dims[k],
+                                   " x ", scales[k], ") is not supported"));
+        }
+      }
+    }
     args.push_back(MakeArgument("coordinate_transformation_mode", coords));
     c.Emit(c.Op("ResizeBilinear", {c.Input(0)}, {c.Output(0)}, args));
   } else {

@@ -148,6 +148,19 @@ ImportedNet ImportOnnxBytes(const std::string& bytes, const std::string& source,
   onnx::GraphProto* graph = model.mutable_graph();
   std::set<std::string> initializers;
   for (const auto& t : graph->initializer()) initializers.insert(t.name());
+  // Inputs fixed by the caller are initializers from here on.
+  for (const auto& kv : options.constant_inputs) {
+    bool found = false;
+    for (const auto& in : graph->input()) found |= in.name() == kv.first;
+    HALFCAF_ENFORCE(found, source, ": constant input '", kv.first, "' is not an input of the graph");
+    if (initializers.count(kv.first)) continue;
+    onnx::TensorProto* t = graph->add_initializer();
+    t->set_name(kv.first);
+    t->set_data_type(onnx_import::ToOnnxType(kv.second.dtype()));
+    for (int64_t d : kv.second.dims()) t->add_dims(d);
+    t->set_raw_data(std::string(static_cast<const char*>(kv.second.raw_data()), kv.second.nbytes()));
+    initializers.insert(kv.first);
+  }
   ApplyInputDims(options, initializers, graph);
   // ONNX's shape inference fills value_info (static shapes where they follow from the inputs).
   try {

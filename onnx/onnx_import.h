@@ -40,6 +40,9 @@ struct OnnxImportOptions {
   // > 0: the first dim of every input, replacing the model's own (fixed or symbolic), so that
   // shape arithmetic folds for this batch size (e.g. to train a model exported with batch 1).
   int64_t batch_size = 0;
+  // Inputs whose values are fixed at import, by name: they become constants (and fold), e.g. the
+  // scales of a Resize or the axes of a reduction that a model takes as inputs.
+  std::map<std::string, Tensor> constant_inputs;
   // Folder of external tensor data files (default: the model file's folder).
   std::string external_data_dir;
 };
