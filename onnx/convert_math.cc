@@ -66,6 +66,52 @@ HALFCAF_ONNX_CONVERTER(Elu) {
   Unary(c, "Elu", {MakeArgument("alpha", c.Float("alpha", 1.f))});
 }
 
+HALFCAF_ONNX_CONVERTER(HardSigmoid) {
+  c.OnlyAttributes({"alpha", "beta"});
+  Unary(c, "HardSigmoid",
+        {MakeArgument("alpha", c.Float("alpha", 0.2f)), MakeArgument("beta", c.Float("beta", 0.5f))});
+}
+HALFCAF_ONNX_CONVERTER(Floor) {
+  c.OnlyAttributes({});
+  Unary(c, "Floor");
+}
+HALFCAF_ONNX_CONVERTER(Ceil) {
+  c.OnlyAttributes({});
+  Unary(c, "Ceil");
+}
+
+// PRelu with one slope, or one per channel (dim 1) in any shape that broadcasts that way
+// ((C), (C, 1, 1), ...), as Caffe2's 1-D Slope.
+HALFCAF_ONNX_CONVERTER(PRelu) {
+  c.OnlyAttributes({});
+  RequireOperator(c, "PRelu");
+  c.RequireFloat(0);
+  c.RequireFloat(1);
+  const std::vector<int64_t>& x = c.Dims(0, "the slope's broadcast depends on it");
+  const TensorShape* s = c.Shape(1);
+  if (!s) c.Unsupported("the slope's shape is not known at import");
+  const int64_t n = s->numel();
+  bool per_channel = x.size() >= 2 && n == x[1] && n > 1;
+  if (per_channel) {
+    // The slope's non-1 dim must line up with dim 1 of X under NumPy's trailing alignment.
+    const size_t offset = x.size() - s->dims.size();
+    for (size_t k = 0; k < s->dims.size(); ++k) {
+      if (s->dims[k] != 1 && offset + k != 1) per_channel = false;
+    }
+  }
+  if (n != 1 && !per_channel) {
+    c.Unsupported("a slope of shape " + DimsString(s->dims) + " for input " + DimsString(x) +
+                  " (only one slope, or one per channel)");
+  }
+  std::string slope = c.Input(1);
+  if (s->dims.size() != 1) {
+    slope = c.Temp("slope");
+    c.Emit(c.Op("Reshape", {c.Input(1)}, {slope, c.Temp("old_shape")},
+                {MakeArgument("shape", std::vector<int64_t>{n})}));
+  }
+  c.Emit(c.Op("PRelu", {c.Input(0), slope}, {c.Output(0)}, {MakeArgument("order", "NCHW")}));
+}
+
 // Add / Sub / Mul / Div / Pow with NumPy (multidirectional) broadcasting, mapped onto Caffe2's
 // one-directional broadcast: B repeated over A where B's dims (without leading and trailing
 // ones) match a run of A's dims. A smaller A is swapped with B for Add and Mul, and for Sub via
