@@ -56,7 +56,8 @@ void ArgOp<kMax>::RunOnDevice() {
   const Tensor& X = Input(0);
   EnforceArgInputType(X, DebugName());
   const ArgPlan p = MakeArgPlan(X.dims(), axis_, keepdims_, DebugName());
-  int64_t* y = Output(0, p.out_dims)->mutable_data<int64_t>();
+  Tensor* out = Output(0, p.out_dims);
+  int64_t* y = out->mutable_data<int64_t>();
   switch (X.dtype()) {
     case DataType::INT32:
       Run(p.layout, X.data<int32_t>(), &best_int32_, y);
