@@ -1,7 +1,6 @@
-#include "gpu/prelu_kernels.h"
-
 #include "core/nan_math.h"
 #include "gpu/kernel_util.cuh"
+#include "gpu/prelu_kernels.h"
 
 namespace halfcaf {
 namespace gpu {
@@ -73,7 +72,7 @@ void PReluBackward(const PReluShape& s, DataType x_type, const void* x, DataType
   // Channels with no elements still get dslope = 0 from the (empty) block sum.
   const int blocks = static_cast<int>(s.C < 65535 ? s.C : 65535);
   PReluDslopeKernel<<<blocks, kThreads, 0, stream>>>(s.outer, s.C, s.inner, xin, dyin,
-                                                      detail::Out(dslope_type, dslope, "dSlope"));
+                                                     detail::Out(dslope_type, dslope, "dSlope"));
   HALFCAF_LAUNCH_CHECK();
 }
 

@@ -12,8 +12,8 @@ namespace {
 const DataType kDtypes[] = {DataType::FLOAT, DataType::FLOAT16};
 
 TEST(PReluHardSigmoidFloorCeilGpuTest, Registered) {
-  for (const char* type : {"PRelu", "PReluGradient", "HardSigmoid", "HardSigmoidGradient",
-                           "Floor", "Ceil"}) {
+  for (const char* type :
+       {"PRelu", "PReluGradient", "HardSigmoid", "HardSigmoidGradient", "Floor", "Ceil"}) {
     EXPECT_TRUE(OperatorRegistry::HasType(DeviceType::CUDA, type)) << type;
   }
 }
@@ -64,10 +64,9 @@ TEST(PReluHardSigmoidFloorCeilGpuTest, PReluErrors) {
   ExpectCudaError(MakeOperatorDef("PRelu", "", {"X", "S"}, {"Y"}),
                   {{"X", x}, {"S", RandomTensor({5}, 5)}},
                   "PRelu: Slope must have 1 value or one per channel (3 channels in X [2, 3, 5]");
-  ExpectCudaError(
-      MakeOperatorDef("PReluGradient", "", {"Y", "dY", "X", "S"}, {"dX", "dS"}),
-      {{"Y", x}, {"dY", RandomTensor({30}, 6)}, {"X", x}, {"S", RandomTensor({3}, 5)}},
-      "PReluGradient: Y, dY and X must have the same shape");
+  ExpectCudaError(MakeOperatorDef("PReluGradient", "", {"Y", "dY", "X", "S"}, {"dX", "dS"}),
+                  {{"Y", x}, {"dY", RandomTensor({30}, 6)}, {"X", x}, {"S", RandomTensor({3}, 5)}},
+                  "PReluGradient: Y, dY and X must have the same shape");
 }
 
 TEST(PReluHardSigmoidFloorCeilGpuTest, UnaryMatchCpu) {

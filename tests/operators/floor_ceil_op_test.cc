@@ -20,8 +20,7 @@ OperatorDef Def(const std::string& type, const std::string& out = "Y") {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 TEST(FloorCeilOpTest, Values) {
-  const Tensor X =
-      FloatTensor({3, 3}, {-1.5f, -0.5f, 0.f, 0.5f, 1.f, 2.7f, -2.f, kInf, -kInf});
+  const Tensor X = FloatTensor({3, 3}, {-1.5f, -0.5f, 0.f, 0.5f, 1.f, 2.7f, -2.f, kInf, -kInf});
   EXPECT_EQ(RunAndGet(Def("Floor"), {{"X", X}}),
             (std::vector<float>{-2.f, -1.f, 0.f, 0.f, 1.f, 2.f, -2.f, kInf, -kInf}));
   EXPECT_EQ(RunAndGet(Def("Ceil"), {{"X", X}}),

@@ -99,8 +99,8 @@ TEST(HardSigmoidOpTest, BadInput) {
               "Y and dY must have the same shape, got [2, 3] and [6]");
   ExpectError(GradDef(), {{"Y", IntTensor({2}, {1, 2})}, {"dY", RandomTensor({2}, 2)}},
               "float or float16");
-  ExpectError(MakeOperatorDef("HardSigmoid", "", {"X"}, {"Y", "Z"}),
-              {{"X", RandomTensor({2}, 1)}}, "got 2 output(s)");
+  ExpectError(MakeOperatorDef("HardSigmoid", "", {"X"}, {"Y", "Z"}), {{"X", RandomTensor({2}, 1)}},
+              "got 2 output(s)");
 }
 
 }  // namespace

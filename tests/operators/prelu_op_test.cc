@@ -28,24 +28,24 @@ const std::vector<float> kX = {-2.f, 1.f, -1.f, 3.f, -4.f, -0.5f};
 const std::vector<float> kSlopes = {0.5f, 2.f, 0.25f};
 
 TEST(PReluOpTest, SharedSlope) {
-  const std::map<std::string, Tensor> in{
-      {"X", FloatTensor({5}, {-2.f, -0.5f, 0.f, 0.5f, 3.f})}, {"Slope", FloatTensor({1}, {0.25f})}};
+  const std::map<std::string, Tensor> in{{"X", FloatTensor({5}, {-2.f, -0.5f, 0.f, 0.5f, 3.f})},
+                                         {"Slope", FloatTensor({1}, {0.25f})}};
   EXPECT_EQ(RunAndGet(Def(), in), (std::vector<float>{-0.5f, -0.125f, 0.f, 0.5f, 3.f}));
-  EXPECT_EQ(RunAndGet(Def({Nhwc()}, "X"), in),
-            (std::vector<float>{-0.5f, -0.125f, 0.f, 0.5f, 3.f}))
+  EXPECT_EQ(RunAndGet(Def({Nhwc()}, "X"), in), (std::vector<float>{-0.5f, -0.125f, 0.f, 0.5f, 3.f}))
       << "NHWC, in place";
   // A shared slope of any shape with one element; X of rank 0 too.
-  EXPECT_EQ(RunAndGet(Def(), {{"X", FloatTensor({}, {-4.f})}, {"Slope", FloatTensor({1, 1}, {3.f})}}),
-            (std::vector<float>{-12.f}));
+  EXPECT_EQ(
+      RunAndGet(Def(), {{"X", FloatTensor({}, {-4.f})}, {"Slope", FloatTensor({1, 1}, {3.f})}}),
+      (std::vector<float>{-12.f}));
 }
 
 TEST(PReluOpTest, PerChannelSlope) {
-  EXPECT_EQ(RunAndGet(Def(), {{"X", FloatTensor({1, 3, 2}, kX)},
-                              {"Slope", FloatTensor({3}, kSlopes)}}),
-            (std::vector<float>{-1.f, 1.f, -2.f, 3.f, -1.f, -0.125f}))
+  EXPECT_EQ(
+      RunAndGet(Def(), {{"X", FloatTensor({1, 3, 2}, kX)}, {"Slope", FloatTensor({3}, kSlopes)}}),
+      (std::vector<float>{-1.f, 1.f, -2.f, 3.f, -1.f, -0.125f}))
       << "NCHW: channel = dim 1";
-  EXPECT_EQ(RunAndGet(Def({Nhwc()}), {{"X", FloatTensor({2, 3}, kX)},
-                                      {"Slope", FloatTensor({3}, kSlopes)}}),
+  EXPECT_EQ(RunAndGet(Def({Nhwc()}),
+                      {{"X", FloatTensor({2, 3}, kX)}, {"Slope", FloatTensor({3}, kSlopes)}}),
             (std::vector<float>{-1.f, 1.f, -0.25f, 3.f, -8.f, -0.125f}))
       << "NHWC: channel = last dim";
   // Lower-case order strings are accepted, as in Caffe2.
@@ -58,16 +58,24 @@ TEST(PReluOpTest, GradientOpValues) {
   const Tensor dY = FloatTensor({1, 3, 2}, {1.f, 2.f, 3.f, 4.f, 5.f, 6.f});
   {
     Workspace ws;
-    RunOp(GradDef(), {{"Y", dY}, {"dY", dY}, {"X", FloatTensor({1, 3, 2}, kX)},
-                      {"Slope", FloatTensor({3}, kSlopes)}}, &ws);
+    RunOp(GradDef(),
+          {{"Y", dY},
+           {"dY", dY},
+           {"X", FloatTensor({1, 3, 2}, kX)},
+           {"Slope", FloatTensor({3}, kSlopes)}},
+          &ws);
     EXPECT_EQ(ToFloatVector(ws.GetTensor("dX")),
               (std::vector<float>{0.5f, 2.f, 6.f, 4.f, 1.25f, 1.5f}));
     EXPECT_EQ(ToFloatVector(ws.GetTensor("dSlope")), (std::vector<float>{-2.f, -3.f, -23.f}));
   }
   {
     Workspace ws;  // shared slope: dSlope keeps Slope's shape
-    RunOp(GradDef(), {{"Y", dY}, {"dY", dY}, {"X", FloatTensor({1, 3, 2}, kX)},
-                      {"Slope", FloatTensor({1, 1}, {0.5f})}}, &ws);
+    RunOp(GradDef(),
+          {{"Y", dY},
+           {"dY", dY},
+           {"X", FloatTensor({1, 3, 2}, kX)},
+           {"Slope", FloatTensor({1, 1}, {0.5f})}},
+          &ws);
     EXPECT_EQ(ToFloatVector(ws.GetTensor("dX")),
               (std::vector<float>{0.5f, 2.f, 1.5f, 4.f, 2.5f, 3.f}));
     EXPECT_EQ(ws.GetTensor("dSlope").dims(), (std::vector<int64_t>{1, 1}));
@@ -76,8 +84,12 @@ TEST(PReluOpTest, GradientOpValues) {
   {
     Workspace ws;
     const Tensor dY2 = FloatTensor({2, 3}, {1.f, 2.f, 3.f, 4.f, 5.f, 6.f});
-    RunOp(GradDef({Nhwc()}), {{"Y", dY2}, {"dY", dY2}, {"X", FloatTensor({2, 3}, kX)},
-                              {"Slope", FloatTensor({3}, kSlopes)}}, &ws);
+    RunOp(GradDef({Nhwc()}),
+          {{"Y", dY2},
+           {"dY", dY2},
+           {"X", FloatTensor({2, 3}, kX)},
+           {"Slope", FloatTensor({3}, kSlopes)}},
+          &ws);
     EXPECT_EQ(ToFloatVector(ws.GetTensor("dX")),
               (std::vector<float>{0.5f, 2.f, 0.75f, 4.f, 10.f, 1.5f}));
     EXPECT_EQ(ToFloatVector(ws.GetTensor("dSlope")), (std::vector<float>{-2.f, -20.f, -6.f}));
@@ -172,10 +184,11 @@ TEST(PReluOpTest, BadInput) {
   ExpectError(Def(), {{"X", IntTensor({2}, {1, 2})}, {"Slope", RandomTensor({1}, 12)}},
               "float or float16");
   ExpectError(Def(), {{"X", X}, {"Slope", IntTensor({1}, {1})}}, "float or float16");
-  ExpectError(GradDef(), {{"Y", X}, {"dY", RandomTensor({30}, 14)}, {"X", X},
-                          {"Slope", RandomTensor({3}, 12)}},
-              "PReluGradient: Y, dY and X must have the same shape, got [2, 3, 5], [30] and "
-              "[2, 3, 5]");
+  ExpectError(
+      GradDef(),
+      {{"Y", X}, {"dY", RandomTensor({30}, 14)}, {"X", X}, {"Slope", RandomTensor({3}, 12)}},
+      "PReluGradient: Y, dY and X must have the same shape, got [2, 3, 5], [30] and "
+      "[2, 3, 5]");
   ExpectError(GradDef(), {{"Y", X}, {"dY", X}, {"X", X}, {"Slope", RandomTensor({2}, 12)}},
               "PReluGradient: Slope must have 1 value or one per channel");
   ExpectError(MakeOperatorDef("PRelu", "", {"X"}, {"Y"}), {{"X", X}}, "got 1 input(s)");
