@@ -133,6 +133,14 @@ __global__ void UnaryKernel(int64_t n, FloatIn x, FloatOut y, float p0, float p1
       case UnaryOp::kReciprocal: r = 1.f / v; break;
       case UnaryOp::kPow: r = powf(v, p0); break;
       case UnaryOp::kLeakyRelu: r = v > 0.f ? v : p0 * v; break;
+      case UnaryOp::kHardSigmoid: {  // as the CPU functor: NaN fails both comparisons
+        const float t = p0 * v + p1;
+        const float lo = t < 0.f ? 0.f : t;
+        r = 1.f < lo ? 1.f : lo;
+        break;
+      }
+      case UnaryOp::kFloor: r = floorf(v); break;
+      case UnaryOp::kCeil: r = ceilf(v); break;
       default: r = v < 0.f ? p0 * expm1f(v) : v; break;  // kElu
     }
     y.Set(i, r);
@@ -155,6 +163,9 @@ __global__ void UnaryGradientKernel(int64_t n, FloatIn y, FloatIn dy, FloatOut d
         break;
       case UnaryGradientOp::kReciprocal: r = -g * yv * yv; break;
       case UnaryGradientOp::kLeakyRelu: r = yv > 0.f ? g : IsNaN(yv) ? yv : p0 * g; break;
+      case UnaryGradientOp::kHardSigmoid:
+        r = GatedGradient(yv > 0.f && yv < 1.f, yv, p0 * g);
+        break;
       default: r = yv < 0.f ? g * (yv + p0) : IsNaN(yv) ? yv : g; break;  // kElu
     }
     dx.Set(i, r);
@@ -334,6 +345,9 @@ void Unary(UnaryOp op, int64_t n, DataType x_type, const void* x, DataType y_typ
     case U::kPow: launch(std::integral_constant<U, U::kPow>{}); break;
     case U::kLeakyRelu: launch(std::integral_constant<U, U::kLeakyRelu>{}); break;
     case U::kElu: launch(std::integral_constant<U, U::kElu>{}); break;
+    case U::kHardSigmoid: launch(std::integral_constant<U, U::kHardSigmoid>{}); break;
+    case U::kFloor: launch(std::integral_constant<U, U::kFloor>{}); break;
+    case U::kCeil: launch(std::integral_constant<U, U::kCeil>{}); break;
   }
   HALFCAF_LAUNCH_CHECK();
 }
@@ -358,6 +372,7 @@ void UnaryGradient(UnaryGradientOp op, int64_t n, DataType y_type, const void* y
     case G::kReciprocal: launch(std::integral_constant<G, G::kReciprocal>{}); break;
     case G::kLeakyRelu: launch(std::integral_constant<G, G::kLeakyRelu>{}); break;
     case G::kElu: launch(std::integral_constant<G, G::kElu>{}); break;
+    case G::kHardSigmoid: launch(std::integral_constant<G, G::kHardSigmoid>{}); break;
   }
   HALFCAF_LAUNCH_CHECK();
 }

@@ -35,10 +35,11 @@ void Negative(int64_t n, DataType type, const void* x, void* y, cudaStream_t str
 //   kSigmoid 1 / (1 + exp(-x)); kTanh tanh(x); kSqr x * x; kScale p0 * x;
 //   kClip min(max(x, p0), p1); kExp exp(x); kLog ln(x); kSqrt sqrt(x); kAbs |x|;
 //   kReciprocal 1 / x; kPow x ^ p0; kLeakyRelu x > 0 ? x : p0 * x;
-//   kElu x < 0 ? p0 * (exp(x) - 1) : x.
+//   kElu x < 0 ? p0 * (exp(x) - 1) : x; kHardSigmoid p0 * x + p1 clamped to [0, 1] (NaN kept);
+//   kFloor floor(x); kCeil ceil(x).
 enum class UnaryOp {
   kSigmoid, kTanh, kSqr, kScale, kClip, kExp, kLog, kSqrt, kAbs, kReciprocal, kPow, kLeakyRelu,
-  kElu
+  kElu, kHardSigmoid, kFloor, kCeil
 };
 void Unary(UnaryOp op, int64_t n, DataType x_type, const void* x, DataType y_type, void* y,
            float p0, float p1, cudaStream_t stream);
@@ -47,9 +48,11 @@ void Unary(UnaryOp op, int64_t n, DataType x_type, const void* x, DataType y_typ
 // for kAbs, where it is the forward input x:
 //   kSigmoid dy * y * (1 - y); kTanh dy * (1 - y * y); kClip dy where p0 < y < p1, else 0;
 //   kAbs sign(x) * dy (0 at x = 0); kReciprocal -dy * y * y; kLeakyRelu y > 0 ? dy : p0 * dy;
-//   kElu y < 0 ? dy * (y + p0) : dy.
+//   kElu y < 0 ? dy * (y + p0) : dy; kHardSigmoid p0 * dy where 0 < y < 1, else 0.
 // Where a select drops a NaN y, the result is NaN instead (core/nan_math.h).
-enum class UnaryGradientOp { kSigmoid, kTanh, kClip, kAbs, kReciprocal, kLeakyRelu, kElu };
+enum class UnaryGradientOp {
+  kSigmoid, kTanh, kClip, kAbs, kReciprocal, kLeakyRelu, kElu, kHardSigmoid
+};
 void UnaryGradient(UnaryGradientOp op, int64_t n, DataType y_type, const void* y,
                    DataType dy_type, const void* dy, DataType dx_type, void* dx, float p0,
                    float p1, cudaStream_t stream);

@@ -1,8 +1,8 @@
 // One-input element-wise operators on CUDA: Negative, Sigmoid(+Gradient), Tanh(+Gradient),
 // Clip(+ClipGradient), Sqr, Scale, Exp, Log, Sqrt, Abs(+Gradient), Reciprocal(+Gradient),
-// LeakyRelu(+Gradient), Elu(+Gradient) and Pow (both forms), with the kernels of
-// gpu/elementwise_kernels.cu. Same semantics, dtypes, in-place pairs and errors as the CPU
-// operators (the <name>_op.cc files hold the schemas and gradient makers).
+// LeakyRelu(+Gradient), Elu(+Gradient), HardSigmoid(+Gradient), Floor, Ceil and Pow (both
+// forms), with the kernels of gpu/elementwise_kernels.cu. Same semantics, dtypes, in-place pairs
+// and errors as the CPU operators (the <name>_op.cc files hold the schemas and gradient makers).
 #include "core/float_io.h"
 #include "core/operator.h"
 #include "gpu/cuda_context.h"
@@ -10,6 +10,7 @@
 #include "gpu/tensor_copy.h"
 #include "operators/clip_op.h"
 #include "operators/elu_op.h"
+#include "operators/hard_sigmoid_op.h"
 #include "operators/leaky_relu_op.h"
 #include "operators/pow_op.h"
 
@@ -42,6 +43,11 @@ class UnaryCUDAOp final : public Operator<CUDAContext> {
     if (kOp == gpu::UnaryOp::kClip) ParseClipBounds(*this, &p0_, &p1_);
     if (kOp == gpu::UnaryOp::kLeakyRelu) p0_ = ParseLeakyReluAlpha(*this, false);
     if (kOp == gpu::UnaryOp::kElu) p0_ = ParseEluAlpha(*this, false);
+    if (kOp == gpu::UnaryOp::kHardSigmoid) {
+      const HardSigmoidParams p = ParseHardSigmoidParams(*this);
+      p0_ = p.alpha;
+      p1_ = p.beta;
+    }
   }
 
   void RunOnDevice() override {
@@ -66,6 +72,7 @@ class UnaryGradientCUDAOp final : public Operator<CUDAContext> {
     if (kOp == gpu::UnaryGradientOp::kClip) ParseClipBounds(*this, &p0_, &p1_);
     if (kOp == gpu::UnaryGradientOp::kLeakyRelu) p0_ = ParseLeakyReluAlpha(*this, true);
     if (kOp == gpu::UnaryGradientOp::kElu) p0_ = ParseEluAlpha(*this, true);
+    if (kOp == gpu::UnaryGradientOp::kHardSigmoid) p0_ = ParseHardSigmoidParams(*this).alpha;
   }
 
   void RunOnDevice() override {
@@ -151,6 +158,11 @@ REGISTER_CUDA_OPERATOR(LeakyRelu, UnaryCUDAOp<gpu::UnaryOp::kLeakyRelu>);
 REGISTER_CUDA_OPERATOR(LeakyReluGradient, UnaryGradientCUDAOp<gpu::UnaryGradientOp::kLeakyRelu>);
 REGISTER_CUDA_OPERATOR(Elu, UnaryCUDAOp<gpu::UnaryOp::kElu>);
 REGISTER_CUDA_OPERATOR(EluGradient, UnaryGradientCUDAOp<gpu::UnaryGradientOp::kElu>);
+REGISTER_CUDA_OPERATOR(HardSigmoid, UnaryCUDAOp<gpu::UnaryOp::kHardSigmoid>);
+REGISTER_CUDA_OPERATOR(HardSigmoidGradient,
+                       UnaryGradientCUDAOp<gpu::UnaryGradientOp::kHardSigmoid>);
+REGISTER_CUDA_OPERATOR(Floor, UnaryCUDAOp<gpu::UnaryOp::kFloor>);
+REGISTER_CUDA_OPERATOR(Ceil, UnaryCUDAOp<gpu::UnaryOp::kCeil>);
 REGISTER_CUDA_OPERATOR(Pow, PowCUDAOp);
 
 }  // namespace halfcaf

@@ -36,6 +36,8 @@ const std::vector<std::string> kForwardOps = {
     // Reductions, indexing and shape ops (SparseToDense is also Gather's dense gradient).
     "ArgMax", "ArgMin", "BatchMatMul", "ExpandDims", "Gather", "PadImage", "ReduceMax",
     "ReduceMin", "SparseToDense", "Squeeze",
+    // More activations and rounding (Floor / Ceil have no gradient, as in Caffe2).
+    "Ceil", "Floor", "HardSigmoid", "PRelu",
 };
 
 // Gradient operators (Caffe2 names; note DropoutGrad, not DropoutGradient).
@@ -50,7 +52,8 @@ const std::vector<std::string> kGradientOps = {
     "ReduceMaxGradient", "ReduceMeanGradient", "ReduceMinGradient", "ReduceSumGradient",
     "ReluGradient", "ResizeBilinearGradient", "ResizeNearestGradient", "SigmoidGradient",
     "SliceGradient", "SoftmaxGradient", "SoftmaxWithLossGradient", "SpatialBNGradient",
-    "SquaredL2DistanceGradient", "TanhGradient", "WeightedSumGradient",
+    "SquaredL2DistanceGradient", "TanhGradient", "WeightedSumGradient", "HardSigmoidGradient",
+    "PReluGradient",
 };
 
 // Operators that only gradient makers emit (Flatten -> ResizeLike, Copy -> CopyOnDeviceLike,
@@ -144,6 +147,9 @@ std::vector<GradientCase> GradientCases() {
       {"Pow", 2, 1, {}, {"ConstantFill", "Sub", "Pow", "Mul", "Mul", "Log", "Mul", "Mul"}},
       {"LeakyRelu", 1, 1, {MakeArgument("alpha", 0.2f)}, {"LeakyReluGradient"}},
       {"Elu", 1, 1, {}, {"EluGradient"}},
+      {"PRelu", 2, 1, {}, {"PReluGradient"}},
+      {"PRelu", 2, 1, {MakeArgument("order", std::string("NHWC"))}, {"PReluGradient"}},
+      {"HardSigmoid", 1, 1, {MakeArgument("alpha", 0.3f)}, {"HardSigmoidGradient"}},
       {"Max", 3, 1, {}, {"MaxGradient"}},
       {"Min", 2, 1, {}, {"MinGradient"}},
       {"ReduceMax", 1, 1, {}, {"ReduceMaxGradient"}},
