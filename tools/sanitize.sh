@@ -2,14 +2,14 @@
 # The checking build CI runs after the main tests: clang with AddressSanitizer (leak checking on)
 # and UndefinedBehaviorSanitizer (every report fatal), CPU only, into its own folder. It builds the
 # library, the CPU test binaries and the fuzz targets (libFuzzer), runs the tests of core, data,
-# operators and models plus the fuzz corpus replays, then fuzzes each target of tests/fuzz for
+# operators, onnx (the importer on ONNX's test data) and models plus the fuzz corpus replays, then fuzzes each target of tests/fuzz for
 # FUZZ_SECONDS from its seed corpus. A crash the fuzzer finds is saved under
 # BUILD_DIR/fuzz_artifacts and fails the run: add it to tests/fuzz/corpus/<target>/ as a
 # regression once fixed.
 #
 # Usage: tools/sanitize.sh        Environment: BUILD_DIR (build-asan), FUZZ_SECONDS (60 per
 #        target; 0 skips fuzzing), SANITIZE_TESTS (ctest -L regex; default core|data|operators|
-#        models|fuzz), JOBS (parallel build jobs, default all cores).
+#        onnx|models|fuzz), JOBS (parallel build jobs, default all cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD_DIR:-build-asan}
@@ -34,14 +34,14 @@ fi
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS="-O1 -g" -DHALFCAF_USE_CUDA=OFF \
   -DHALFCAF_SANITIZE=address,undefined -DHALFCAF_FUZZ=ON >/dev/null
-cmake --build "$BUILD" -j "$JOBS" --target core_tests data_tests operators_tests models_tests \
+cmake --build "$BUILD" -j "$JOBS" --target core_tests data_tests operators_tests onnx_tests models_tests \
   netdef_fuzz tensor_protos_fuzz dataset_fuzz image_decode_fuzz
 echo "sanitize: built in $(($(date +%s) - START)) s"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
-ctest --test-dir "$BUILD" -L "${SANITIZE_TESTS:-core|data|operators|models|fuzz}" -j "$JOBS" \
+ctest --test-dir "$BUILD" -L "${SANITIZE_TESTS:-core|data|operators|onnx|models|fuzz}" -j "$JOBS" \
   --output-on-failure
 echo "sanitize: tests done at $(($(date +%s) - START)) s"
 

@@ -13,9 +13,10 @@ PKGS=(build-essential cmake ninja-build pkg-config protobuf-compiler libprotobuf
 # can launch the processes. libonnx-dev (onnx/: ONNX import) brings the ONNX schema, its shape
 # inference and libonnx_proto; libonnx-testdata is ONNX's backend test data, the conformance
 # suite tests/onnx runs (it skips without it).
-# Optional extras: HALFCAF_PEER=1 adds the CPU PyTorch used by the benchmark peer scripts.
+# Optional extras: HALFCAF_PEER=1 adds the CPU PyTorch used by the benchmark peer scripts and the
+# tests that compare with it (ResNet numerics, torchvision models imported from ONNX).
 if [[ "${HALFCAF_PEER:-0}" == "1" ]]; then
-  PKGS+=(python3-torch python3-torchvision)
+  PKGS+=(python3-torch python3-torchvision python3-onnx)
 fi
 
 missing=()
