@@ -150,6 +150,11 @@ InMemoryDataSource::InMemoryDataSource(std::vector<uint8_t> pixels, std::vector<
   size_ = static_cast<int64_t>(labels_.size());
   sample_dims_ = std::move(sample_dims);
   description_ = std::move(description);
+  // Samples of no pixels (a 0 in their dims) cannot be trained on.
+  HALFCAF_ENFORCE(sample_dims_.size() == 3 && sample_dims_[0] > 0 && sample_dims_[1] > 0 &&
+                      sample_dims_[2] > 0,
+                  "in-memory data set: samples of ", SampleDimsString(size_, sample_dims_),
+                  " have no pixels");
   HALFCAF_ENFORCE(static_cast<int64_t>(pixels_.size()) == size_ * sample_numel(),
                   "in-memory data set: ", pixels_.size(), " pixel bytes for ",
                   SampleDimsString(size_, sample_dims_));
