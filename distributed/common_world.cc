@@ -306,7 +306,9 @@ void CommonWorld::RethrowAsCommunicationError(const std::string& what) const {
   } catch (const EnforceNotMet&) {
     throw;
   } catch (const std::exception& e) {
-    const std::string lost = RanksNamedIn(e.what());
+    std::string lost = RanksNamedIn(e.what());
+    // Two ranks: the only peer is the lost one, whatever address Gloo's message quotes.
+    if (lost.empty() && size_ == 2) lost = std::to_string(1 - rank_);
     throw CommunicationError(
         __FILE__, __LINE__,
         MakeString(what, " failed on ", Describe(), ": ",
