@@ -2,13 +2,12 @@
 
 #include <onnx/shape_inference/implementation.h>
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "core/argument.h"
 #include "core/half.h"
 #include "core/operator.h"
+#include "core/proto_io.h"
 #include "core/strings.h"
 #include "onnx/converter.h"
 
@@ -28,14 +27,6 @@ bool IsOnnxPath(const std::string& path) {
 namespace {
 
 using onnx_import::ConvertContext;
-
-std::string ReadFileBytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  HALFCAF_ENFORCE(f.good(), "cannot read ", path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 std::string Dirname(const std::string& path) {
   const size_t k = path.rfind('/');
@@ -251,7 +242,7 @@ ImportedNet ImportOnnxBytes(const std::string& bytes, const std::string& source,
 
 ImportedNet ImportOnnxFile(const std::string& path, const OnnxImportOptions& options) {
   try {
-    return ImportOnnxBytes(ReadFileBytes(path), path, options);
+    return ImportOnnxBytes(ReadFileBytes(path, "ONNX model"), path, options);
   } catch (EnforceNotMet& e) {
     if (e.message().find(path) == std::string::npos) e.AddContext("importing " + path);
     throw;
@@ -260,7 +251,7 @@ ImportedNet ImportOnnxFile(const std::string& path, const OnnxImportOptions& opt
 
 void ReadOnnxTensorFile(const std::string& path, Tensor* tensor, std::string* name) {
   onnx::TensorProto p;
-  HALFCAF_ENFORCE(p.ParseFromString(ReadFileBytes(path)), path,
+  HALFCAF_ENFORCE(p.ParseFromString(ReadFileBytes(path, "ONNX tensor")), path,
                   ": not an ONNX TensorProto (the protobuf does not parse)");
   // Other messages (a ModelProto) may parse too; a tensor has a known type and a plain name.
   bool plain = onnx::TensorProto::DataType_IsValid(p.data_type()) &&
