@@ -24,7 +24,8 @@ ImportedNet ImportOnnxBytes(const std::string&, const std::string&, const OnnxIm
 void ReadOnnxTensorFile(const std::string&, Tensor*, std::string*) {
   HALFCAF_THROW(OnnxMissingHint());
 }
-std::string ExportOnnx(const NetDef&, const NetDef&, const OnnxExportOptions&, const Workspace*) {
+std::string ExportOnnx(const NetDef&, const NetDef&, const OnnxExportOptions&, const Workspace*,
+                       int*) {
   HALFCAF_THROW(OnnxMissingHint());
 }
 

@@ -396,14 +396,24 @@ void Exporter::Convert(const OperatorDef& op) {
 }  // namespace
 
 std::string ExportOnnx(const NetDef& init, const NetDef& predict, const OnnxExportOptions& o,
-                       const Workspace* params) {
+                       const Workspace* params, int* params_taken) {
   Workspace ws;
   ws.RunNetOnce(init);
   if (params) {
-    for (const auto& name : params->Blobs()) {
+    // Only the init net's blobs (the parameters) are replaced: a checkpoint also holds optimizer
+    // state, which the exported graph never reads.
+    int taken = 0;
+    const std::vector<std::string> parameters = ws.Blobs();
+    for (const auto& name : parameters) {
       const Blob* b = params->GetBlob(name);
-      if (b && b->IsTensor()) ws.CreateTensor(name)->CopyFrom(b->GetTensor());
+      if (!b || !b->IsTensor()) continue;
+      ws.CreateTensor(name)->CopyFrom(b->GetTensor());
+      ++taken;
     }
+    HALFCAF_ENFORCE(taken > 0 || parameters.empty(), "the parameters given hold none of the init "
+                    "net's ", parameters.size(), " blobs (e.g. '", parameters.front(),
+                    "'): they are not this net's");
+    if (params_taken) *params_taken = taken;
   }
   // The ops to export: training-only ones dropped, SoftmaxWithLoss as Softmax of its logits.
   std::vector<OperatorDef> ops;

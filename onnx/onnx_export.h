@@ -28,9 +28,10 @@ struct OnnxExportOptions {
   std::string graph_name = "halfcaf";
 };
 
-// Runs `init` (then feeds `params`' blobs over it when given, e.g. a checkpoint's), converts
-// `predict` and returns the serialized ModelProto.
+// Runs `init`, then (when `params` is given, e.g. a checkpoint) replaces each blob the init net
+// made by the one of that name in `params`, counted in *params_taken; throws when none is there.
+// Converts `predict` and returns the serialized ModelProto.
 std::string ExportOnnx(const NetDef& init, const NetDef& predict, const OnnxExportOptions& options,
-                       const Workspace* params = nullptr);
+                       const Workspace* params = nullptr, int* params_taken = nullptr);
 
 }  // namespace halfcaf
