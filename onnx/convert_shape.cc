@@ -252,8 +252,13 @@ HALFCAF_ONNX_CONVERTER(Gather) {
     return;
   }
   RequireOperator(c, "Gather");
-  if (axis != 0) c.Unsupported("a run-time Gather along an axis other than 0 is not supported");
-  c.Emit(c.Op("Gather", {c.Input(0), c.Input(1)}, {c.Output(0)}));
+  if (axis < 0) {
+    axis = NormalizeAxis(c, axis,
+                         static_cast<int64_t>(c.Dims(0, "a negative axis counts from it").size()));
+  }
+  // ONNX lets a negative index count from the end on every axis (Caffe2 only on axis 0).
+  c.Emit(c.Op("Gather", {c.Input(0), c.Input(1)}, {c.Output(0)},
+              {MakeArgument("axis", axis), MakeArgument("wrap_indices", 1)}));
 }
 
 // ReduceMean / ReduceSum / ReduceMax / ReduceMin (axes as attribute, or input from opset 13 for
@@ -291,7 +296,7 @@ static void ArgReduce(ConvertContext& c, const std::string& type) {
 HALFCAF_ONNX_CONVERTER(ArgMax) { ArgReduce(c, "ArgMax"); }
 HALFCAF_ONNX_CONVERTER(ArgMin) { ArgReduce(c, "ArgMin"); }
 
-// Pad of the two spatial dims of an NCHW tensor (PadImage).
+// Pad of two adjacent dims of a 4-D tensor: dims 2 and 3 (NCHW) or 1 and 2 (NHWC), as PadImage.
 HALFCAF_ONNX_CONVERTER(Pad) {
   c.OnlyAttributes({"mode", "pads", "value"});
   RequireOperator(c, "PadImage");
@@ -301,17 +306,22 @@ HALFCAF_ONNX_CONVERTER(Pad) {
   if (c.opset() >= 11 && c.HasInput(2)) value = c.ConstFloats(2, "the constant_value input").at(0);
   if (c.opset() >= 18 && c.HasInput(3)) c.Unsupported("the axes input is not supported");
   const std::string mode = c.String("mode", "constant");
-  if (pads.size() != 8) c.Unsupported("only 4-D inputs (NCHW) are supported");
-  if (pads[0] || pads[1] || pads[4] || pads[5]) {
-    c.Unsupported("padding of the batch or channel dims is not supported");
-  }
+  if (pads.size() != 8) c.Unsupported("only 4-D inputs (NCHW or NHWC) are supported");
   for (int64_t p : pads) {
     if (p < 0) c.Unsupported("negative pads (cropping) are not supported");
   }
+  // pads: begins of dims 0-3, then their ends.
+  const bool nchw = !pads[0] && !pads[1] && !pads[4] && !pads[5];
+  const bool nhwc = !pads[0] && !pads[3] && !pads[4] && !pads[7];
+  if (!nchw && !nhwc) {
+    c.Unsupported("padding of the batch dim, or of more than two adjacent dims, is not supported");
+  }
+  const int h = nchw ? 2 : 1;
   c.Emit(c.Op("PadImage", {c.Input(0)}, {c.Output(0)},
-              {MakeArgument("pads", std::vector<int64_t>{pads[2], pads[3], pads[6], pads[7]}),
+              {MakeArgument("pads", std::vector<int64_t>{pads[h], pads[h + 1], pads[h + 4],
+                                                         pads[h + 5]}),
                MakeArgument("mode", mode), MakeArgument("value", value),
-               MakeArgument("order", "NCHW")}));
+               MakeArgument("order", nchw ? "NCHW" : "NHWC")}));
 }
 
 }  // namespace onnx_import

@@ -1,5 +1,6 @@
-// ONNX export: zoo nets (LeNet, ResNet-18, ResNet-50 in test mode) exported, checked by ONNX's
-// checker, imported back, and their outputs compared with the original nets'; refusals.
+// ONNX export: zoo nets (LeNet, ResNet-18, ResNet-50 in test mode) and one-operator nets
+// (export_cases.h) exported, checked by ONNX's checker, imported back, and their outputs compared
+// with the original nets'; refusals.
 #include <random>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "models/zoo.h"
 #include "onnx/onnx_export.h"
 #include "onnx/onnx_import.h"
+#include "tests/onnx/export_cases.h"
 
 namespace halfcaf {
 namespace testing {
@@ -89,6 +91,34 @@ TEST_F(OnnxExportTest, ResNetsRoundTrip) {
   }
 }
 
+TEST_F(OnnxExportTest, OperatorsRoundTrip) {
+  for (const ExportCase& c : ExportCases()) {
+    SCOPED_TRACE(c.name);
+    OnnxExportOptions o;
+    o.input_dims["x"] = c.x_dims;
+    const ImportedNet back = ImportOnnxBytes(ExportOnnx(c.init, c.predict, o), c.name);
+    const Tensor x = RandomInput(c.x_dims, 11);
+    Workspace original, imported;
+    original.RunNetOnce(c.init);
+    original.CreateTensor("x")->CopyFrom(x);
+    original.RunNetOnce(c.predict);
+    imported.RunNetOnce(back.init);
+    imported.CreateTensor("x")->CopyFrom(x);
+    imported.RunNetOnce(back.predict);
+    const Tensor& want = original.GetTensor("y");
+    const Tensor& got = imported.GetTensor("y");
+    ASSERT_EQ(got.dims(), want.dims());
+    ASSERT_EQ(got.dtype(), want.dtype());
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      if (want.dtype() == DataType::INT64) {
+        EXPECT_EQ(got.data<int64_t>()[i], want.data<int64_t>()[i]) << i;
+      } else {
+        EXPECT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-6f) << i;
+      }
+    }
+  }
+}
+
 TEST_F(OnnxExportTest, RefusalsNameTheProblem) {
   ModelHelper m("lenet", "NCHW", true);
   BuildLeNet(&m);
@@ -107,6 +137,10 @@ TEST_F(OnnxExportTest, RefusalsNameTheProblem) {
                                    {MakeArgument("kernel", 2), MakeArgument("order", "NHWC")});
   o.input_dims[""] = {1, 4, 4, 1};
   EXPECT_NE(ErrorOf([&] { ExportOnnx(NetDef(), nhwc, o); }).find("only NCHW"), std::string::npos);
+  NetDef last;
+  *last.add_op() = MakeOperatorDef("ArgMax", "", {"x"}, {"y"}, {MakeArgument("select_last_index", 1)});
+  EXPECT_NE(ErrorOf([&] { ExportOnnx(NetDef(), last, o); }).find("select_last_index needs opset 12"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// caffe2_to_onnx against ONNX Runtime: a trained LeNet (train_net's checkpoint) and ResNet-50
-// (make_model) exported and run by onnxruntime, whose outputs equal halfcaf's to 1e-4. Needs the
+// caffe2_to_onnx against ONNX Runtime: a trained LeNet (train_net's checkpoint), ResNet-50
+// (make_model) and the one-operator nets of tests/onnx/export_cases.h exported and run by
+// onnxruntime, whose outputs equal halfcaf's to 1e-4 (index outputs exactly). Needs the
 // virtual environment tools/setup_ort.sh makes (<repo>/.venv-ort); skipped without it.
 #include <sys/stat.h>
 
@@ -7,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include "core/proto_io.h"
+#include "onnx/onnx_export.h"
 #include "onnx/onnx_import.h"
+#include "tests/onnx/export_cases.h"
 #include "tests/tools/ort_compare.h"
 #include "tests/tools/tool_test_util.h"
 #include "tests/util/source_dir.h"
@@ -56,6 +60,19 @@ TEST_F(OnnxExportOrtTest, ResNet50MatchesOnnxRuntime) {
                                            "--out " + dir_ + "/r50.onnx");
   ASSERT_EQ(exp.exit_code, 0) << exp.err << make.out;
   EXPECT_LT(Compare(dir_ + "/r50.onnx", "1,3,224,224"), 1e-4);
+}
+
+TEST_F(OnnxExportOrtTest, OperatorsMatchOnnxRuntime) {
+  for (const ExportCase& c : ExportCases()) {
+    SCOPED_TRACE(c.name);
+    OnnxExportOptions o;
+    o.input_dims["x"] = c.x_dims;
+    const std::string model = dir_ + "/" + c.name + ".onnx";
+    WriteFileAtomically(model, ExportOnnx(c.init, c.predict, o));
+    std::string shape;
+    for (int64_t d : c.x_dims) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    EXPECT_LT(Compare(model, shape), 1e-4);
+  }
 }
 
 }  // namespace

@@ -29,9 +29,12 @@ y = s.run(None, {s.get_inputs()[0].name: x})[0]
 open(f"{work}/x.pb", "wb").write(numpy_helper.from_array(x, s.get_inputs()[0].name).SerializeToString())
 out = subprocess.run([run_net, "--net", model, "--onnx_inputs", f"{work}/x.pb"], check=True,
                      capture_output=True, text=True).stdout
-vals = [float(l.split(":")[1]) for l in out.splitlines() if l.strip().startswith("float_data:")]
-got = np.array(vals, dtype=np.float32).reshape(y.shape)
-print("max_diff", float(np.abs(got - y).max()), "scale", float(np.abs(y).max()))
+is_int = y.dtype == np.int64
+field = "int64_data:" if is_int else "float_data:"
+vals = [float(l.split(":")[1]) for l in out.splitlines() if l.strip().startswith(field)]
+got = np.array(vals, dtype=np.float64).reshape(y.shape)
+scale = float(np.abs(y).max())
+print("max_diff", float(np.abs(got - y.astype(np.float64)).max()), "scale", max(scale, 1.0) if is_int else scale)
 )PY";
 
 // The virtual environment's python, or "" when tools/setup_ort.sh has not made it.
