@@ -35,7 +35,7 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clan
   -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS="-O1 -g" -DHALFCAF_USE_CUDA=OFF \
   -DHALFCAF_SANITIZE=address,undefined -DHALFCAF_FUZZ=ON >/dev/null
 cmake --build "$BUILD" -j "$JOBS" --target core_tests data_tests operators_tests onnx_tests models_tests \
-  netdef_fuzz tensor_protos_fuzz dataset_fuzz image_decode_fuzz
+  netdef_fuzz tensor_protos_fuzz dataset_fuzz image_decode_fuzz onnx_fuzz
 echo "sanitize: built in $(($(date +%s) - START)) s"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
@@ -48,7 +48,7 @@ echo "sanitize: tests done at $(($(date +%s) - START)) s"
 if ((FUZZ_SECONDS > 0)); then
   ART="$BUILD/fuzz_artifacts"
   mkdir -p "$ART"
-  for target in netdef tensor_protos dataset image_decode; do
+  for target in netdef tensor_protos dataset image_decode onnx; do
     work="$BUILD/fuzz_corpus/$target"  # grows across runs in this folder; the seeds stay as they are
     mkdir -p "$work"
     seeds=(tests/fuzz/corpus/$target)

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/util/gradient_checker.h"
+#include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -217,6 +218,15 @@ TEST(BatchMatMulOpTest, SchemaInfersShapeAndCost) {
   EXPECT_EQ(out[0].dims, (std::vector<int64_t>{6, 3, 5}));
   EXPECT_EQ(out[0].dtype, DataType::FLOAT16);
   EXPECT_EQ(s->InferCost(MatMulDef(0, 1), in).flops, 2.0 * 6 * 3 * 5 * 4);
+}
+
+// A NaN in row i of A fills row i of its batch's Y; one in column j of B, column j.
+TEST(BatchMatMulOpTest, NaNPropagates) {
+  const std::map<std::string, Tensor> in{{"A", RandomTensor({2, 2, 3}, 51)},
+                                         {"B", RandomTensor({2, 3, 2}, 52)}};
+  ExpectNaNPropagates(MatMulDef(0, 0), in, "A", 1, "Y", {0, 1});
+  ExpectNaNPropagates(MatMulDef(0, 0), in, "A", 10, "Y", {6, 7});
+  ExpectNaNPropagates(MatMulDef(0, 0), in, "B", 7, "Y", {5, 7});
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "core/gradient.h"
 #include "tests/util/conv_case.h"
 #include "tests/util/gradient_checker.h"
+#include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -361,6 +362,20 @@ TEST(ConvTransposeOpTest, BadInputIsOneClearError) {
   ExpectError(MakeOperatorDef("ConvTransposeGradient", "", {"X", "W", "dY"}, {"dW"}, c.Args()),
               {{"X", in.at("X")}, {"W", in.at("W")}, {"dY", RandomTensor({1, 4, 7, 7}, 5)}},
               "without no_bias the outputs are (dfilter, dbias[, dX])");
+}
+
+// Kernel 2, stride 2: each input element owns one 2x2 block of Y, which a NaN in it fills.
+TEST(ConvTransposeOpTest, NaNPropagates) {
+  const OperatorDef def =
+      MakeOperatorDef("ConvTranspose", "", {"X", "W", "b"}, {"Y"},
+                      {MakeArgument("kernel", 2), MakeArgument("stride", 2)});
+  const std::map<std::string, Tensor> in{{"X", RandomTensor({1, 1, 2, 2}, 31)},
+                                         {"W", RandomTensor({1, 1, 2, 2}, 32)},
+                                         {"b", RandomTensor({1}, 33)}};
+  ExpectNaNPropagates(def, in, "X", 0, "Y", {0, 1, 4, 5});
+  ExpectNaNPropagates(def, in, "X", 3, "Y", {10, 11, 14, 15});
+  ExpectNaNPropagates(def, in, "W", 1, "Y", {1, 3, 9, 11});
+  ExpectNaNPropagates(def, in, "b", 0, "Y", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/util/gradient_checker.h"
+#include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -235,6 +236,15 @@ TEST(GatherOpTest, SchemasInferShapes) {
   const auto unknown = s2d->InferShapes(MakeOperatorDef("SparseToDense", "", {"I", "V"}, {"Y"}),
                                         {{{3}, DataType::INT32}, {{3, 4}, DataType::FLOAT}});
   EXPECT_TRUE(unknown[0].unknown);
+}
+
+// A NaN in a gathered row is copied wherever the row is taken; one in a row left out vanishes.
+TEST(GatherOpTest, NaNPropagates) {
+  const std::map<std::string, Tensor> in{{"D", RandomTensor({4, 2}, 41)},
+                                         {"I", IntTensor({3}, {3, 1, 3})}};
+  ExpectNaNPropagates(GatherDef(), in, "D", 7, "Y", {1, 5});
+  ExpectNaNPropagates(GatherDef(), in, "D", 2, "Y", {2});
+  ExpectNaNPropagates(GatherDef(), in, "D", 0, "Y", {});
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "core/gradient.h"
 #include "tests/util/gradient_checker.h"
+#include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -188,6 +189,14 @@ TEST(LrnOpTest, BadInputIsOneClearError) {
       MakeOperatorDef("LRNGradient", "", {"X", "Y", "dY"}, {"dX"}, {MakeArgument("size", 3)}),
       {{"X", X}, {"Y", X}, {"dY", RandomTensor({1, 3, 2, 3}, 2)}},
       "dY has dims [1, 3, 2, 3] but X has [1, 3, 2, 2]");
+}
+
+// A NaN reaches the outputs of the channels whose window holds it, and no others.
+TEST(LrnOpTest, NaNPropagates) {
+  const LrnCase c{3, 0.5f, 0.75f, 1.f, false};
+  const std::map<std::string, Tensor> in{{"X", RandomTensor({1, 5, 1, 1}, 21)}};
+  ExpectNaNPropagates(LrnDef(c), in, "X", 2, "Y", {1, 2, 3});
+  ExpectNaNPropagates(LrnDef(c), in, "X", 0, "Y", {0, 1});
 }
 
 }  // namespace
