@@ -296,7 +296,9 @@ HALFCAF_ONNX_CONVERTER(Gemm) {
     c.Emit(c.Op("Scale", {c.Input(2)}, {cc}, {MakeArgument("scale", beta)}));
   }
   if (!cs) c.Unsupported("the shape of C is not known at import");
-  const std::vector<int64_t> out_dims{c.Dims(0, "Gemm's output shape")[c.Int("transA", 0) ? 1 : 0], n};
+  const std::vector<int64_t>& ad = c.Dims(0, "Gemm's output shape");
+  if (ad.size() != 2) c.Unsupported("A must be 2-D, not " + DimsString(ad));
+  const std::vector<int64_t> out_dims{ad[c.Int("transA", 0) ? 1 : 0], n};
   if (!CaffeBroadcastable(out_dims, cs->dims)) {
     c.Unsupported("C of shape " + DimsString(cs->dims) + " does not broadcast to " +
                   DimsString(out_dims) + " in a way halfcaf supports");

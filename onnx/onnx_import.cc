@@ -1,6 +1,5 @@
 #include "onnx/onnx_import.h"
 
-#include <onnx/shape_inference/implementation.h>
 
 #include <set>
 
@@ -10,6 +9,7 @@
 #include "core/proto_io.h"
 #include "core/strings.h"
 #include "onnx/converter.h"
+#include "onnx/isolated_shape_inference.h"
 
 namespace halfcaf {
 
@@ -154,12 +154,7 @@ ImportedNet ImportOnnxBytes(const std::string& bytes, const std::string& source,
   }
   ApplyInputDims(options, initializers, graph);
   // ONNX's shape inference fills value_info (static shapes where they follow from the inputs).
-  try {
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(false, 0, true));
-  } catch (const std::exception&) {
-    // Partial shapes are fine: a converter that needs a shape says so.
-  }
+  onnx_import::InferShapesIsolated(&model, source);
   graph = model.mutable_graph();
 
   ConvertContext::Graph g;

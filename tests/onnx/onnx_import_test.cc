@@ -11,6 +11,7 @@
 
 #include "core/workspace.h"
 #include "onnx/onnx_import.h"
+#include "tests/util/source_dir.h"
 
 namespace halfcaf {
 namespace testing {
@@ -120,6 +121,13 @@ TEST_F(OnnxImportTest, BadFilesAreClearErrors) {
       ImportOnnxBytes(bytes.substr(0, n), "truncated.onnx");
     } catch (const EnforceNotMet&) {
     }
+  }
+  // Models the fuzzer made: a Gemm whose A is inferred as a scalar, and a ConvTranspose whose int8
+  // weight without a shape crashes libonnx's own shape inference (run in a child process).
+  for (const std::string name : {"regression_gemm_scalar_a", "regression_convtranspose_int8_weight"}) {
+    const std::string path = SourceDir() + "/tests/fuzz/corpus/onnx/" + name + ".onnx";
+    const std::string err = ErrorOf([&] { ImportOnnxFile(path); });
+    EXPECT_NE(err.find(path), std::string::npos) << name << ": " << err;
   }
 }
 
