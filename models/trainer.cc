@@ -463,6 +463,25 @@ void Trainer::BuildReplicated(const NetDef& step, const NetDef& update, const Ne
   }
 }
 
+std::set<std::string> Trainer::KeptBlobs() const {
+  std::set<std::string> keep;
+  for (const auto& op : init_.op()) keep.insert(op.output().begin(), op.output().end());
+  std::vector<std::string> named{opt_.loss_blob, opt_.accuracy_blob, kLrBlob, kIterBlob};
+  named.insert(named.end(), checkpoint_blobs_.begin(), checkpoint_blobs_.end());
+  named.insert(named.end(), opt_.keep_blobs.begin(), opt_.keep_blobs.end());
+  for (const auto& pg : param_grads_) {
+    named.push_back(pg.param);
+    named.push_back(pg.grad);
+    if (!pg.fp16_copy.empty()) named.push_back(pg.fp16_copy);
+  }
+  for (const auto& p : params_) named.push_back(p.name);
+  for (const auto& b : named) {
+    keep.insert(b);
+    for (size_t r = 0; r < replicas_.size(); ++r) keep.insert(Name(r, b));
+  }
+  return keep;
+}
+
 std::string Trainer::Name(size_t r, const std::string& blob) const {
   return replicas_.empty() ? blob : replicas_.at(r).Blob(blob);
 }
@@ -487,6 +506,12 @@ void Trainer::CreateNets() {
   const int workers = static_cast<int>(std::max<size_t>(replicas_.size(), 1)) + 1;
   train_.set_type(type);
   if (type == "dag") train_.set_num_workers(workers);
+  if (opt_.optimize_memory && train_plan_.buffers.empty()) {
+    MemoryPlanOptions o;
+    o.keep = KeptBlobs();
+    train_plan_ = PlanMemory(train_, o);
+    for (NetDef* net : {&train_, &body_, &tail_}) ApplyMemoryPlan(train_plan_, net);
+  }
   if (opt_.world) {
     CreateShardedNets(type, workers);
   } else {
@@ -749,6 +774,13 @@ void Trainer::BuildTestNet(int64_t batch) {
   if (!replicas_.empty()) fwd = ReplicateNet(fwd, Replica{Device{}, replicas_[0].prefix}, {});
   for (const auto& op : fwd.op()) *test_.add_op() = op;
   PlaceOnDevice(&test_, opt_.device, data, label);
+  if (opt_.optimize_memory) {
+    MemoryPlanOptions o;
+    o.keep = KeptBlobs();
+    o.prefix = "__shared_test_";
+    test_plan_ = PlanMemory(test_, o);
+    ApplyMemoryPlan(test_plan_, &test_);
+  }
   test_net_ = ws_.CreateNet(test_);
   test_reader_ = dynamic_cast<ResumableReader*>(test_net_->ops().at(0).get());
   HALFCAF_ENFORCE(test_reader_ != nullptr, "the test net's first op is not its DataInput reader");

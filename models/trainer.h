@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/net.h"
 #include "core/workspace.h"
 #include "models/data_parallel.h"
+#include "models/memory_plan.h"
 #include "models/model_helper.h"
 #include "models/optimizer.h"
 #include "proto/halfcaf.pb.h"
@@ -80,6 +82,13 @@ struct TrainerOptions {
   std::shared_ptr<CommonWorld> world;
   std::string allreduce_algorithm;  // halving_doubling (""), ring_chunked or bcube
   int64_t bucket_bytes = 4 << 20;
+  // Memory planning (models/memory_plan.h): the temporaries of the training net (activations,
+  // their gradients, FP16 casts) and of the evaluation net share buffers, so a step needs the
+  // memory of what is alive at once. Parameters, their gradients, the optimizer and loss-scale
+  // state, the loss, the accuracy and `keep_blobs` (names as in the forward net; fetched from
+  // workspace() between steps, say) keep their own blobs.
+  bool optimize_memory = true;
+  std::vector<std::string> keep_blobs;
 };
 
 // What Trainer::ReadStats reports about the steps since the previous read (the window).
@@ -150,6 +159,10 @@ class Trainer {
   const NetDef& test_net() const { return test_; }
   const std::vector<ParamInfo>& params() const { return params_; }
   Workspace* workspace() { return &ws_; }
+  // The memory plans of the training and evaluation nets (empty before Initialize / Resume, or
+  // without optimize_memory; the evaluation net's once it is built).
+  const MemoryPlan& train_memory_plan() const { return train_plan_; }
+  const MemoryPlan& test_memory_plan() const { return test_plan_; }
 
  private:
   void BuildNets(const NetDef& init, const NetDef& forward);
@@ -172,6 +185,8 @@ class Trainer {
   // The evaluation net (reader over the whole test set + the test-mode forward net).
   void CreateTestNet();
   void BuildTestNet(int64_t batch);  // the evaluation net with this batch size
+  // Blobs memory planning must not share: state, gradients, what the trainer reads.
+  std::set<std::string> KeptBlobs() const;
   // Blob `blob` of replica `r` (the name itself without data parallelism).
   std::string Name(size_t r, const std::string& blob) const;
   float ReadScalar(const std::string& blob) const;
@@ -191,6 +206,7 @@ class Trainer {
   std::vector<Replica> replicas_;
   // Replica 0's state (unprefixed names): what checkpoints hold, whatever the replica count.
   std::vector<std::string> checkpoint_blobs_;
+  MemoryPlan train_plan_, test_plan_;
   NetBase* train_net_ = nullptr;
   NetBase* test_net_ = nullptr;
   NetBase* window_start_ = nullptr;
