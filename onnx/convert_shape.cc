@@ -282,10 +282,10 @@ static void ArgReduce(ConvertContext& c, const std::string& type) {
   c.OnlyAttributes({"axis", "keepdims", "select_last_index"});
   RequireOperator(c, type);
   c.RequireFloat(0);
-  if (c.Int("select_last_index", 0) != 0) c.Unsupported("select_last_index=1 is not supported");
-  c.Emit(c.Op(type, {c.Input(0)}, {c.Output(0)},
-              {MakeArgument("axis", c.Int("axis", 0)),
-               MakeArgument("keepdims", c.Int("keepdims", 1))}));
+  std::vector<Argument> args{MakeArgument("axis", c.Int("axis", 0)),
+                             MakeArgument("keepdims", c.Int("keepdims", 1))};
+  if (c.Int("select_last_index", 0) != 0) args.push_back(MakeArgument("select_last_index", 1));
+  c.Emit(c.Op(type, {c.Input(0)}, {c.Output(0)}, args));
 }
 
 HALFCAF_ONNX_CONVERTER(ArgMax) { ArgReduce(c, "ArgMax"); }
