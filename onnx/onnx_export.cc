@@ -371,8 +371,9 @@ void Exporter::Convert(const OperatorDef& op) {
              {op.output(0)});
     if (t == "ResizeNearest") {
       String(n, "mode", "nearest");
-      String(n, "coordinate_transformation_mode", "asymmetric");
-      String(n, "nearest_mode", "floor");
+      String(n, "coordinate_transformation_mode",
+             a.GetSingleArgument<std::string>("coordinate_transformation_mode", "asymmetric"));
+      String(n, "nearest_mode", a.GetSingleArgument<std::string>("nearest_mode", "floor"));
     } else {
       String(n, "mode", "linear");
       String(n, "coordinate_transformation_mode",

@@ -89,6 +89,41 @@ TEST_F(OnnxExportTest, ResNetsRoundTrip) {
   }
 }
 
+// ResizeNearest's coordinate modes survive the round trip: the same pixels come back.
+TEST_F(OnnxExportTest, ResizeNearestModesRoundTrip) {
+  const Tensor x = RandomInput({1, 2, 4, 6}, 3);
+  for (const auto& modes : std::vector<std::pair<std::string, std::string>>{
+           {"", ""},
+           {"half_pixel", "round_prefer_ceil"},
+           {"align_corners", "round_prefer_floor"},
+           {"tf_half_pixel_for_nn", "ceil"}}) {
+    SCOPED_TRACE(modes.first + " / " + modes.second);
+    std::vector<Argument> args{MakeArgument("height_scale", 1.5f),
+                               MakeArgument("width_scale", 2.5f)};
+    if (!modes.first.empty()) {
+      args.push_back(MakeArgument("coordinate_transformation_mode", modes.first));
+      args.push_back(MakeArgument("nearest_mode", modes.second));
+    }
+    NetDef net;
+    *net.add_op() = MakeOperatorDef("ResizeNearest", "up", {"x"}, {"y"}, args);
+    OnnxExportOptions o;
+    o.input_dims["x"] = x.dims();
+    const ImportedNet back = ImportOnnxBytes(ExportOnnx(NetDef(), net, o), "exported.onnx");
+    Workspace original, imported;
+    original.CreateTensor("x")->CopyFrom(x);
+    original.RunNetOnce(net);
+    imported.RunNetOnce(back.init);
+    imported.CreateTensor("x")->CopyFrom(x);
+    imported.RunNetOnce(back.predict);
+    const Tensor& want = original.GetTensor("y");
+    const Tensor& got = imported.GetTensor("y");
+    ASSERT_EQ(got.dims(), want.dims());
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      EXPECT_EQ(got.data<float>()[i], want.data<float>()[i]) << i;
+    }
+  }
+}
+
 TEST_F(OnnxExportTest, RefusalsNameTheProblem) {
   ModelHelper m("lenet", "NCHW", true);
   BuildLeNet(&m);

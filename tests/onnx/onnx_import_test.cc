@@ -2,6 +2,7 @@
 // without it): what the nets look like, constant folding, refusals that name the node, bad files.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -9,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/argument.h"
 #include "core/workspace.h"
 #include "onnx/onnx_import.h"
 
@@ -104,6 +106,36 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreNamed) {
   // An attribute halfcaf cannot honour is refused, never ignored.
   const std::string dil = ErrorOf([&] { ImportOnnxFile(Model("test_maxpool_2d_dilations")); });
   EXPECT_NE(dil.find("dilations"), std::string::npos) << dil;
+}
+
+// Resize nearest with sizes: ONNX's scale is sizes / dims in double, ResizeNearest's a float. When
+// the two pick different pixels (6 rows to 5, half_pixel: output row 2 sits exactly half-way
+// between input rows 2 and 3 in exact arithmetic) the node is refused, naming the modes.
+TEST_F(OnnxImportTest, ResizeNearestThatWouldPickAnotherPixelIsRefused) {
+  const std::string t = "test_resize_downsample_sizes_nearest";
+  OnnxImportOptions o;
+  o.input_dims["X"] = {1, 1, 6, 4};
+  Tensor sizes(std::vector<int64_t>{4}, DataType::INT64);
+  const int64_t five_by_three[] = {1, 1, 5, 3};
+  std::copy(five_by_three, five_by_three + 4, sizes.mutable_data<int64_t>());
+  o.constant_inputs["sizes"] = sizes;
+  const std::string err = ErrorOf([&] { ImportOnnxFile(Model(t), o); });
+  EXPECT_NE(err.find("node 'Y' (Resize, opset 13)"), std::string::npos) << err;
+  EXPECT_NE(err.find("coordinate_transformation_mode half_pixel and nearest_mode "
+                     "round_prefer_floor: output 2 of dim 2 reads input 2 in ONNX's definition"),
+            std::string::npos)
+      << err;
+  // 4 rows to 2 (a float scale of 0.5 is exact): imported, as ResizeNearest with both modes.
+  sizes.mutable_data<int64_t>()[2] = 2;
+  o.constant_inputs["sizes"] = sizes;
+  o.input_dims["X"] = {1, 1, 4, 4};
+  const ImportedNet net = ImportOnnxFile(Model(t), o);
+  ASSERT_EQ(net.predict.op_size(), 1);
+  EXPECT_EQ(net.predict.op(0).type(), "ResizeNearest");
+  const ArgumentHelper args(net.predict.op(0));
+  EXPECT_EQ(args.GetSingleArgument<std::string>("coordinate_transformation_mode", ""),
+            "half_pixel");
+  EXPECT_EQ(args.GetSingleArgument<std::string>("nearest_mode", ""), "round_prefer_floor");
 }
 
 TEST_F(OnnxImportTest, BadFilesAreClearErrors) {
