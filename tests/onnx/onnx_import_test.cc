@@ -1,5 +1,6 @@
 // The ONNX importer on models from ONNX's backend test data (Debian's libonnx-testdata; skipped
-// without it): what the nets look like, constant folding, refusals that name the node, bad files.
+// without it) and on a few of its own (tests/fixtures/onnx, written by make_onnx_fixtures.py):
+// what the nets look like, constant folding, refusals that name the node, bad files.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "core/argument.h"
 #include "core/workspace.h"
 #include "onnx/onnx_import.h"
+#include "tests/util/source_dir.h"
 
 namespace halfcaf {
 namespace testing {
@@ -136,6 +138,44 @@ TEST_F(OnnxImportTest, ResizeNearestThatWouldPickAnotherPixelIsRefused) {
   EXPECT_EQ(args.GetSingleArgument<std::string>("coordinate_transformation_mode", ""),
             "half_pixel");
   EXPECT_EQ(args.GetSingleArgument<std::string>("nearest_mode", ""), "round_prefer_floor");
+}
+
+// AveragePool with count_include_pad=1 and padding: zero padding first, then pooling without
+// pads (so every window lies inside the input and the divisor is the whole kernel).
+TEST_F(OnnxImportTest, AveragePoolCountingPadsPadsFirst) {
+  const ImportedNet net = ImportOnnxFile(Model("test_averagepool_2d_pads_count_include_pad"));
+  ASSERT_EQ(net.predict.op_size(), 2);
+  const OperatorDef& pad = net.predict.op(0);
+  const OperatorDef& pool = net.predict.op(1);
+  EXPECT_EQ(pad.type(), "PadImage");
+  EXPECT_EQ(ArgumentHelper(pad).GetRepeatedArgument<int64_t>("pads"),
+            (std::vector<int64_t>{2, 2, 2, 2}));
+  EXPECT_EQ(pool.type(), "AveragePool");
+  EXPECT_EQ(pool.input(0), pad.output(0));
+  EXPECT_EQ(ArgumentHelper(pool).GetRepeatedArgument<int64_t>("pads"),
+            (std::vector<int64_t>{0, 0, 0, 0}));
+  // Without count_include_pad the pads stay on the pool.
+  const ImportedNet plain = ImportOnnxFile(Model("test_averagepool_2d_pads"));
+  ASSERT_EQ(plain.predict.op_size(), 1);
+  EXPECT_EQ(ArgumentHelper(plain.predict.op(0)).GetRepeatedArgument<int64_t>("pads"),
+            (std::vector<int64_t>{2, 2, 2, 2}));
+}
+
+// What the lowering cannot do exactly is refused, naming the node, the attribute and the opset.
+TEST_F(OnnxImportTest, AveragePoolCountingPadsRefusals) {
+  const std::string dir = SourceDir() + "/tests/fixtures/onnx/";
+  const std::string ceil =
+      ErrorOf([&] { ImportOnnxFile(dir + "averagepool_ceil_count_include_pad.onnx"); });
+  EXPECT_NE(ceil.find("node 'pool' (AveragePool, opset 11): count_include_pad=1 with ceil_mode "
+                      "windows that run past the padding is not supported"),
+            std::string::npos)
+      << ceil;
+  const std::string one_d =
+      ErrorOf([&] { ImportOnnxFile(dir + "averagepool_1d_count_include_pad.onnx"); });
+  EXPECT_NE(one_d.find("node 'pool1d' (AveragePool, opset 11): count_include_pad=1 with padding "
+                       "is supported for 2-D pooling only"),
+            std::string::npos)
+      << one_d;
 }
 
 TEST_F(OnnxImportTest, BadFilesAreClearErrors) {
