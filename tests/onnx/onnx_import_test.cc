@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -176,6 +177,104 @@ TEST_F(OnnxImportTest, AveragePoolCountingPadsRefusals) {
                        "is supported for 2-D pooling only"),
             std::string::npos)
       << one_d;
+}
+
+// The indices ONNX's Slice keeps along a dim of size d, from its specification: start and end
+// counted from the end when negative, then clamped ([0, d] with a positive step; start to
+// [0, d - 1] and end to [-1, d - 1] with a negative one); every index from start towards end in
+// steps, end excluded.
+std::vector<int64_t> SpecSliceIndices(int64_t d, int64_t start, int64_t end, int64_t step) {
+  auto adjust = [d](int64_t v) { return v < 0 ? v + d : v; };
+  start = adjust(start);
+  end = adjust(end);
+  if (step > 0) {
+    start = std::min(std::max<int64_t>(start, 0), d);
+    end = std::min(std::max<int64_t>(end, 0), d);
+  } else {
+    start = std::min(std::max<int64_t>(start, 0), d - 1);
+    end = std::min(std::max<int64_t>(end, -1), d - 1);
+  }
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < d; ++i) {
+    const bool in = step > 0 ? i >= start && i < end && (i - start) % step == 0
+                             : i <= start && i > end && (start - i) % (-step) == 0;
+    if (in) out.push_back(i);
+  }
+  if (step < 0) std::reverse(out.begin(), out.end());
+  return out;
+}
+
+Tensor Int64s(const std::vector<int64_t>& v) {
+  Tensor t(std::vector<int64_t>{static_cast<int64_t>(v.size())}, DataType::INT64);
+  std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
+  return t;
+}
+
+// Slice with several cut axes, steps (negative too), out-of-range and extreme bounds, on a
+// (4, 6, 5) tensor of 0, 1, 2, ...: the values ONNX's specification keeps, and the ops it takes.
+TEST_F(OnnxImportTest, SliceWithStepsKeepsTheSpecifiedElements) {
+  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  struct Case {
+    std::vector<int64_t> starts, ends, axes, steps;
+    std::vector<std::string> ops;
+  };
+  const std::vector<Case> cases = {
+      {{1, 2}, {4, -1}, {0, 2}, {1, 1}, {"Slice", "Slice"}},
+      {{-1}, {lo}, {1}, {-1}, {"Gather"}},
+      {{0, 9, 4}, {hi, -100, 0}, {0, 1, 2}, {3, -4, -1}, {"Gather", "Gather", "Gather"}},
+      {{1, 2}, {5, 6}, {-1, 1}, {100, 1}, {"Slice", "Gather"}},
+      {{3}, {3}, {0}, {1}, {"Slice"}},
+      {{-100}, {-200}, {2}, {-1}, {"Gather"}},
+      {{0, -1}, {hi, lo}, {0, 0}, {1, -1}, {}},  // axis 0 twice: refused
+      {{0}, {hi}, {0}, {1}, {"Copy"}},
+  };
+  const std::vector<int64_t> dims{4, 6, 5};
+  Tensor x(dims, DataType::FLOAT);
+  for (int64_t i = 0; i < x.numel(); ++i) x.mutable_data<float>()[i] = static_cast<float>(i);
+  for (const Case& k : cases) {
+    SCOPED_TRACE(DimsString(k.starts) + " " + DimsString(k.ends) + " " + DimsString(k.axes) +
+                 " " + DimsString(k.steps));
+    OnnxImportOptions o;
+    o.input_dims["x"] = dims;
+    o.constant_inputs["starts"] = Int64s(k.starts);
+    o.constant_inputs["ends"] = Int64s(k.ends);
+    o.constant_inputs["axes"] = Int64s(k.axes);
+    o.constant_inputs["steps"] = Int64s(k.steps);
+    if (k.ops.empty()) {
+      EXPECT_NE(ErrorOf([&] { ImportOnnxFile(Model("test_slice_neg_steps"), o); })
+                    .find("node 'y' (Slice, opset 13): axis 0 is listed twice"),
+                std::string::npos);
+      continue;
+    }
+    const ImportedNet net = ImportOnnxFile(Model("test_slice_neg_steps"), o);
+    std::vector<std::string> types;
+    for (const auto& op : net.predict.op()) types.push_back(op.type());
+    EXPECT_EQ(types, k.ops);
+    // The expected output: per dim, the indices kept.
+    std::vector<std::vector<int64_t>> keep(3);
+    for (int a = 0; a < 3; ++a) {
+      for (int64_t i = 0; i < dims[a]; ++i) keep[a].push_back(i);
+    }
+    for (size_t j = 0; j < k.axes.size(); ++j) {
+      const int64_t a = k.axes[j] < 0 ? k.axes[j] + 3 : k.axes[j];
+      keep[a] = SpecSliceIndices(dims[a], k.starts[j], k.ends[j], k.steps[j]);
+    }
+    std::vector<float> want;
+    for (int64_t i : keep[0]) {
+      for (int64_t j : keep[1]) {
+        for (int64_t l : keep[2]) want.push_back(static_cast<float>((i * 6 + j) * 5 + l));
+      }
+    }
+    Workspace ws;
+    ws.RunNetOnce(net.init);
+    ws.CreateTensor(net.inputs.at(0).name)->CopyFrom(x);
+    ws.RunNetOnce(net.predict);
+    const Tensor& y = ws.GetTensor(net.outputs.at(0).name);
+    EXPECT_EQ(y.dims(), (std::vector<int64_t>{static_cast<int64_t>(keep[0].size()),
+                                              static_cast<int64_t>(keep[1].size()),
+                                              static_cast<int64_t>(keep[2].size())}));
+    EXPECT_EQ(std::vector<float>(y.data<float>(), y.data<float>() + y.numel()), want);
+  }
 }
 
 TEST_F(OnnxImportTest, BadFilesAreClearErrors) {
