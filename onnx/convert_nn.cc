@@ -195,9 +195,6 @@ static void Pool(ConvertContext& c, const std::string& type, bool global) {
   if (kernel.empty()) c.Unsupported("kernel_shape is required");
   const bool ceil_mode = c.Int("ceil_mode", 0) != 0;
   Window w = ReadWindow(c, kernel, ceil_mode);
-  for (int64_t d : w.dilations) {
-    if (d != 1) c.Unsupported("dilations other than 1 are not supported");
-  }
   std::string x = c.Input(0);
   const bool padded = std::any_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p != 0; });
   if (!max && c.Int("count_include_pad", 0) != 0 && padded) {
@@ -220,7 +217,12 @@ static void Pool(ConvertContext& c, const std::string& type, bool global) {
                  MakeArgument("value", 0.f), MakeArgument("order", "NCHW")}));
     std::fill(w.pads.begin(), w.pads.end(), 0);
   }
-  c.Emit(c.Op(type, {x}, {c.Output(0)}, WindowArgs(w)));
+  std::vector<Argument> args = WindowArgs(w);
+  // Only MaxPool has dilations before opset 19 (OnlyAttributes refuses them on AveragePool).
+  if (std::any_of(w.dilations.begin(), w.dilations.end(), [](int64_t d) { return d != 1; })) {
+    args.push_back(MakeArgument("dilations", w.dilations));
+  }
+  c.Emit(c.Op(type, {x}, {c.Output(0)}, args));
 }
 
 HALFCAF_ONNX_CONVERTER(MaxPool) { Pool(c, "MaxPool", false); }

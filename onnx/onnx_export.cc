@@ -184,13 +184,15 @@ void Exporter::Pool(const OperatorDef& op, const std::string& type) {
          {op.output(0)});
     return;
   }
-  for (int64_t d : p.dilation) {
-    if (d != 1) Refuse(op, "dilated pooling is not exported");
-  }
+  const bool dilated =
+      std::any_of(p.dilation.begin(), p.dilation.end(), [](int64_t d) { return d != 1; });
+  // ONNX's AveragePool has dilations from opset 19 only.
+  if (dilated && type != "MaxPool") Refuse(op, "dilated average pooling is not exported");
   onnx::NodeProto* n = Node(type, op, {op.input(0)}, {op.output(0)});
   Ints(n, "kernel_shape", p.kernel);
   Ints(n, "strides", p.stride);
   Ints(n, "pads", p.pads);
+  if (dilated) Ints(n, "dilations", p.dilation);
   // halfcaf's AveragePool divides by the window's elements inside the input (ONNX's default,
   // count_include_pad = 0).
 }

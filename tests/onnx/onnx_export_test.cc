@@ -124,6 +124,39 @@ TEST_F(OnnxExportTest, ResizeNearestModesRoundTrip) {
   }
 }
 
+// Dilated max pooling exports with its dilations and comes back the same; dilated average
+// pooling (ONNX opset 19) is refused.
+TEST_F(OnnxExportTest, DilatedMaxPoolRoundTrips) {
+  const Tensor x = RandomInput({2, 3, 9, 8}, 5);
+  const std::vector<Argument> args{MakeArgument("kernels", std::vector<int64_t>{3, 2}),
+                                   MakeArgument("dilations", std::vector<int64_t>{2, 3}),
+                                   MakeArgument("pads", std::vector<int64_t>{1, 0, 2, 1})};
+  NetDef net;
+  *net.add_op() = MakeOperatorDef("MaxPool", "pool", {"x"}, {"y"}, args);
+  OnnxExportOptions o;
+  o.input_dims["x"] = x.dims();
+  const ImportedNet back = ImportOnnxBytes(ExportOnnx(NetDef(), net, o), "exported.onnx");
+  ASSERT_EQ(back.predict.op_size(), 1);
+  EXPECT_EQ(ArgumentHelper(back.predict.op(0)).GetRepeatedArgument<int64_t>("dilations"),
+            (std::vector<int64_t>{2, 3}));
+  Workspace original, imported;
+  original.CreateTensor("x")->CopyFrom(x);
+  original.RunNetOnce(net);
+  imported.RunNetOnce(back.init);
+  imported.CreateTensor("x")->CopyFrom(x);
+  imported.RunNetOnce(back.predict);
+  const Tensor& want = original.GetTensor("y");
+  const Tensor& got = imported.GetTensor("y");
+  ASSERT_EQ(got.dims(), want.dims());
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    EXPECT_EQ(got.data<float>()[i], want.data<float>()[i]) << i;
+  }
+  NetDef avg;
+  *avg.add_op() = MakeOperatorDef("AveragePool", "avg", {"x"}, {"y"}, args);
+  const std::string err = ErrorOf([&] { ExportOnnx(NetDef(), avg, o); });
+  EXPECT_NE(err.find("dilated average pooling is not exported"), std::string::npos) << err;
+}
+
 TEST_F(OnnxExportTest, RefusalsNameTheProblem) {
   ModelHelper m("lenet", "NCHW", true);
   BuildLeNet(&m);

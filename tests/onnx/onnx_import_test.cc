@@ -107,8 +107,9 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreNamed) {
   } catch (const OnnxUnsupported&) {
   }
   // An attribute halfcaf cannot honour is refused, never ignored.
-  const std::string dil = ErrorOf([&] { ImportOnnxFile(Model("test_maxpool_2d_dilations")); });
-  EXPECT_NE(dil.find("dilations"), std::string::npos) << dil;
+  const std::string ex = ErrorOf(
+      [&] { ImportOnnxFile(Model("test_resize_upsample_scales_cubic_A_n0p5_exclude_outside")); });
+  EXPECT_NE(ex.find("exclude_outside=1 is not supported"), std::string::npos) << ex;
 }
 
 // Resize nearest with sizes: ONNX's scale is sizes / dims in double, ResizeNearest's a float. When
