@@ -166,18 +166,17 @@ TEST_F(OnnxImportTest, AveragePoolCountingPadsPadsFirst) {
 // What the lowering cannot do exactly is refused, naming the node, the attribute and the opset.
 TEST_F(OnnxImportTest, AveragePoolCountingPadsRefusals) {
   const std::string dir = SourceDir() + "/tests/fixtures/onnx/";
-  const std::string ceil =
-      ErrorOf([&] { ImportOnnxFile(dir + "averagepool_ceil_count_include_pad.onnx"); });
-  EXPECT_NE(ceil.find("node 'pool' (AveragePool, opset 11): count_include_pad=1 with ceil_mode "
-                      "windows that run past the padding is not supported"),
-            std::string::npos)
-      << ceil;
-  const std::string one_d =
-      ErrorOf([&] { ImportOnnxFile(dir + "averagepool_1d_count_include_pad.onnx"); });
-  EXPECT_NE(one_d.find("node 'pool1d' (AveragePool, opset 11): count_include_pad=1 with padding "
-                       "is supported for 2-D pooling only"),
-            std::string::npos)
-      << one_d;
+  const std::pair<const char*, const char*> cases[] = {
+      {"averagepool_ceil_count_include_pad.onnx",
+       "node 'pool' (AveragePool, opset 11): count_include_pad=1 with ceil_mode windows that run "
+       "past the padding is not supported"},
+      {"averagepool_1d_count_include_pad.onnx",
+       "node 'pool1d' (AveragePool, opset 11): count_include_pad=1 with padding is supported for "
+       "2-D pooling only"}};
+  for (const auto& c : cases) {
+    const std::string err = ErrorOf([&] { ImportOnnxFile(dir + c.first); });
+    EXPECT_NE(err.find(c.second), std::string::npos) << err;
+  }
 }
 
 // The indices ONNX's Slice keeps along a dim of size d, from its specification: start and end
