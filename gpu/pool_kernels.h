@@ -1,7 +1,8 @@
 // 1-D to 3-D max / average pooling kernels on CUDA with exactly the CPU operators' semantics
-// (operators/pool_op.cc): each window is clipped to the image; average pooling divides by the
-// number of in-image elements; a window wholly in the padding (Caffe's legacy pooling) gives 0;
-// the max-pool gradient goes to the first element (in scan order) holding the window's maximum.
+// (operators/pool_op.cc): a window's taps are `dilation` apart and clipped to the image; average
+// pooling divides by the number of in-image taps; a window wholly in the padding (Caffe's legacy
+// pooling) gives 0; the max-pool gradient goes to the first tap (in scan order) holding the
+// window's maximum.
 // Float16 is computed in float and rounded once. All kernels run on `stream`.
 #pragma once
 
@@ -15,7 +16,7 @@ namespace halfcaf {
 namespace gpu {
 
 // Up to three spatial dims (D, H, W); fewer are expressed with leading unit dims (D = OD = kd =
-// sd = 1, pd = 0 for 2-D; also H = ... = 1 for 1-D). NHWC is 2-D only (D = 1).
+// sd = dd = 1, pd = 0 for 2-D; also H = ... = 1 for 1-D). NHWC is 2-D only (D = 1).
 struct PoolShape {
   int64_t N, C;
   int64_t D = 1, H, W;     // input
@@ -23,6 +24,7 @@ struct PoolShape {
   int64_t kd = 1, kh, kw;  // window
   int64_t sd = 1, sh, sw;  // strides
   int64_t pd = 0, ph, pw;  // head pads (the tails only shape OD, OH, OW)
+  int64_t dd = 1, dh = 1, dw = 1;  // dilations
   bool nhwc;               // false: NCHW
   // constexpr: usable in kernels too (--expt-relaxed-constexpr).
   constexpr int64_t in_numel() const { return N * C * D * H * W; }

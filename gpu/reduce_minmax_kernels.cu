@@ -22,11 +22,12 @@ struct Axis {
   int64_t size, stride;
 };
 
-// StridedGroups in fixed-size arrays, passed to kernels by value.
+// StridedGroups in fixed-size arrays, passed to kernels by value, with the tie rule.
 struct Groups {
   int nk = 0, nr = 0;
   Axis kept[kMaxGroupDims], reduced[kMaxGroupDims];
   int64_t outputs = 0, count = 0;
+  bool last_of_ties = false;
 };
 
 int FillAxes(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides, Axis* out) {
@@ -70,12 +71,13 @@ __device__ __forceinline__ bool Beats(V v, V best) {
   }
 }
 
-// Folds candidate (v, r) into (best, where): a better value, or an equal one earlier in the group.
-// where < 0 marks "nothing yet".
+// Folds candidate (v, r) into (best, where): a better value, or an equal one earlier (later, with
+// last_of_ties) in the group. where < 0 marks "nothing yet".
 template <bool kMax, typename V>
-__device__ __forceinline__ void Fold(V* best, int64_t* where, V v, int64_t r) {
+__device__ __forceinline__ void Fold(V* best, int64_t* where, V v, int64_t r, bool last_of_ties) {
   if (r < 0) return;
-  if (*where < 0 || Beats<kMax>(v, *best) || (!Beats<kMax>(*best, v) && r < *where)) {
+  if (*where < 0 || Beats<kMax>(v, *best) ||
+      (!Beats<kMax>(*best, v) && (last_of_ties ? r > *where : r < *where))) {
     *best = v;
     *where = r;
   }
@@ -92,7 +94,7 @@ template <bool kMax, typename V, typename In>
 __device__ void ScanGroup(const Groups& g, In x, int64_t o, int64_t r0, int64_t step, V* best,
                           int64_t* where) {
   for (int64_t r = r0; r < g.count; r += step)
-    Fold<kMax>(best, where, x[ElementOffset(g, o, r)], r);
+    Fold<kMax>(best, where, x[ElementOffset(g, o, r)], r, g.last_of_ties);
 }
 
 template <bool kMax, typename V, typename In, typename Sink>
@@ -109,7 +111,7 @@ __global__ void BlockPerGroupKernel(Groups g, In x, Sink sink) {
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
       if (threadIdx.x < s) {
         Fold<kMax>(&vals[threadIdx.x], &wheres[threadIdx.x], vals[threadIdx.x + s],
-                   wheres[threadIdx.x + s]);
+                   wheres[threadIdx.x + s], g.last_of_ties);
       }
       __syncthreads();
     }
@@ -192,8 +194,9 @@ __global__ void GradientKernel(Groups g, FloatIn dy, FloatIn x, FloatIn y, Float
 }  // namespace
 
 void GroupExtremes(const StridedGroups& s, bool find_max, DataType x_type, const void* x,
-                   void* values, int64_t* index, cudaStream_t stream) {
-  const Groups g = ToGroups(s);
+                   void* values, int64_t* index, cudaStream_t stream, bool last_of_ties) {
+  Groups g = ToGroups(s);
+  g.last_of_ties = last_of_ties;
   if (find_max) {
     Extremes<true>(g, x_type, x, values, index, stream);
   } else {

@@ -193,17 +193,36 @@ static void Pool(ConvertContext& c, const std::string& type, bool global) {
   }
   const std::vector<int64_t> kernel = c.Ints("kernel_shape");
   if (kernel.empty()) c.Unsupported("kernel_shape is required");
-  const Window w = ReadWindow(c, kernel, c.Int("ceil_mode", 0) != 0);
-  for (int64_t d : w.dilations) {
-    if (d != 1) c.Unsupported("dilations other than 1 are not supported");
-  }
-  if (!max && c.Int("count_include_pad", 0) != 0) {
-    // halfcaf's AveragePool divides by the window's elements inside the input.
-    for (int64_t p : w.pads) {
-      if (p != 0) c.Unsupported("count_include_pad=1 with padding is not supported");
+  const bool ceil_mode = c.Int("ceil_mode", 0) != 0;
+  Window w = ReadWindow(c, kernel, ceil_mode);
+  std::string x = c.Input(0);
+  const bool padded = std::any_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p != 0; });
+  if (!max && c.Int("count_include_pad", 0) != 0 && padded) {
+    // halfcaf's AveragePool divides by the window's elements inside the input; ONNX's
+    // count_include_pad=1 by the whole window, padding included. Padding with zeros first
+    // (PadImage) puts every window inside the input, so the two agree.
+    if (kernel.size() != 2) {
+      c.Unsupported(MakeString("count_include_pad=1 with padding is supported for 2-D pooling "
+                               "only (PadImage pads NCHW images), got a ",
+                               kernel.size(), "-D kernel"));
     }
+    if (ceil_mode && ReadWindow(c, kernel, false).pads != w.pads) {
+      c.Unsupported("count_include_pad=1 with ceil_mode windows that run past the padding is not "
+                    "supported (whether the part past the padding counts is not defined)");
+    }
+    RequireOperator(c, "PadImage");
+    x = c.Temp("padded");
+    c.Emit(c.Op("PadImage", {c.Input(0)}, {x},
+                {MakeArgument("pads", w.pads), MakeArgument("mode", "constant"),
+                 MakeArgument("value", 0.f), MakeArgument("order", "NCHW")}));
+    std::fill(w.pads.begin(), w.pads.end(), 0);
   }
-  c.Emit(c.Op(type, {c.Input(0)}, {c.Output(0)}, WindowArgs(w)));
+  std::vector<Argument> args = WindowArgs(w);
+  // Only MaxPool has dilations before opset 19 (OnlyAttributes refuses them on AveragePool).
+  if (std::any_of(w.dilations.begin(), w.dilations.end(), [](int64_t d) { return d != 1; })) {
+    args.push_back(MakeArgument("dilations", w.dilations));
+  }
+  c.Emit(c.Op(type, {x}, {c.Output(0)}, args));
 }
 
 HALFCAF_ONNX_CONVERTER(MaxPool) { Pool(c, "MaxPool", false); }

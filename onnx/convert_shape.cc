@@ -90,7 +90,9 @@ HALFCAF_ONNX_CONVERTER(Split) {
   c.Emit(c.Op("Split", {c.Input(0)}, outputs, args));
 }
 
-// Slice along some axes (step 1) as Caffe2's Slice over every leading dim.
+// Slice: each listed axis keeps start, start + step, ... short of end. An axis cut with step 1
+// becomes one Caffe2 Slice (which cuts one axis per op); any other step (a negative one runs
+// backwards) a Gather of the indices it keeps along that axis. An input taken whole is copied.
 HALFCAF_ONNX_CONVERTER(Slice) {
   std::vector<int64_t> starts, ends, axes, steps;
   if (c.opset() < 10) {
@@ -111,21 +113,64 @@ HALFCAF_ONNX_CONVERTER(Slice) {
     axes.resize(starts.size());
     std::iota(axes.begin(), axes.end(), 0);
   }
+  if (steps.empty()) steps.assign(starts.size(), 1);
   if (starts.size() != ends.size() || axes.size() != starts.size() ||
-      (!steps.empty() && steps.size() != starts.size())) {
+      steps.size() != starts.size()) {
     c.Unsupported("starts, ends, axes and steps differ in length");
   }
-  std::vector<int64_t> s(static_cast<size_t>(rank), 0), e(dims);
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> cuts;  // axis, [start, end)
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> gathers;      // axis, indices
   for (size_t k = 0; k < axes.size(); ++k) {
-    if (!steps.empty() && steps[k] != 1) c.Unsupported("steps other than 1 are not supported");
     const int64_t a = NormalizeAxis(c, axes[k], rank, "axis");
+    if (seen[a]) c.Unsupported(MakeString("axis ", a, " is listed twice"));
+    seen[a] = true;
     const int64_t d = dims[a];
-    auto clamp = [d](int64_t v) { return std::min(std::max(v < 0 ? v + d : v, int64_t{0}), d); };
-    s[a] = clamp(starts[k]);
-    e[a] = std::max(clamp(ends[k]), s[a]);
+    if (steps[k] == 0) c.Unsupported(MakeString("steps[", k, "] is 0"));
+    // A step longer than the dim keeps at most one index; limiting it avoids overflow below.
+    const int64_t step = std::min(std::max(steps[k], -(d + 1)), d + 1);
+    // ONNX's clamping, after a negative index has been counted from the end: start and end in
+    // [0, d] going forwards; start in [0, d - 1] and end in [-1, d - 1] going backwards (an end
+    // of -1 then means "through index 0").
+    auto clamp = [d](int64_t v, int64_t l, int64_t h) {
+      return std::min(std::max(v < 0 ? v + d : v, l), h);
+    };
+    const int64_t s = step > 0 ? clamp(starts[k], 0, d) : clamp(starts[k], 0, d - 1);
+    const int64_t e = step > 0 ? clamp(ends[k], 0, d) : clamp(ends[k], -1, d - 1);
+    if (step == 1) {
+      if (s != 0 || e < d) cuts.push_back({a, {s, std::max(e, s)}});
+      continue;
+    }
+    std::vector<int64_t> keep;
+    for (int64_t i = s; step > 0 ? i < e : i > e; i += step) keep.push_back(i);
+    if (d <= 1 && static_cast<int64_t>(keep.size()) == d) continue;  // the whole dim
+    gathers.push_back({a, keep});
   }
-  c.Emit(c.Op("Slice", {c.Input(0)}, {c.Output(0)},
-              {MakeArgument("starts", s), MakeArgument("ends", e)}));
+  const size_t total = cuts.size() + gathers.size();
+  if (total == 0) {
+    c.Emit(c.Op("Copy", {c.Input(0)}, {c.Output(0)}));
+    return;
+  }
+  std::string x = c.Input(0);
+  size_t done = 0;
+  auto next = [&]() { return ++done == total ? c.Output(0) : c.Temp("sliced"); };
+  for (const auto& cut : cuts) {
+    std::vector<int64_t> s(static_cast<size_t>(rank), 0), e(dims);
+    s[cut.first] = cut.second.first;
+    e[cut.first] = cut.second.second;
+    const std::string y = next();
+    c.Emit(c.Op("Slice", {x}, {y}, {MakeArgument("starts", s), MakeArgument("ends", e)}));
+    x = y;
+  }
+  if (!gathers.empty()) RequireOperator(c, "Gather");
+  for (const auto& g : gathers) {
+    const std::string indices = c.Temp("indices");
+    c.SetConst(indices, Int64Tensor(g.second));
+    const std::string y = next();
+    c.Emit(c.Op("Gather", {x, indices}, {y},
+                {MakeArgument("axis", g.first), MakeArgument("dense_gradient", 1)}));
+    x = y;
+  }
 }
 
 // Squeeze / Unsqueeze as a Reshape to the static output shape.
@@ -287,10 +332,10 @@ static void ArgReduce(ConvertContext& c, const std::string& type) {
   c.OnlyAttributes({"axis", "keepdims", "select_last_index"});
   RequireOperator(c, type);
   c.RequireFloat(0);
-  if (c.Int("select_last_index", 0) != 0) c.Unsupported("select_last_index=1 is not supported");
-  c.Emit(c.Op(type, {c.Input(0)}, {c.Output(0)},
-              {MakeArgument("axis", c.Int("axis", 0)),
-               MakeArgument("keepdims", c.Int("keepdims", 1))}));
+  std::vector<Argument> args{MakeArgument("axis", c.Int("axis", 0)),
+                             MakeArgument("keepdims", c.Int("keepdims", 1))};
+  if (c.Int("select_last_index", 0) != 0) args.push_back(MakeArgument("select_last_index", 1));
+  c.Emit(c.Op(type, {c.Input(0)}, {c.Output(0)}, args));
 }
 
 HALFCAF_ONNX_CONVERTER(ArgMax) { ArgReduce(c, "ArgMax"); }

@@ -1,5 +1,7 @@
 // ONNX export of the network layers: Conv / ConvTranspose, pools, SpatialBN (inference), FC,
 // LRN, ResizeNearest / ResizeBilinear and PadImage.
+#include <algorithm>
+
 #include "onnx/export_graph.h"
 #include "operators/conv_pool_op_base.h"
 #include "operators/pad_op.h"
@@ -44,13 +46,15 @@ void Exporter::Pool(const OperatorDef& op, const std::string& type) {
          {op.output(0)});
     return;
   }
-  for (int64_t d : p.dilation) {
-    if (d != 1) Refuse(op, "dilated pooling is not exported");
-  }
+  const bool dilated =
+      std::any_of(p.dilation.begin(), p.dilation.end(), [](int64_t d) { return d != 1; });
+  // ONNX's AveragePool has dilations from opset 19 only.
+  if (dilated && type != "MaxPool") Refuse(op, "dilated average pooling is not exported");
   onnx::NodeProto* n = Node(type, op, {op.input(0)}, {op.output(0)});
   Ints(n, "kernel_shape", p.kernel);
   Ints(n, "strides", p.stride);
   Ints(n, "pads", p.pads);
+  if (dilated) Ints(n, "dilations", p.dilation);
   // halfcaf's AveragePool divides by the window's elements inside the input (ONNX's default,
   // count_include_pad = 0).
 }
@@ -125,8 +129,9 @@ bool Exporter::ConvertNn(const OperatorDef& op) {
              {op.output(0)});
     if (t == "ResizeNearest") {
       String(n, "mode", "nearest");
-      String(n, "coordinate_transformation_mode", "asymmetric");
-      String(n, "nearest_mode", "floor");
+      String(n, "coordinate_transformation_mode",
+             a.GetSingleArgument<std::string>("coordinate_transformation_mode", "asymmetric"));
+      String(n, "nearest_mode", a.GetSingleArgument<std::string>("nearest_mode", "floor"));
     } else {
       String(n, "mode", "linear");
       String(n, "coordinate_transformation_mode",

@@ -42,12 +42,13 @@ template <bool kMax>
 ArgOp<kMax>::ArgOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
       axis_(GetSingleArgument<int>("axis", -1)),
-      keepdims_(GetSingleArgument<int>("keepdims", 1) != 0) {}
+      keepdims_(GetSingleArgument<int>("keepdims", 1) != 0),
+      select_last_index_(GetSingleArgument<int>("select_last_index", 0) != 0) {}
 
 template <bool kMax>
 template <typename T>
 void ArgOp<kMax>::Run(const ReduceLayout& l, const T* x, std::vector<T>* best, int64_t* y) {
-  FindExtremes<kMax>(l, x, T{}, best, &where_);
+  FindExtremes<kMax>(l, x, T{}, best, &where_, select_last_index_);
   std::copy(where_.begin(), where_.end(), y);
 }
 
@@ -96,10 +97,11 @@ std::string ArgDoc(const char* what, const char* nan) {
   return MakeString("Index (int64) along `axis` of the ", what,
                     " element of X, for every position of the other dims. keepdims=1 leaves the "
                     "axis in place as size 1, keepdims=0 removes it. Ties go to the lowest "
-                    "index; NaN counts as ",
+                    "index, or to the highest with select_last_index=1; NaN counts as ",
                     nan,
-                    " than any number. X: float, float16, int32 or int64, non-empty along the "
-                    "axis. Not differentiable (asking for its gradient is an error).");
+                    " than any number and NaNs tie with each other. X: float, float16, int32 or "
+                    "int64, non-empty along the axis. Not differentiable (asking for its gradient "
+                    "is an error).");
 }
 
 }  // namespace
@@ -118,6 +120,9 @@ SHOULD_NOT_DO_GRADIENT(ArgMin);
       .SetDoc(ArgDoc(what, nan))                                                        \
       .Arg("axis", "int, default -1: the dim to search (negative counts from the end)") \
       .Arg("keepdims", "int, default 1: keep the axis as size 1")                       \
+      .Arg("select_last_index",                                                         \
+           "int, default 0: 1 returns the last of tied elements instead of the first "  \
+           "(a halfcaf extension for ONNX's attribute of that name; Caffe2 has none)")  \
       .Input(0, "X", "input tensor")                                                    \
       .Output(0, "Indices", "int64 indices along the axis")
 

@@ -1,8 +1,10 @@
 // ArgMax / ArgMin: for each position of the other dims, the index along `axis` (int, default -1:
 // the last dim) of the largest / smallest element of X. Output int64; the axis is kept as size 1
-// when `keepdims` (int, default 1) is set, removed otherwise. The first of tied elements wins; a
-// NaN counts as larger (ArgMax) or smaller (ArgMin) than any number, so the first NaN wins. X is
-// float, float16, int32 or int64 and must be non-empty along `axis`. No gradient.
+// when `keepdims` (int, default 1) is set, removed otherwise. The first of tied elements wins, or
+// the last with `select_last_index` (int, default 0; a halfcaf extension after ONNX's attribute,
+// Caffe2 has none); a NaN counts as larger (ArgMax) or smaller (ArgMin) than any number and NaNs
+// tie with each other, so the first (last) NaN wins. X is float, float16, int32 or int64 and must
+// be non-empty along `axis`. No gradient.
 #pragma once
 
 #include <vector>
@@ -34,7 +36,7 @@ class ArgOp final : public Operator<CPUContext> {
   void Run(const ReduceLayout& l, const T* x, std::vector<T>* best, int64_t* y);
 
   int axis_;
-  bool keepdims_;
+  bool keepdims_, select_last_index_;
   std::vector<float> x_, best_float_;
   std::vector<int32_t> best_int32_;
   std::vector<int64_t> best_int64_, where_;

@@ -159,12 +159,6 @@ ConvPoolArgs ParseConvPoolArgs(const ArgumentHelper& a, ConvPoolKind kind,
     }
   }
   if (pool) {
-    for (int d = 0; d < nd; ++d) {
-      HALFCAF_ENFORCE(p.dilation[d] == 1, op_label,
-                      ": pooling does not support dilation, got "
-                      "dilations ",
-                      DimsString(p.dilation));
-    }
     if (!p.global_pooling) {
       for (int d = 0; d < nd; ++d) {
         HALFCAF_ENFORCE(p.pads[d] < p.kernel[d] && p.pads[nd + d] < p.kernel[d], op_label,

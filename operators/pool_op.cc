@@ -12,23 +12,34 @@ namespace halfcaf {
 
 namespace {
 
-// The in-image part [h0, h1) x [w0, w1) of the window of output (oh, ow).
+// One dim of a window: of its taps start + i * dilation (0 <= i < kernel), those inside
+// [0, size), as [*lo, *hi) walked in steps of the dilation (*hi == *lo when there is none: Caffe's
+// legacy pooling can leave a last window wholly in the padding). Returns how many there are.
+int64_t ClipTaps(int64_t start, int64_t kernel, int64_t dilation, int64_t size, int64_t* lo,
+                 int64_t* hi) {
+  const int64_t first = start >= 0 ? 0 : (dilation - 1 - start) / dilation;
+  const int64_t end = size > start ? std::min(kernel, (size - start + dilation - 1) / dilation) : 0;
+  const int64_t n = std::max<int64_t>(end - first, 0);
+  *lo = start + first * dilation;
+  *hi = *lo + n * dilation;
+  return n;
+}
+
+// The in-image taps [h0, h1) x [w0, w1) of the window of output (oh, ow), rows dh and columns dw
+// apart (the dilations).
 struct Window {
-  int64_t h0, h1, w0, w1;
-  int64_t count() const { return (h1 - h0) * (w1 - w0); }
+  int64_t h0, h1, w0, w1, dh, dw, rows, cols;
+  int64_t count() const { return rows * cols; }
 };
 
 Window WindowAt(const ConvPoolGeometry& g, int64_t oh, int64_t ow) {
   Window win;
-  win.h0 = oh * g.stride[0] - g.pad_head(0);
-  win.w0 = ow * g.stride[1] - g.pad_head(1);
-  win.h1 = std::min(win.h0 + g.kernel[0], g.in[0]);
-  win.w1 = std::min(win.w0 + g.kernel[1], g.in[1]);
-  win.h0 = std::max<int64_t>(win.h0, 0);
-  win.w0 = std::max<int64_t>(win.w0, 0);
-  // Caffe's legacy pooling can leave a last window wholly in the padding: make it empty.
-  win.h1 = std::max(win.h1, win.h0);
-  win.w1 = std::max(win.w1, win.w0);
+  win.dh = g.dilation[0];
+  win.dw = g.dilation[1];
+  win.rows = ClipTaps(oh * g.stride[0] - g.pad_head(0), g.kernel[0], win.dh, g.in[0], &win.h0,
+                      &win.h1);
+  win.cols = ClipTaps(ow * g.stride[1] - g.pad_head(1), g.kernel[1], win.dw, g.in[1], &win.w0,
+                      &win.w1);
   return win;
 }
 
@@ -46,36 +57,34 @@ void NextIndex(const std::vector<int64_t>& sizes, std::vector<int64_t>* idx) {
   }
 }
 
-// The in-image part [lo[d], hi[d]) of the window of output position `o`; returns its size.
+// The in-image taps [lo[d], hi[d]) (g.dilation[d] apart) of the window of output position `o`;
+// returns their number.
 int64_t WindowNdAt(const ConvPoolGeometry& g, const std::vector<int64_t>& o,
                    std::vector<int64_t>* lo, std::vector<int64_t>* hi) {
   int64_t count = 1;
   for (int d = 0; d < g.num_spatial_dims(); ++d) {
-    const int64_t start = o[d] * g.stride[d] - g.pad_head(d);
-    const int64_t l = std::max<int64_t>(start, 0);
-    const int64_t h = std::max(std::min(start + g.kernel[d], g.in[d]), l);  // may be empty
-    (*lo)[d] = l;
-    (*hi)[d] = h;
-    count *= h - l;
+    count *= ClipTaps(o[d] * g.stride[d] - g.pad_head(d), g.kernel[d], g.dilation[d], g.in[d],
+                      &(*lo)[d], &(*hi)[d]);
   }
   return count;
 }
 
-// Calls f(flat index in the plane) for each element of a non-empty window, in scan order.
-// `pos` is scratch with one entry per dim.
+// Calls f(flat index in the plane) for each tap of a non-empty window, in scan order. `pos` is
+// scratch with one entry per dim.
 template <typename F>
-void ForEachInWindow(const std::vector<int64_t>& in, const std::vector<int64_t>& lo,
+void ForEachInWindow(const ConvPoolGeometry& g, const std::vector<int64_t>& lo,
                      const std::vector<int64_t>& hi, std::vector<int64_t>* pos, F&& f) {
+  const std::vector<int64_t>& in = g.in;
   const int nd = static_cast<int>(in.size());
   std::copy(lo.begin(), lo.end(), pos->begin());
   while (true) {
     int64_t base = 0;
     for (int d = 0; d < nd - 1; ++d) base = base * in[d] + (*pos)[d];
     base *= in[nd - 1];
-    for (int64_t i = lo[nd - 1]; i < hi[nd - 1]; ++i) f(base + i);
+    for (int64_t i = lo[nd - 1]; i < hi[nd - 1]; i += g.dilation[nd - 1]) f(base + i);
     int d = nd - 2;
     for (; d >= 0; --d) {
-      if (++(*pos)[d] < hi[d]) break;
+      if (((*pos)[d] += g.dilation[d]) < hi[d]) break;
       (*pos)[d] = lo[d];
     }
     if (d < 0) return;
@@ -110,7 +119,7 @@ void PoolForwardNd(const ConvPoolGeometry& g, const float* x, float* y) {
     if (count > 0) {
       const float* xp = x + p * in_size;
       acc = kType == PoolType::kMax ? -std::numeric_limits<float>::infinity() : 0.f;
-      ForEachInWindow(g.in, lo, hi, pos, [&](int64_t j) {
+      ForEachInWindow(g, lo, hi, pos, [&](int64_t j) {
         acc = kType == PoolType::kMax ? MaxNaN(acc, xp[j]) : acc + xp[j];
       });
       if (kType == PoolType::kAverage) acc /= static_cast<float>(count);
@@ -131,13 +140,13 @@ void PoolBackwardNd(const ConvPoolGeometry& g, const float* x, const float* dy, 
     float* dxp = dx + p * in_size;
     if (kType == PoolType::kMax) {
       int64_t best = -1;
-      ForEachInWindow(g.in, lo, hi, pos, [&](int64_t j) {
+      ForEachInWindow(g, lo, hi, pos, [&](int64_t j) {
         if (best < 0 || BeatsMax(xp[j], xp[best])) best = j;
       });
       dxp[best] += d;
     } else {
       const float share = d / static_cast<float>(count);
-      ForEachInWindow(g.in, lo, hi, pos, [&](int64_t j) { dxp[j] += share; });
+      ForEachInWindow(g, lo, hi, pos, [&](int64_t j) { dxp[j] += share; });
     }
   });
 }
@@ -186,8 +195,8 @@ void PoolOp<kType>::RunOnDevice() {
           for (int64_t ow = 0; ow < OW; ++ow) {
             const Window win = WindowAt(g, oh, ow);
             float acc = kType == PoolType::kMax ? lowest : 0.f;
-            for (int64_t h = win.h0; h < win.h1; ++h) {
-              for (int64_t w = win.w0; w < win.w1; ++w) {
+            for (int64_t h = win.h0; h < win.h1; h += win.dh) {
+              for (int64_t w = win.w0; w < win.w1; w += win.dw) {
                 const float v = xp[h * W + w];
                 acc = kType == PoolType::kMax ? MaxNaN(acc, v) : acc + v;
               }
@@ -215,8 +224,8 @@ void PoolOp<kType>::RunOnDevice() {
           const Window win = WindowAt(g, oh, ow);
           float* yo = yimg + (oh * OW + ow) * C;
           std::fill_n(yo, C, kType == PoolType::kMax ? lowest : 0.f);
-          for (int64_t h = win.h0; h < win.h1; ++h) {
-            for (int64_t w = win.w0; w < win.w1; ++w) {
+          for (int64_t h = win.h0; h < win.h1; h += win.dh) {
+            for (int64_t w = win.w0; w < win.w1; w += win.dw) {
               const float* xs = ximg + (h * W + w) * C;
               if (kType == PoolType::kMax) {
                 for (int64_t c = 0; c < C; ++c) yo[c] = MaxNaN(yo[c], xs[c]);
@@ -286,16 +295,16 @@ void PoolGradientOp<kType>::RunOnDevice() {
             const float d = dyp[oh * OW + ow];
             if (kType == PoolType::kMax) {
               int64_t best = win.h0 * W + win.w0;
-              for (int64_t h = win.h0; h < win.h1; ++h) {
-                for (int64_t w = win.w0; w < win.w1; ++w) {
+              for (int64_t h = win.h0; h < win.h1; h += win.dh) {
+                for (int64_t w = win.w0; w < win.w1; w += win.dw) {
                   if (BeatsMax(xp[h * W + w], xp[best])) best = h * W + w;
                 }
               }
               dxp[best] += d;
             } else {
               const float share = d / static_cast<float>(count);
-              for (int64_t h = win.h0; h < win.h1; ++h) {
-                for (int64_t w = win.w0; w < win.w1; ++w) dxp[h * W + w] += share;
+              for (int64_t h = win.h0; h < win.h1; h += win.dh) {
+                for (int64_t w = win.w0; w < win.w1; w += win.dw) dxp[h * W + w] += share;
               }
             }
           }
@@ -321,8 +330,8 @@ void PoolGradientOp<kType>::RunOnDevice() {
               const int64_t first = win.h0 * W + win.w0;
               std::copy_n(ximg + first * C, C, best.begin());
               std::fill(best_index.begin(), best_index.end(), first);
-              for (int64_t h = win.h0; h < win.h1; ++h) {
-                for (int64_t w = win.w0; w < win.w1; ++w) {
+              for (int64_t h = win.h0; h < win.h1; h += win.dh) {
+                for (int64_t w = win.w0; w < win.w1; w += win.dw) {
                   const float* xs = ximg + (h * W + w) * C;
                   for (int64_t c = 0; c < C; ++c) {
                     if (BeatsMax(xs[c], best[c])) {
@@ -335,8 +344,8 @@ void PoolGradientOp<kType>::RunOnDevice() {
               for (int64_t c = 0; c < C; ++c) dximg[best_index[c] * C + c] += dyo[c];
             } else {
               const float inv = 1.f / static_cast<float>(count);
-              for (int64_t h = win.h0; h < win.h1; ++h) {
-                for (int64_t w = win.w0; w < win.w1; ++w) {
+              for (int64_t h = win.h0; h < win.h1; h += win.dh) {
+                for (int64_t w = win.w0; w < win.w1; w += win.dw) {
                   float* dxs = dximg + (h * W + w) * C;
                   for (int64_t c = 0; c < C; ++c) dxs[c] += dyo[c] * inv;
                 }
@@ -375,12 +384,17 @@ OpSchema& DescribePool(OpSchema& s, PoolType t) {
               "kernel_h/kernel_w forms mean 2-D): NCHW (N, C, spatial...), or NHWC (N, H, W, C) "
               "for 2-D only; channels are unchanged, output sizes follow the kernel/stride/pad/"
               "legacy_pad arguments as for Conv. global_pooling=1 pools the whole image "
-              "(output 1 per spatial dim, no kernel needed, any rank of X in NCHW). Pads must be smaller than the kernel; dilation must be 1. "
+              "(output 1 per spatial dim, no kernel needed, any rank of X in NCHW). Pads must be "
+              "smaller than the kernel. Dilations space a window's taps (taps in the padding are "
+              "left out, of the divisor too), as Conv's; cuDNN has no dilated pooling, so on "
+              "CUDA dilated windows run on halfcaf's own kernels. "
               "The 1D/2D/3D aliases take the same arguments and do not check the window's rank. "
               "Float and float16 (output dtype of X).")
       .Arg("kernels / kernel / kernel_h, kernel_w",
            "ints: window size per spatial dim (unless global_pooling)")
       .Arg("strides / stride / stride_h, stride_w", "ints, default 1")
+      .Arg("dilations / dilation / dilation_h, dilation_w",
+           "ints, default 1: the distance between a window's taps")
       .Arg("pads / pad / pad_t, pad_l, pad_b, pad_r",
            "ints, default 0; all head pads then all tail pads, each smaller than the kernel")
       .Arg("legacy_pad", "int, default 0: 0 NOTSET, 1 VALID, 2 SAME, 3 CAFFE_LEGACY_POOLING")

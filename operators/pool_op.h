@@ -2,7 +2,8 @@
 // any number of spatial dims (the length of `kernels`; 2 for the kernel / kernel_h+kernel_w forms).
 //   X  NCHW (N, C, spatial...) or, 2-D only, NHWC (N, H, W, C); float or float16
 //   Y  same channels, spatial sizes from the conv/pool arguments (conv_pool_op_base.h); dtype of X
-// AveragePool divides by the number of in-image elements of each window (padding excluded).
+// A window's taps are `dilations` apart (default 1). AveragePool divides by the number of
+// in-image taps of each window (padding excluded).
 // global_pooling=1 pools each channel's whole image (Y spatial 1 per dim).
 // The 2-D code is specialised; other ranks run a generic N-d NCHW loop with the same rules.
 //

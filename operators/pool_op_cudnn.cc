@@ -11,8 +11,8 @@
 //   CUDNN_POOLING_MAX_DETERMINISTIC; average: CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING, i.e.
 //   padding excluded from the divisor as on CPU). It declines explicit asymmetric pads (the
 //   plain CUDA implementation is then created), and at run time uses the own kernels for the
-//   shapes cuDNN cannot express (asymmetric pads from legacy_pad, an output size other than
-//   cuDNN's, X / Y / dY of different dtypes, empty tensors).
+//   shapes cuDNN cannot express (dilated windows, asymmetric pads from legacy_pad, an output size
+//   other than cuDNN's, X / Y / dY of different dtypes, empty tensors).
 // Max-pool gradient with ties: the CPU op and the own kernels send the gradient to the first
 // maximum in scan order; cuDNN's deterministic mode picks one maximum too, which on exact ties may
 // be another element.
@@ -55,6 +55,9 @@ gpu::PoolShape ShapeOf(const ConvPoolGeometry& g, StorageOrder order, const std:
   s.pd = c.pad_head(0);
   s.ph = c.pad_head(1);
   s.pw = c.pad_head(2);
+  s.dd = c.dilation[0];
+  s.dh = c.dilation[1];
+  s.dw = c.dilation[2];
   s.nhwc = order == StorageOrder::NHWC;
   return s;
 }
@@ -93,12 +96,13 @@ class PoolCUDAOpBase : public ConvPoolOpBase<CUDAContext> {
   }
 
  protected:
-  // Whether cuDNN computes exactly this geometry: symmetric pads and cuDNN's output size, on
-  // non-empty tensors.
+  // Whether cuDNN computes exactly this geometry: no dilation (cuDNN has no dilated pooling),
+  // symmetric pads and cuDNN's output size, on non-empty tensors.
   static bool CudnnFits(const ConvPoolGeometry& g) {
     const int nd = g.num_spatial_dims();
     if (!kCudnn || g.N == 0 || g.C == 0 || nd < 1 || nd > 3) return false;
     for (int d = 0; d < nd; ++d) {
+      if (g.dilation[d] != 1) return false;
       if (g.pad_head(d) != g.pad_tail(d)) return false;
       if (g.in[d] + 2 * g.pad_head(d) < g.kernel[d]) return false;
       if (g.out[d] != (g.in[d] + 2 * g.pad_head(d) - g.kernel[d]) / g.stride[d] + 1) return false;

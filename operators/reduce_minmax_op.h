@@ -78,16 +78,18 @@ inline bool Beats(T v, T best) {
 }
 
 // For each group o: its extreme value and the position r of its first occurrence (ties go to the
-// smaller r). Empty groups keep `init` and position -1.
+// smaller r), or of its last one when `last_of_ties` (ArgMax / ArgMin's select_last_index; NaNs
+// tie with each other). Empty groups keep `init` and position -1.
 template <bool kMax, typename T>
 void FindExtremes(const ReduceLayout& l, const T* x, T init, std::vector<T>* best,
-                  std::vector<int64_t>* where) {
+                  std::vector<int64_t>* where, bool last_of_ties = false) {
   best->assign(static_cast<size_t>(l.outputs), init);
   where->assign(static_cast<size_t>(l.outputs), -1);
   T* b = best->data();
   int64_t* w = where->data();
   ForEachReduced(l, [&](int64_t o, int64_t r, int64_t xi) {
-    if (w[o] < 0 || Beats<kMax>(x[xi], b[o])) {
+    // r increases within a group, so a tie (neither beats the other) moves a last-of-ties search.
+    if (w[o] < 0 || Beats<kMax>(x[xi], b[o]) || (last_of_ties && !Beats<kMax>(b[o], x[xi]))) {
       b[o] = x[xi];
       w[o] = r;
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "core/float_io.h"
 #include "core/gradient.h"
@@ -12,15 +13,48 @@ namespace halfcaf {
 
 namespace {
 
-ResizeCoordinates ParseCoordinates(const std::string& s, const std::string& label) {
+std::string Lower(const std::string& s) {
   std::string v(s);
   for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return v;
+}
+
+ResizeCoordinates ParseCoordinates(const std::string& s, ResizeKind kind,
+                                   const std::string& label) {
+  const std::string v = Lower(s);
   if (v == "align_corners") return ResizeCoordinates::kAlignCorners;
   if (v == "half_pixel") return ResizeCoordinates::kHalfPixel;
   if (v == "pytorch_half_pixel") return ResizeCoordinates::kPytorchHalfPixel;
   if (v == "asymmetric") return ResizeCoordinates::kAsymmetric;
+  if (v == "tf_half_pixel_for_nn" && kind == ResizeKind::kNearest) {
+    return ResizeCoordinates::kTfHalfPixelForNN;
+  }
   HALFCAF_THROW(label, ": unknown coordinate_transformation_mode '", s,
-                "' (expected align_corners, half_pixel, pytorch_half_pixel or asymmetric)");
+                "' (expected align_corners, half_pixel, pytorch_half_pixel, asymmetric",
+                kind == ResizeKind::kNearest ? " or tf_half_pixel_for_nn)" : ")");
+}
+
+NearestMode ParseNearestMode(const std::string& s, const std::string& label) {
+  const std::string v = Lower(s);
+  if (v == "floor") return NearestMode::kFloor;
+  if (v == "ceil") return NearestMode::kCeil;
+  if (v == "round_prefer_floor") return NearestMode::kRoundPreferFloor;
+  if (v == "round_prefer_ceil") return NearestMode::kRoundPreferCeil;
+  HALFCAF_THROW(label, ": unknown nearest_mode '", s,
+                "' (expected floor, ceil, round_prefer_floor or round_prefer_ceil)");
+}
+
+// src rounded to an index by `mode`: floor, ceil, or to the nearest integer with halves going
+// down (round_prefer_floor) or up (round_prefer_ceil).
+double RoundSource(double src, NearestMode mode) {
+  const double down = std::floor(src), frac = src - down;
+  switch (mode) {
+    case NearestMode::kFloor: return down;
+    case NearestMode::kCeil: return std::ceil(src);
+    case NearestMode::kRoundPreferFloor: return frac <= 0.5 ? down : down + 1;
+    case NearestMode::kRoundPreferCeil: return frac < 0.5 ? down : down + 1;
+  }
+  return down;
 }
 
 void CheckScale(float scale, const char* name, const std::string& label) {
@@ -40,14 +74,17 @@ ResizeArgs ParseResizeArgs(const ArgumentHelper& args, ResizeKind kind,
   CheckScale(a.height_scale, "height_scale", op_label);
   CheckScale(a.width_scale, "width_scale", op_label);
   a.order = StringToStorageOrder(args.GetSingleArgument<std::string>("order", "NCHW"), op_label);
-  if (kind == ResizeKind::kBilinear) {
-    a.coordinates = ParseCoordinates(
-        args.GetSingleArgument<std::string>("coordinate_transformation_mode", "align_corners"),
-        op_label);
+  const bool nearest = kind == ResizeKind::kNearest;
+  a.coordinates = ParseCoordinates(args.GetSingleArgument<std::string>(
+                                       "coordinate_transformation_mode",
+                                       nearest ? "asymmetric" : "align_corners"),
+                                   kind, op_label);
+  if (nearest) {
+    a.nearest_mode =
+        ParseNearestMode(args.GetSingleArgument<std::string>("nearest_mode", "floor"), op_label);
   } else {
-    HALFCAF_ENFORCE(!args.HasArgument("coordinate_transformation_mode"), op_label,
-                    ": ResizeNearest has one coordinate convention (floor(o / scale)); "
-                    "coordinate_transformation_mode applies to ResizeBilinear only");
+    HALFCAF_ENFORCE(!args.HasArgument("nearest_mode"), op_label,
+                    ": nearest_mode applies to ResizeNearest only");
   }
   return a;
 }
@@ -94,6 +131,26 @@ void CheckResizeGradientDY(const ResizeArgs& a, const ResizeGeometry& g,
                   a.width_scale, ") gives ", DimsString(g.YDims()));
 }
 
+int64_t NearestSourceIndex(const ResizeArgs& a, int64_t o, int64_t in, int64_t out, float scale) {
+  if (a.coordinates == ResizeCoordinates::kAsymmetric && a.nearest_mode == NearestMode::kFloor) {
+    // Caffe2's (int)(o / scale) in float, limited to the last row.
+    return std::min(static_cast<int64_t>(static_cast<float>(o) / scale), in - 1);
+  }
+  const double od = static_cast<double>(o), s = scale;
+  double src = 0.0;
+  switch (a.coordinates) {
+    case ResizeCoordinates::kAlignCorners:
+      src = out > 1 ? od * static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
+      break;
+    case ResizeCoordinates::kHalfPixel: src = (od + 0.5) / s - 0.5; break;
+    case ResizeCoordinates::kPytorchHalfPixel: src = out > 1 ? (od + 0.5) / s - 0.5 : 0.0; break;
+    case ResizeCoordinates::kAsymmetric: src = od / s; break;
+    case ResizeCoordinates::kTfHalfPixelForNN: src = (od + 0.5) / s; break;
+  }
+  const double i = RoundSource(src, a.nearest_mode);
+  return i <= 0.0 ? 0 : i >= static_cast<double>(in - 1) ? in - 1 : static_cast<int64_t>(i);
+}
+
 ResizeTaps MakeResizeTaps(const ResizeArgs& a, int64_t in, int64_t out, float scale) {
   ResizeTaps t;
   t.i0.resize(out);
@@ -109,8 +166,7 @@ ResizeTaps MakeResizeTaps(const ResizeArgs& a, int64_t in, int64_t out, float sc
   for (int64_t o = 0; o < out; ++o) {
     const float of = static_cast<float>(o);
     if (a.kind == ResizeKind::kNearest) {
-      // Caffe2's (int)(o / scale), limited to the last row.
-      t.i0[o] = t.i1[o] = std::min(static_cast<int64_t>(of / scale), in - 1);
+      t.i0[o] = t.i1[o] = NearestSourceIndex(a, o, in, out, scale);
       t.l0[o] = 1.f;
       t.l1[o] = 0.f;
       continue;
@@ -123,6 +179,8 @@ ResizeTaps MakeResizeTaps(const ResizeArgs& a, int64_t in, int64_t out, float sc
         src = out > 1 ? (of + 0.5f) / scale - 0.5f : 0.f;
         break;
       case ResizeCoordinates::kAsymmetric: src = of / scale; break;
+      case ResizeCoordinates::kTfHalfPixelForNN:  // refused for bilinear by ParseResizeArgs
+        HALFCAF_THROW(a.op_label, ": tf_half_pixel_for_nn is for ResizeNearest only");
     }
     src = std::min(std::max(src, 0.f), rmax);
     const int64_t i0 = static_cast<int64_t>(src);
@@ -303,11 +361,18 @@ OpCost ResizeCost(const std::vector<TensorShape>& in, int64_t out_elems, double 
 const char* kNearestDoc =
     "Resizes the two spatial dims of a 4-D batch by nearest neighbour (Caffe2's ResizeNearest). "
     "X is (N, C, H, W) in NCHW or (N, H, W, C) in NHWC; Y has OH = floor(H * height_scale) rows "
-    "and OW = floor(W * width_scale) columns (the product computed in float). Coordinates: "
-    "output row o reads input row min(floor(o / height_scale), H - 1), the quotient computed in "
-    "float, and likewise for columns: ONNX's Resize/Upsample mode 'nearest' with "
-    "coordinate_transformation_mode 'asymmetric' and nearest_mode 'floor'. The optional second "
-    "input (a 1-D float tensor [height_scale, width_scale], on the host) replaces the arguments "
+    "and OW = floor(W * width_scale) columns (the product computed in float). Coordinates (per "
+    "dim, input size in, output size out, scale s): by default (Caffe2's) output index o reads "
+    "input index min(floor(o / s), in - 1), the quotient computed in float: ONNX's "
+    "coordinate_transformation_mode 'asymmetric' with nearest_mode 'floor'. Other values of "
+    "these two arguments (halfcaf extensions for ONNX import; Caffe2 has neither) sample the "
+    "input at src, computed in double: 'align_corners': o * (in - 1) / (out - 1), 0 when "
+    "out == 1; 'half_pixel': (o + 0.5) / s - 0.5; 'pytorch_half_pixel': the same, 0 when "
+    "out == 1; 'asymmetric': o / s; 'tf_half_pixel_for_nn': (o + 0.5) / s. nearest_mode rounds "
+    "src: 'floor', 'ceil', 'round_prefer_floor' (to the nearest integer, halves down), "
+    "'round_prefer_ceil' (halves up); the index is then clamped to [0, in - 1]. The gradient "
+    "sends each dY element to the input element its output read. The optional second input (a "
+    "1-D float tensor [height_scale, width_scale], on the host) replaces the arguments "
     "(Caffe2's hook for ONNX's dynamic scales). Float and float16 (output dtype of X).";
 
 const char* kBilinearDoc =
@@ -348,12 +413,19 @@ OpSchema& DescribeResize(OpSchema& s, ResizeKind kind) {
     s.Arg("coordinate_transformation_mode",
           "string, default \"align_corners\": align_corners, half_pixel, pytorch_half_pixel or "
           "asymmetric (see above)");
+  } else {
+    s.Arg("coordinate_transformation_mode",
+          "string, default \"asymmetric\": align_corners, half_pixel, pytorch_half_pixel, "
+          "asymmetric or tf_half_pixel_for_nn (see above; a halfcaf extension)")
+        .Arg("nearest_mode",
+             "string, default \"floor\": floor, ceil, round_prefer_floor or round_prefer_ceil "
+             "(see above; a halfcaf extension)");
   }
   return s;
 }
 
 OpSchema& DescribeResizeGradient(OpSchema& s, ResizeKind kind) {
-  return s.NumInputs(2, 3)
+  s.NumInputs(2, 3)
       .NumOutputs(1)
       .TensorInferenceFunction([](const OperatorDef&, const std::vector<TensorShape>& in) {
         return std::vector<TensorShape>{in.at(1)};
@@ -369,10 +441,13 @@ OpSchema& DescribeResizeGradient(OpSchema& s, ResizeKind kind) {
       .Arg("height_scale", "float, default 1: as the forward op")
       .Arg("width_scale", "float, default 1: as the forward op")
       .Arg("order", "string, default \"NCHW\"")
+      .Arg("coordinate_transformation_mode", "string: as the forward op")
       .Input(0, "dY", "gradient of Y")
       .Input(1, "X", "forward input (for its shape)")
       .Input(2, "scales", "optional: as the forward op's second input")
       .Output(0, "dX", "gradient of X");
+  if (kind == ResizeKind::kNearest) s.Arg("nearest_mode", "string: as the forward op");
+  return s;
 }
 
 }  // namespace

@@ -5,11 +5,19 @@
 //   scales  optional input: 1-D float (2) [height_scale, width_scale], replacing the arguments
 //   Y       (N, C, OH, OW) or (N, OH, OW, C), dtype of X, OH = floor(H * height_scale),
 //           OW = floor(W * width_scale) (the product taken in float)
-// Arguments: height_scale, width_scale (float, default 1, > 0), order ("NCHW"); ResizeBilinear
-// also coordinate_transformation_mode ("align_corners", Caffe2's; see the schema docs).
+// Arguments: height_scale, width_scale (float, default 1, > 0), order ("NCHW"),
+// coordinate_transformation_mode (ResizeNearest: "asymmetric", ResizeBilinear: "align_corners",
+// the Caffe2 behaviours; see the schema docs) and, ResizeNearest only, nearest_mode ("floor").
+// coordinate_transformation_mode on ResizeNearest and nearest_mode are halfcaf extensions (ONNX's).
 //
 // Output index o of a spatial dim of input size `in`, output size `out`, scale s reads:
-//   ResizeNearest:  i = min(floor(o / s), in - 1)  (ONNX: asymmetric coordinates, floor)
+//   ResizeNearest:  asymmetric + floor (Caffe2's, the default): i = min(floor(o / s), in - 1), the
+//                   quotient in float; every other pair computes src in double (align_corners:
+//                   o * (in - 1) / (out - 1), 0 when out == 1; half_pixel: (o + 0.5) / s - 0.5;
+//                   pytorch_half_pixel: the same, 0 when out == 1; asymmetric: o / s;
+//                   tf_half_pixel_for_nn: (o + 0.5) / s), rounds it by nearest_mode (floor,
+//                   ceil, round_prefer_floor: halves down, round_prefer_ceil: halves up) and
+//                   clamps the result to [0, in - 1];
 //   ResizeBilinear: src = align_corners: o * (in - 1) / (out - 1) (0 when out == 1);
 //                   half_pixel: (o + 0.5) / s - 0.5; pytorch_half_pixel: the same, 0 when
 //                   out == 1; asymmetric: o / s; then src is clamped to [0, in - 1] and
@@ -31,14 +39,23 @@
 namespace halfcaf {
 
 enum class ResizeKind { kNearest, kBilinear };
-enum class ResizeCoordinates { kAlignCorners, kHalfPixel, kPytorchHalfPixel, kAsymmetric };
+enum class ResizeCoordinates {
+  kAlignCorners,
+  kHalfPixel,
+  kPytorchHalfPixel,
+  kAsymmetric,
+  kTfHalfPixelForNN,  // nearest only
+};
+enum class NearestMode { kFloor, kCeil, kRoundPreferFloor, kRoundPreferCeil };
 
 struct ResizeArgs {
   std::string op_label;
   ResizeKind kind = ResizeKind::kNearest;
   float height_scale = 1.f, width_scale = 1.f;
   StorageOrder order = StorageOrder::NCHW;
-  ResizeCoordinates coordinates = ResizeCoordinates::kAlignCorners;  // bilinear only
+  // Defaults: Caffe2's ResizeNearest (asymmetric, floor) / UpsampleBilinear (align_corners).
+  ResizeCoordinates coordinates = ResizeCoordinates::kAsymmetric;
+  NearestMode nearest_mode = NearestMode::kFloor;  // nearest only
 };
 
 ResizeArgs ParseResizeArgs(const ArgumentHelper& args, ResizeKind kind,
@@ -64,6 +81,8 @@ struct ResizeTaps {
   std::vector<float> l0, l1;
 };
 ResizeTaps MakeResizeTaps(const ResizeArgs& a, int64_t in, int64_t out, float scale);
+// ResizeNearest's input index for output o (the rule above).
+int64_t NearestSourceIndex(const ResizeArgs& a, int64_t o, int64_t in, int64_t out, float scale);
 
 // The converse: input i is read by outputs out[k] with weights weight[k] (zero weights left
 // out), k in [offsets[i], offsets[i + 1]), in increasing output order.

@@ -1,7 +1,8 @@
 // MaxPool / AveragePool (+ 1D/2D/3D aliases) and their gradients on CUDA against the CPU
 // operators: float and float16, NCHW and NHWC (2-D), 1-D and 3-D NCHW, symmetric and asymmetric pads, legacy padding, global
-// pooling; engine CUDNN (cuDNN or its run-time fallback) and the own kernels (the default CUDA
-// implementation, created directly so that they run even where cuDNN would be chosen).
+// pooling, dilated windows (which cuDNN leaves to the own kernels); engine CUDNN (cuDNN or its
+// run-time fallback) and the own kernels (the default CUDA implementation, created directly so
+// that they run even where cuDNN would be chosen).
 // Device tests skip without a GPU.
 #include <gtest/gtest.h>
 
@@ -67,6 +68,21 @@ std::vector<PoolCase> Cases() {
        {MakeArgument("kernel", 2), MakeArgument("legacy_pad", 2)},
        false},
       {"global", 2, 4, 5, 7, {MakeArgument("global_pooling", 1)}, false},
+      {"3x2 dilations (2,3) strides (2,1) pads (2,1,1,0)",
+       2,
+       3,
+       10,
+       9,
+       {MakeArgument("kernels", V{3, 2}), MakeArgument("dilations", V{2, 3}),
+        MakeArgument("strides", V{2, 1}), MakeArgument("pads", V{2, 1, 1, 0})},
+       true},
+      {"2x2 dilation 2 (ONNX's test_maxpool_2d_dilations)",
+       1,
+       2,
+       4,
+       4,
+       {MakeArgument("kernel", 2), MakeArgument("dilation", 2)},
+       false},
   };
 }
 
@@ -198,6 +214,12 @@ TEST(PoolGpuTest, OneAndThreeDMatchCpu) {
        {MakeArgument("kernels", V{3, 3, 3}), MakeArgument("strides", V{2, 2, 2}),
         MakeArgument("pads", V{1, 1, 1, 1, 1, 1}), MakeArgument("legacy_pad", 3)}},
       {"3-D global", {2, 3, 4, 5, 3}, {MakeArgument("global_pooling", 1)}},
+      {"1-D dilated", {2, 3, 13},
+       {MakeArgument("kernels", V{3}), MakeArgument("dilations", V{3}),
+        MakeArgument("strides", V{2}), MakeArgument("pads", V{2, 1})}},
+      {"3-D dilated", {2, 3, 6, 5, 7},
+       {MakeArgument("kernels", V{2, 2, 3}), MakeArgument("dilations", V{2, 3, 2}),
+        MakeArgument("strides", V{1, 2, 2}), MakeArgument("pads", V{1, 0, 1, 1, 1, 0})}},
   };
   for (const NdCase& c : cases) {
     const Tensor x = DistinctTensor(c.x_dims, 11);

@@ -95,21 +95,36 @@ TEST(ReduceArgGpuTest, ArgMaxArgMinMatchCpu) {
   for (const char* type : {"ArgMax", "ArgMin"}) {
     for (int axis : {-1, 0, 1, 2, 3, -3}) {
       for (int keepdims : {0, 1}) {
-        const OperatorDef def =
-            MakeOperatorDef(type, "", {"X"}, {"I"},
-                            {MakeArgument("axis", axis), MakeArgument("keepdims", keepdims)});
-        for (const Tensor& t : inputs) {
-          SCOPED_TRACE(std::string(type) + " axis " + std::to_string(axis) + " " +
-                       DataTypeName(t.dtype()));
-          ExpectCudaIdentical(def, {{"X", t}});
+        for (int last : {0, 1}) {
+          const OperatorDef def = MakeOperatorDef(
+              type, "", {"X"}, {"I"},
+              {MakeArgument("axis", axis), MakeArgument("keepdims", keepdims),
+               MakeArgument("select_last_index", last)});
+          for (const Tensor& t : inputs) {
+            SCOPED_TRACE(std::string(type) + " axis " + std::to_string(axis) + " last " +
+                         std::to_string(last) + " " + DataTypeName(t.dtype()));
+            ExpectCudaIdentical(def, {{"X", t}});
+          }
         }
       }
     }
   }
-  // Long groups (block reduction, first tie must still win) and many short ones.
+  // Long groups (block reduction: the first, or the last, tie must still win) and many short ones.
+  for (int last : {0, 1}) {
+    const OperatorDef argmax = MakeOperatorDef("ArgMax", "", {"X"}, {"I"},
+                                               {MakeArgument("select_last_index", last)});
+    ExpectCudaIdentical(argmax, {{"X", GridTensor({2, 7000}, 8)}});
+    ExpectCudaIdentical(argmax, {{"X", CastTensor<int32_t>(GridTensor({5000, 9}, 9), 8.f)}});
+  }
+  // A long group of NaNs and equal numbers: the last NaN.
+  Tensor nans = GridTensor({1, 3000}, 11);
+  for (int i : {5, 1200, 2999 - 7}) nans.mutable_data<float>()[i] = std::nanf("");
+  const OperatorDef argmin_last = MakeOperatorDef("ArgMin", "", {"X"}, {"I"},
+                                                  {MakeArgument("select_last_index", 1)});
+  const CpuCudaOutputs r = RunCpuAndCuda(argmin_last, {{"X", nans}});
+  EXPECT_EQ(r.cuda[0].data<int64_t>()[0], 2999 - 7);
+  ExpectCudaIdentical(argmin_last, {{"X", ToHalf(nans)}});
   const OperatorDef argmax = MakeOperatorDef("ArgMax", "", {"X"}, {"I"});
-  ExpectCudaIdentical(argmax, {{"X", GridTensor({2, 7000}, 8)}});
-  ExpectCudaIdentical(argmax, {{"X", CastTensor<int32_t>(GridTensor({5000, 9}, 9), 8.f)}});
   ExpectCudaError(MakeOperatorDef("ArgMin", "", {"X"}, {"I"}, {MakeArgument("axis", 4)}),
                   {{"X", x}}, "axis 4 is out of range");
   ExpectCudaError(argmax, {{"X", RandomTensor({3, 0}, 10)}}, "is empty along axis 1");

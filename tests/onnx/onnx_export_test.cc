@@ -119,6 +119,70 @@ TEST_F(OnnxExportTest, OperatorsRoundTrip) {
   }
 }
 
+// A one-op net on input "x" (output "y") exported and imported back; returns the imported net
+// after checking that it gives exactly the original's y for x.
+ImportedNet ExpectExactRoundTrip(const OperatorDef& op, const Tensor& x) {
+  NetDef net;
+  *net.add_op() = op;
+  OnnxExportOptions o;
+  o.input_dims["x"] = x.dims();
+  ImportedNet back = ImportOnnxBytes(ExportOnnx(NetDef(), net, o), "exported.onnx");
+  Workspace original, imported;
+  original.CreateTensor("x")->CopyFrom(x);
+  original.RunNetOnce(net);
+  imported.RunNetOnce(back.init);
+  imported.CreateTensor("x")->CopyFrom(x);
+  imported.RunNetOnce(back.predict);
+  const Tensor& want = original.GetTensor("y");
+  const Tensor& got = imported.GetTensor("y");
+  EXPECT_EQ(got.dims(), want.dims());
+  if (got.dims() == want.dims()) {
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      EXPECT_EQ(got.data<float>()[i], want.data<float>()[i]) << i;
+    }
+  }
+  return back;
+}
+
+// ResizeNearest's coordinate modes survive the round trip: the same pixels come back.
+TEST_F(OnnxExportTest, ResizeNearestModesRoundTrip) {
+  const Tensor x = RandomInput({1, 2, 4, 6}, 3);
+  for (const auto& modes : std::vector<std::pair<std::string, std::string>>{
+           {"", ""},
+           {"half_pixel", "round_prefer_ceil"},
+           {"align_corners", "round_prefer_floor"},
+           {"tf_half_pixel_for_nn", "ceil"}}) {
+    SCOPED_TRACE(modes.first + " / " + modes.second);
+    std::vector<Argument> args{MakeArgument("height_scale", 1.5f),
+                               MakeArgument("width_scale", 2.5f)};
+    if (!modes.first.empty()) {
+      args.push_back(MakeArgument("coordinate_transformation_mode", modes.first));
+      args.push_back(MakeArgument("nearest_mode", modes.second));
+    }
+    ExpectExactRoundTrip(MakeOperatorDef("ResizeNearest", "up", {"x"}, {"y"}, args), x);
+  }
+}
+
+// Dilated max pooling exports with its dilations and comes back the same; dilated average
+// pooling (ONNX opset 19) is refused.
+TEST_F(OnnxExportTest, DilatedMaxPoolRoundTrips) {
+  const Tensor x = RandomInput({2, 3, 9, 8}, 5);
+  const std::vector<Argument> args{MakeArgument("kernels", std::vector<int64_t>{3, 2}),
+                                   MakeArgument("dilations", std::vector<int64_t>{2, 3}),
+                                   MakeArgument("pads", std::vector<int64_t>{1, 0, 2, 1})};
+  const ImportedNet back =
+      ExpectExactRoundTrip(MakeOperatorDef("MaxPool", "pool", {"x"}, {"y"}, args), x);
+  ASSERT_EQ(back.predict.op_size(), 1);
+  EXPECT_EQ(ArgumentHelper(back.predict.op(0)).GetRepeatedArgument<int64_t>("dilations"),
+            (std::vector<int64_t>{2, 3}));
+  NetDef avg;
+  *avg.add_op() = MakeOperatorDef("AveragePool", "avg", {"x"}, {"y"}, args);
+  OnnxExportOptions o;
+  o.input_dims["x"] = x.dims();
+  const std::string err = ErrorOf([&] { ExportOnnx(NetDef(), avg, o); });
+  EXPECT_NE(err.find("dilated average pooling is not exported"), std::string::npos) << err;
+}
+
 TEST_F(OnnxExportTest, RefusalsNameTheProblem) {
   ModelHelper m("lenet", "NCHW", true);
   BuildLeNet(&m);

@@ -1,14 +1,18 @@
 // The ONNX importer on models from ONNX's backend test data (Debian's libonnx-testdata; skipped
-// without it): what the nets look like, constant folding, refusals that name the node, bad files.
+// without it) and on a few of its own (tests/fixtures/onnx, written by make_onnx_fixtures.py):
+// what the nets look like, constant folding, refusals that name the node, bad files.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "core/argument.h"
 #include "core/workspace.h"
 #include "onnx/onnx_import.h"
 #include "tests/util/source_dir.h"
@@ -103,8 +107,174 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreNamed) {
   } catch (const OnnxUnsupported&) {
   }
   // An attribute halfcaf cannot honour is refused, never ignored.
-  const std::string dil = ErrorOf([&] { ImportOnnxFile(Model("test_maxpool_2d_dilations")); });
-  EXPECT_NE(dil.find("dilations"), std::string::npos) << dil;
+  const std::string ex = ErrorOf(
+      [&] { ImportOnnxFile(Model("test_resize_upsample_scales_cubic_A_n0p5_exclude_outside")); });
+  EXPECT_NE(ex.find("exclude_outside=1 is not supported"), std::string::npos) << ex;
+}
+
+// Resize nearest with sizes: ONNX's scale is sizes / dims in double, ResizeNearest's a float. When
+// the two pick different pixels (6 rows to 5, half_pixel: output row 2 sits exactly half-way
+// between input rows 2 and 3 in exact arithmetic) the node is refused, naming the modes.
+TEST_F(OnnxImportTest, ResizeNearestThatWouldPickAnotherPixelIsRefused) {
+  const std::string t = "test_resize_downsample_sizes_nearest";
+  OnnxImportOptions o;
+  o.input_dims["X"] = {1, 1, 6, 4};
+  Tensor sizes(std::vector<int64_t>{4}, DataType::INT64);
+  const int64_t five_by_three[] = {1, 1, 5, 3};
+  std::copy(five_by_three, five_by_three + 4, sizes.mutable_data<int64_t>());
+  o.constant_inputs["sizes"] = sizes;
+  const std::string err = ErrorOf([&] { ImportOnnxFile(Model(t), o); });
+  EXPECT_NE(err.find("node 'Y' (Resize, opset 13)"), std::string::npos) << err;
+  EXPECT_NE(err.find("coordinate_transformation_mode half_pixel and nearest_mode "
+                     "round_prefer_floor: output 2 of dim 2 reads input 2 in ONNX's definition"),
+            std::string::npos)
+      << err;
+  // 4 rows to 2 (a float scale of 0.5 is exact): imported, as ResizeNearest with both modes.
+  sizes.mutable_data<int64_t>()[2] = 2;
+  o.constant_inputs["sizes"] = sizes;
+  o.input_dims["X"] = {1, 1, 4, 4};
+  const ImportedNet net = ImportOnnxFile(Model(t), o);
+  ASSERT_EQ(net.predict.op_size(), 1);
+  EXPECT_EQ(net.predict.op(0).type(), "ResizeNearest");
+  const ArgumentHelper args(net.predict.op(0));
+  EXPECT_EQ(args.GetSingleArgument<std::string>("coordinate_transformation_mode", ""),
+            "half_pixel");
+  EXPECT_EQ(args.GetSingleArgument<std::string>("nearest_mode", ""), "round_prefer_floor");
+}
+
+// AveragePool with count_include_pad=1 and padding: zero padding first, then pooling without
+// pads (so every window lies inside the input and the divisor is the whole kernel).
+TEST_F(OnnxImportTest, AveragePoolCountingPadsPadsFirst) {
+  const ImportedNet net = ImportOnnxFile(Model("test_averagepool_2d_pads_count_include_pad"));
+  ASSERT_EQ(net.predict.op_size(), 2);
+  const OperatorDef& pad = net.predict.op(0);
+  const OperatorDef& pool = net.predict.op(1);
+  EXPECT_EQ(pad.type(), "PadImage");
+  EXPECT_EQ(ArgumentHelper(pad).GetRepeatedArgument<int64_t>("pads"),
+            (std::vector<int64_t>{2, 2, 2, 2}));
+  EXPECT_EQ(pool.type(), "AveragePool");
+  EXPECT_EQ(pool.input(0), pad.output(0));
+  EXPECT_EQ(ArgumentHelper(pool).GetRepeatedArgument<int64_t>("pads"),
+            (std::vector<int64_t>{0, 0, 0, 0}));
+  // Without count_include_pad the pads stay on the pool.
+  const ImportedNet plain = ImportOnnxFile(Model("test_averagepool_2d_pads"));
+  ASSERT_EQ(plain.predict.op_size(), 1);
+  EXPECT_EQ(ArgumentHelper(plain.predict.op(0)).GetRepeatedArgument<int64_t>("pads"),
+            (std::vector<int64_t>{2, 2, 2, 2}));
+}
+
+// What the lowering cannot do exactly is refused, naming the node, the attribute and the opset.
+TEST_F(OnnxImportTest, AveragePoolCountingPadsRefusals) {
+  const std::string dir = SourceDir() + "/tests/fixtures/onnx/";
+  const std::pair<const char*, const char*> cases[] = {
+      {"averagepool_ceil_count_include_pad.onnx",
+       "node 'pool' (AveragePool, opset 11): count_include_pad=1 with ceil_mode windows that run "
+       "past the padding is not supported"},
+      {"averagepool_1d_count_include_pad.onnx",
+       "node 'pool1d' (AveragePool, opset 11): count_include_pad=1 with padding is supported for "
+       "2-D pooling only"}};
+  for (const auto& c : cases) {
+    const std::string err = ErrorOf([&] { ImportOnnxFile(dir + c.first); });
+    EXPECT_NE(err.find(c.second), std::string::npos) << err;
+  }
+}
+
+// The indices ONNX's Slice keeps along a dim of size d, from its specification: start and end
+// counted from the end when negative, then clamped ([0, d] with a positive step; start to
+// [0, d - 1] and end to [-1, d - 1] with a negative one); every index from start towards end in
+// steps, end excluded.
+std::vector<int64_t> SpecSliceIndices(int64_t d, int64_t start, int64_t end, int64_t step) {
+  auto adjust = [d](int64_t v) { return v < 0 ? v + d : v; };
+  start = adjust(start);
+  end = adjust(end);
+  if (step > 0) {
+    start = std::min(std::max<int64_t>(start, 0), d);
+    end = std::min(std::max<int64_t>(end, 0), d);
+  } else {
+    start = std::min(std::max<int64_t>(start, 0), d - 1);
+    end = std::min(std::max<int64_t>(end, -1), d - 1);
+  }
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < d; ++i) {
+    const bool in = step > 0 ? i >= start && i < end && (i - start) % step == 0
+                             : i <= start && i > end && (start - i) % (-step) == 0;
+    if (in) out.push_back(i);
+  }
+  if (step < 0) std::reverse(out.begin(), out.end());
+  return out;
+}
+
+Tensor Int64s(const std::vector<int64_t>& v) {
+  Tensor t(std::vector<int64_t>{static_cast<int64_t>(v.size())}, DataType::INT64);
+  std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
+  return t;
+}
+
+// Slice with several cut axes, steps (negative too), out-of-range and extreme bounds, on a
+// (4, 6, 5) tensor of 0, 1, 2, ...: the values ONNX's specification keeps, and the ops it takes.
+TEST_F(OnnxImportTest, SliceWithStepsKeepsTheSpecifiedElements) {
+  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  struct Case {
+    std::vector<int64_t> starts, ends, axes, steps;
+    std::vector<std::string> ops;
+  };
+  const std::vector<Case> cases = {
+      {{1, 2}, {4, -1}, {0, 2}, {1, 1}, {"Slice", "Slice"}},
+      {{-1}, {lo}, {1}, {-1}, {"Gather"}},
+      {{0, 9, 4}, {hi, -100, 0}, {0, 1, 2}, {3, -4, -1}, {"Gather", "Gather", "Gather"}},
+      {{1, 2}, {5, 6}, {-1, 1}, {100, 1}, {"Slice", "Gather"}},
+      {{3}, {3}, {0}, {1}, {"Slice"}},
+      {{-100}, {-200}, {2}, {-1}, {"Gather"}},
+      {{0, -1}, {hi, lo}, {0, 0}, {1, -1}, {}},  // axis 0 twice: refused
+      {{0}, {hi}, {0}, {1}, {"Copy"}},
+  };
+  const std::vector<int64_t> dims{4, 6, 5};
+  Tensor x(dims, DataType::FLOAT);
+  for (int64_t i = 0; i < x.numel(); ++i) x.mutable_data<float>()[i] = static_cast<float>(i);
+  for (const Case& k : cases) {
+    SCOPED_TRACE(DimsString(k.starts) + " " + DimsString(k.ends) + " " + DimsString(k.axes) +
+                 " " + DimsString(k.steps));
+    OnnxImportOptions o;
+    o.input_dims["x"] = dims;
+    o.constant_inputs["starts"] = Int64s(k.starts);
+    o.constant_inputs["ends"] = Int64s(k.ends);
+    o.constant_inputs["axes"] = Int64s(k.axes);
+    o.constant_inputs["steps"] = Int64s(k.steps);
+    if (k.ops.empty()) {
+      EXPECT_NE(ErrorOf([&] { ImportOnnxFile(Model("test_slice_neg_steps"), o); })
+                    .find("node 'y' (Slice, opset 13): axis 0 is listed twice"),
+                std::string::npos);
+      continue;
+    }
+    const ImportedNet net = ImportOnnxFile(Model("test_slice_neg_steps"), o);
+    std::vector<std::string> types;
+    for (const auto& op : net.predict.op()) types.push_back(op.type());
+    EXPECT_EQ(types, k.ops);
+    // The expected output: per dim, the indices kept.
+    std::vector<std::vector<int64_t>> keep(3);
+    for (int a = 0; a < 3; ++a) {
+      for (int64_t i = 0; i < dims[a]; ++i) keep[a].push_back(i);
+    }
+    for (size_t j = 0; j < k.axes.size(); ++j) {
+      const int64_t a = k.axes[j] < 0 ? k.axes[j] + 3 : k.axes[j];
+      keep[a] = SpecSliceIndices(dims[a], k.starts[j], k.ends[j], k.steps[j]);
+    }
+    std::vector<float> want;
+    for (int64_t i : keep[0]) {
+      for (int64_t j : keep[1]) {
+        for (int64_t l : keep[2]) want.push_back(static_cast<float>((i * 6 + j) * 5 + l));
+      }
+    }
+    Workspace ws;
+    ws.RunNetOnce(net.init);
+    ws.CreateTensor(net.inputs.at(0).name)->CopyFrom(x);
+    ws.RunNetOnce(net.predict);
+    const Tensor& y = ws.GetTensor(net.outputs.at(0).name);
+    EXPECT_EQ(y.dims(), (std::vector<int64_t>{static_cast<int64_t>(keep[0].size()),
+                                              static_cast<int64_t>(keep[1].size()),
+                                              static_cast<int64_t>(keep[2].size())}));
+    EXPECT_EQ(std::vector<float>(y.data<float>(), y.data<float>() + y.numel()), want);
+  }
 }
 
 TEST_F(OnnxImportTest, BadFilesAreClearErrors) {

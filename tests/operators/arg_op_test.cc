@@ -51,6 +51,23 @@ TEST(ArgOpTest, ExactValuesOnEachAxisFirstTieWins) {
             (std::vector<int64_t>{1, 2, 0, 2, 0}));
 }
 
+TEST(ArgOpTest, SelectLastIndexTakesTheLastTie) {
+  const Tensor X = FloatTensor({3, 5}, kValues);
+  const Argument last = MakeArgument("select_last_index", 1);
+  EXPECT_EQ(RunArg(ArgDef("ArgMax", {last}), X), (std::vector<int64_t>{3, 2, 2}));
+  EXPECT_EQ(RunArg(ArgDef("ArgMin", {last}), X), (std::vector<int64_t>{4, 0, 3}));
+  // No column has a tie: the same answer as without the argument.
+  EXPECT_EQ(RunArg(ArgDef("ArgMax", {MakeArgument("axis", 0), last}), X),
+            RunArg(ArgDef("ArgMax", {MakeArgument("axis", 0)}), X));
+  // Every element equal: the first index by default, the last one when asked.
+  const Tensor flat = FloatTensor({2, 4}, {2, 2, 2, 2, -1, -1, -1, -1});
+  EXPECT_EQ(RunArg(ArgDef("ArgMin", {last}), flat), (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(RunArg(ArgDef("ArgMax", {MakeArgument("axis", 0), last}), flat),
+            (std::vector<int64_t>{0, 0, 0, 0}));
+  EXPECT_EQ(RunArg(ArgDef("ArgMax", {MakeArgument("select_last_index", 0)}), flat),
+            (std::vector<int64_t>{0, 0}));
+}
+
 TEST(ArgOpTest, MiddleAxisOf3D) {
   // X[i, j, k] = (j * 7 + 3 * k + 5 * i) % 5 on 2 x 5 x 3: every column of j has distinct values.
   Tensor X({2, 5, 3}, DataType::FLOAT);
@@ -90,11 +107,14 @@ TEST(ArgOpTest, IntegerAndHalfInputsAgreeWithFloat) {
   }
   for (const char* type : {"ArgMax", "ArgMin"}) {
     for (int axis : {0, 1}) {
-      const OperatorDef def = ArgDef(type, {MakeArgument("axis", axis)});
-      const std::vector<int64_t> want = RunArg(def, X);
-      EXPECT_EQ(RunArg(def, ToHalf(X)), want) << type << " float16";
-      EXPECT_EQ(RunArg(def, Typed<int32_t>({3, 5}, v32)), want) << type << " int32";
-      EXPECT_EQ(RunArg(def, Typed<int64_t>({3, 5}, v64)), want) << type << " int64";
+      for (int last : {0, 1}) {
+        const OperatorDef def = ArgDef(
+            type, {MakeArgument("axis", axis), MakeArgument("select_last_index", last)});
+        const std::vector<int64_t> want = RunArg(def, X);
+        EXPECT_EQ(RunArg(def, ToHalf(X)), want) << type << " float16 last " << last;
+        EXPECT_EQ(RunArg(def, Typed<int32_t>({3, 5}, v32)), want) << type << " int32 " << last;
+        EXPECT_EQ(RunArg(def, Typed<int64_t>({3, 5}, v64)), want) << type << " int64 " << last;
+      }
     }
   }
 }
@@ -104,6 +124,13 @@ TEST(ArgOpTest, NaNIsTheExtreme) {
   const Tensor X = FloatTensor({2, 4}, {1, nan, 7, nan, -5, 2, 3, 0});
   EXPECT_EQ(RunArg(ArgDef("ArgMax"), X), (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(RunArg(ArgDef("ArgMin"), X), (std::vector<int64_t>{1, 0}));
+  // NaNs tie with each other: the last one wins, and still beats every number.
+  const Argument last = MakeArgument("select_last_index", 1);
+  EXPECT_EQ(RunArg(ArgDef("ArgMax", {last}), X), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(RunArg(ArgDef("ArgMin", {last}), X), (std::vector<int64_t>{3, 0}));
+  const Tensor nan_first = FloatTensor({1, 4}, {nan, 5, 5, 1});
+  EXPECT_EQ(RunArg(ArgDef("ArgMax", {last}), nan_first), (std::vector<int64_t>{0}));
+  EXPECT_EQ(RunArg(ArgDef("ArgMin", {last}), nan_first), (std::vector<int64_t>{0}));
 }
 
 TEST(ArgOpTest, Errors) {

@@ -18,11 +18,12 @@ struct PoolCase {
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
   bool global = false;
   bool nhwc = false;
+  int64_t dh = 1, dw = 1;  // dilations
 
   int64_t KH() const { return global ? H : kh; }
   int64_t KW() const { return global ? W : kw; }
-  int64_t OutH() const { return global ? 1 : (H + pt + pb - kh) / sh + 1; }
-  int64_t OutW() const { return global ? 1 : (W + pl + pr - kw) / sw + 1; }
+  int64_t OutH() const { return global ? 1 : (H + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
+  int64_t OutW() const { return global ? 1 : (W + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
   std::vector<int64_t> XDims() const {
     return nhwc ? std::vector<int64_t>{N, H, W, C} : std::vector<int64_t>{N, C, H, W};
   }
@@ -48,11 +49,14 @@ struct PoolCase {
       args.push_back(MakeArgument("pad_l", static_cast<int>(pl)));
       args.push_back(MakeArgument("pad_b", static_cast<int>(pb)));
       args.push_back(MakeArgument("pad_r", static_cast<int>(pr)));
+      if (dh != 1 || dw != 1) {
+        args.push_back(MakeArgument("dilations", std::vector<int64_t>{dh, dw}));
+      }
     }
     return MakeOperatorDef(type, "pool", {"X"}, {"Y"}, args);
   }
 
-  // Max or mean (over in-image elements only) of each window.
+  // Max or mean (over in-image taps only) of each window.
   std::vector<float> Naive(const Tensor& X, bool max) const {
     const float* x = X.data<float>();
     std::vector<float> y(static_cast<size_t>(N * C * OutH() * OutW()));
@@ -64,7 +68,7 @@ struct PoolCase {
             int count = 0;
             for (int64_t i = 0; i < KH(); ++i) {
               for (int64_t j = 0; j < KW(); ++j) {
-                const int64_t h = oh * sh - pt + i, w = ow * sw - pl + j;
+                const int64_t h = oh * sh - pt + i * dh, w = ow * sw - pl + j * dw;
                 if (h < 0 || h >= H || w < 0 || w >= W) continue;
                 const double v = x[XIndex(n, c, h, w)];
                 acc = max ? std::max(acc, v) : acc + v;
@@ -91,6 +95,11 @@ std::vector<PoolCase> Cases() {
   asym.pt = 2, asym.pl = 0, asym.pb = 0, asym.pr = 1;  // asymmetric
   cases.push_back(asym);
   cases.push_back(PoolCase{2, 3, 7, 9, 2, 2});  // stride 1, no pad
+  PoolCase dil{2, 3, 8, 9, 3, 2};  // dilated, taps in the padding, odd strides
+  dil.dh = 2, dil.dw = 3;
+  dil.sh = 3, dil.sw = 1;
+  dil.pt = 2, dil.pl = 1, dil.pb = 1, dil.pr = 0;
+  cases.push_back(dil);
   PoolCase g{2, 3, 7, 9, 0, 0};
   g.global = true;
   cases.push_back(g);
@@ -220,59 +229,34 @@ TEST(PoolOpTest, Fp16MatchesFp32) {
   PoolCase c{2, 3, 7, 9, 3, 2};
   c.sh = 2;
   c.pt = 1, c.pl = 0, c.pb = 1, c.pr = 1;
-  for (bool nhwc : {false, true}) {
-    c.nhwc = nhwc;
-    for (const std::string type : {"MaxPool", "AveragePool"}) {
-      CheckPoolFp16MatchesFp32(c.Def(type), c.XDims(), c.YDims());
+  for (int64_t dilation : {1, 2}) {
+    c.dh = c.dw = dilation;
+    for (bool nhwc : {false, true}) {
+      c.nhwc = nhwc;
+      for (const std::string type : {"MaxPool", "AveragePool"}) {
+        SCOPED_TRACE(type + (nhwc ? " NHWC" : " NCHW") + " dilation " + std::to_string(dilation));
+        CheckPoolFp16MatchesFp32(c.Def(type), c.XDims(), c.YDims());
+      }
     }
   }
 }
 
-TEST(PoolOpTest, BadArguments) {
-  std::map<std::string, Tensor> in{{"X", RandomTensor({2, 3, 7, 9}, 1)}};
-  auto pool = [](std::vector<Argument> args) {
-    return MakeOperatorDef("MaxPool", "p1", {"X"}, {"Y"}, std::move(args));
-  };
-  ExpectError(pool({MakeArgument("kernel", 2), MakeArgument("pad", 2)}), in,
-              "each pad must be smaller than the kernel");
-  ExpectError(
-      pool({MakeArgument("kernel", 3), MakeArgument("pads", std::vector<int64_t>{0, 0, 3, 0})}), in,
-      "pads [0, 0, 3, 0] with kernels [3, 3]");
-  ExpectError(pool({MakeArgument("kernel", 3), MakeArgument("dilation", 2)}), in,
-              "pooling does not support dilation");
-  ExpectError(pool({MakeArgument("kernel", 3), MakeArgument("order", "CHWN")}), in,
-              "MaxPool 'p1': unknown order 'CHWN'");
-  ExpectError(pool({}), in, "kernel size is required");
-  ExpectError(pool({MakeArgument("global_pooling", 1), MakeArgument("stride", 2)}), in,
-              "with global_pooling, stride, dilation and pads must keep their defaults");
-  ExpectError(pool({MakeArgument("kernel", 8)}), in, "smaller than the dilated kernel 8");
-  ExpectError(pool({MakeArgument("kernel", 3)}), {{"X", RandomTensor({3, 7, 9}, 1)}},
-              "X must have 4 dims");
-  auto gdef = MakeOperatorDef("AveragePoolGradient", "", {"X", "Y", "dY"}, {"dX"},
-                              {MakeArgument("kernel", 3)});
-  ExpectError(
-      gdef,
-      {{"X", in["X"]}, {"Y", RandomTensor({2, 3, 5, 7}, 2)}, {"dY", RandomTensor({2, 3, 5, 6}, 3)}},
-      "Y and dY must have the pooled shape [2, 3, 5, 7]");
-}
-
-TEST(PoolOpTest, SchemaInfersShapeAndCost) {
-  PoolCase c{2, 3, 7, 9, 3, 2};
-  c.sh = 2;
-  c.pt = 1, c.pl = 0, c.pb = 1, c.pr = 1;
-  for (bool nhwc : {false, true}) {
-    c.nhwc = nhwc;
-    for (const std::string type : {"MaxPool", "AveragePool2D"}) {
-      const OpSchema* s = OpSchemaRegistry::Schema(type);
-      ASSERT_NE(s, nullptr) << type;
-      std::vector<TensorShape> in{{c.XDims(), DataType::FLOAT}};
-      auto out = s->InferShapes(c.Def(type), in);
-      EXPECT_EQ(out[0].dims, c.YDims());
-      EXPECT_DOUBLE_EQ(s->InferCost(c.Def(type), in).flops,
-                       1.0 * c.N * c.C * c.OutH() * c.OutW() * c.kh * c.kw);
-      ASSERT_NE(OpSchemaRegistry::Schema(type + "Gradient"), nullptr);
-    }
-  }
+// ONNX's test_maxpool_2d_dilations: 4x4, kernel 2, dilation 2 reads rows and columns {0, 2} and
+// {1, 3}; and average pooling over dilated taps partly in the padding.
+TEST(PoolOpTest, DilatedWindowsHandComputed) {
+  const Tensor X =
+      FloatTensor({1, 1, 4, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+  auto max_def = MakeOperatorDef("MaxPool", "", {"X"}, {"Y"},
+                                 {MakeArgument("kernel", 2), MakeArgument("dilation", 2)});
+  EXPECT_EQ(RunAndGet(max_def, {{"X", X}}), (std::vector<float>{11, 12, 15, 16}));
+  // One row [1, 2, 4, 8, 16], kernel 3, dilation 2, pad 1 each side: taps {-1, 1, 3},
+  // {0, 2, 4} and {1, 3, 5}, the means of (2, 8), (1, 4, 16) and (2, 8).
+  auto avg_def = MakeOperatorDef("AveragePool1D", "", {"X"}, {"Y"},
+                                 {MakeArgument("kernels", std::vector<int64_t>{3}),
+                                  MakeArgument("dilations", std::vector<int64_t>{2}),
+                                  MakeArgument("pads", std::vector<int64_t>{1, 1})});
+  EXPECT_EQ(RunAndGet(avg_def, {{"X", FloatTensor({1, 1, 5}, {1, 2, 4, 8, 16})}}),
+            (std::vector<float>{5, 7, 5}));
 }
 
 // ---- 1-D and 3-D (N-d NCHW) pooling ----------------------------------------------------------
@@ -282,15 +266,19 @@ struct NdPoolCase {
   int64_t N, C;
   std::vector<int64_t> in, kernel, stride, pads;
   bool global = false;
+  std::vector<int64_t> dilation;  // empty: ones
 
   int nd() const { return static_cast<int>(in.size()); }
   int64_t K(int d) const { return global ? in[d] : kernel[d]; }
   int64_t S(int d) const { return global || stride.empty() ? 1 : stride[d]; }
+  int64_t D(int d) const { return global || dilation.empty() ? 1 : dilation[d]; }
   int64_t Head(int d) const { return global || pads.empty() ? 0 : pads[d]; }
   int64_t Tail(int d) const { return global || pads.empty() ? 0 : pads[nd() + d]; }
   std::vector<int64_t> Out() const {
     std::vector<int64_t> o;
-    for (int d = 0; d < nd(); ++d) o.push_back((in[d] + Head(d) + Tail(d) - K(d)) / S(d) + 1);
+    for (int d = 0; d < nd(); ++d) {
+      o.push_back((in[d] + Head(d) + Tail(d) - D(d) * (K(d) - 1) - 1) / S(d) + 1);
+    }
     return o;
   }
   std::vector<int64_t> XDims() const {
@@ -312,6 +300,7 @@ struct NdPoolCase {
       args.push_back(MakeArgument("kernels", kernel));
       if (!stride.empty()) args.push_back(MakeArgument("strides", stride));
       if (!pads.empty()) args.push_back(MakeArgument("pads", pads));
+      if (!dilation.empty()) args.push_back(MakeArgument("dilations", dilation));
     }
     return MakeOperatorDef(type, "pool", {"X"}, {"Y"}, args);
   }
@@ -334,7 +323,7 @@ struct NdPoolCase {
           const std::vector<int64_t> t = Unravel(k, win);
           bool inside = true;
           for (int d = 0; d < nd(); ++d) {
-            pos[d] = o[d] * S(d) - Head(d) + t[d];
+            pos[d] = o[d] * S(d) - Head(d) + t[d] * D(d);
             inside = inside && pos[d] >= 0 && pos[d] < in[d];
           }
           if (!inside) continue;
@@ -356,6 +345,12 @@ std::vector<NdPoolCase> NdCases() {
   cases.push_back(NdPoolCase{2, 3, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {1, 1, 0, 0, 1, 1}});
   cases.push_back(NdPoolCase{2, 3, {5, 4, 7}, {3, 2, 3}, {2, 1, 2}, {1, 0, 1, 1, 1, 0}});
   cases.push_back(NdPoolCase{2, 3, {4, 5, 3}, {2, 2, 2}, {}, {}});  // stride 1, no pad
+  NdPoolCase dil1{2, 3, {12}, {3}, {2}, {2, 1}};  // dilated, taps in the padding
+  dil1.dilation = {3};
+  cases.push_back(dil1);
+  NdPoolCase dil3{2, 3, {5, 7, 6}, {2, 3, 2}, {1, 2, 1}, {1, 0, 1, 0, 1, 1}};
+  dil3.dilation = {2, 2, 3};
+  cases.push_back(dil3);
   NdPoolCase g1{2, 3, {9}, {}, {}, {}};
   g1.global = true;
   cases.push_back(g1);
@@ -419,7 +414,9 @@ TEST(PoolNdOpTest, Gradients) {
 }
 
 TEST(PoolNdOpTest, Fp16MatchesFp32) {
-  for (const NdPoolCase& c : {NdPoolCase{2, 3, {11}, {3}, {2}, {1, 1}},
+  NdPoolCase dilated{2, 3, {6, 5, 7}, {2, 2, 3}, {1, 2, 2}, {1, 0, 1, 1, 1, 0}};
+  dilated.dilation = {2, 3, 2};
+  for (const NdPoolCase& c : {dilated, NdPoolCase{2, 3, {11}, {3}, {2}, {1, 1}},
                               NdPoolCase{2, 3, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {1, 1, 0, 0, 1, 1}}}) {
     for (bool max : {true, false}) {
       const std::string type = AliasFor(c, max);

@@ -13,13 +13,15 @@ namespace {
 struct ResizeCase {
   float hs, ws;
   bool nhwc;
-  std::string mode = "";  // bilinear coordinate_transformation_mode; "" = default
+  std::string mode = "";     // coordinate_transformation_mode; "" = the op's default
+  std::string nearest = "";  // ResizeNearest's nearest_mode; "" = default
 };
 
 std::vector<Argument> Args(const ResizeCase& c) {
   std::vector<Argument> a{MakeArgument("height_scale", c.hs), MakeArgument("width_scale", c.ws),
                           MakeArgument("order", std::string(c.nhwc ? "NHWC" : "NCHW"))};
   if (!c.mode.empty()) a.push_back(MakeArgument("coordinate_transformation_mode", c.mode));
+  if (!c.nearest.empty()) a.push_back(MakeArgument("nearest_mode", c.nearest));
   return a;
 }
 
@@ -31,7 +33,32 @@ int64_t At(bool nhwc, int64_t C, int64_t H, int64_t W, int64_t n, int64_t c, int
   return nhwc ? ((n * H + h) * W + w) * C + c : ((n * C + c) * H + h) * W + w;
 }
 
-// Caffe2's ResizeNearest, written out.
+// ResizeNearest's source index from the definitions: Caffe2's float quotient by default, else
+// the coordinate in double rounded by nearest_mode (halves down: ceil(src - 0.5); halves up:
+// floor(src + 0.5)) and clamped.
+int64_t NearestIndex(const ResizeCase& c, int64_t o, int64_t in, int64_t out, float s) {
+  if ((c.mode.empty() || c.mode == "asymmetric") && (c.nearest.empty() || c.nearest == "floor")) {
+    return std::min(static_cast<int64_t>(o / s), in - 1);
+  }
+  double src = 0;
+  if (c.mode == "align_corners") {
+    src = out > 1 ? o * double(in - 1) / double(out - 1) : 0.0;
+  } else if (c.mode == "half_pixel") {
+    src = (o + 0.5) / s - 0.5;
+  } else if (c.mode == "pytorch_half_pixel") {
+    src = out > 1 ? (o + 0.5) / s - 0.5 : 0.0;
+  } else if (c.mode == "tf_half_pixel_for_nn") {
+    src = (o + 0.5) / s;
+  } else {
+    src = o / double(s);
+  }
+  double i = std::floor(src);
+  if (c.nearest == "ceil") i = std::ceil(src);
+  if (c.nearest == "round_prefer_floor") i = std::ceil(src - 0.5);
+  if (c.nearest == "round_prefer_ceil") i = std::floor(src + 0.5);
+  return static_cast<int64_t>(std::min(std::max(i, 0.0), double(in - 1)));
+}
+
 std::vector<float> NaiveNearest(const ResizeCase& c, const Tensor& X, int64_t N, int64_t C,
                                 int64_t H, int64_t W) {
   const int64_t OH = static_cast<int64_t>(H * c.hs), OW = static_cast<int64_t>(W * c.ws);
@@ -39,9 +66,9 @@ std::vector<float> NaiveNearest(const ResizeCase& c, const Tensor& X, int64_t N,
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t ch = 0; ch < C; ++ch) {
       for (int64_t oh = 0; oh < OH; ++oh) {
-        const int64_t h = std::min(static_cast<int64_t>(oh / c.hs), H - 1);
+        const int64_t h = NearestIndex(c, oh, H, OH, c.hs);
         for (int64_t ow = 0; ow < OW; ++ow) {
-          const int64_t w = std::min(static_cast<int64_t>(ow / c.ws), W - 1);
+          const int64_t w = NearestIndex(c, ow, W, OW, c.ws);
           y[At(c.nhwc, C, OH, OW, n, ch, oh, ow)] =
               X.data<float>()[At(c.nhwc, C, H, W, n, ch, h, w)];
         }
@@ -107,9 +134,34 @@ std::vector<ResizeCase> Cases() {
 const char* const kModes[] = {"", "align_corners", "half_pixel", "pytorch_half_pixel",
                               "asymmetric"};
 
+// ResizeNearest's (coordinate_transformation_mode, nearest_mode) pairs under test.
+const std::pair<const char*, const char*> kNearestModes[] = {
+    {"", ""},
+    {"asymmetric", "floor"},
+    {"half_pixel", "round_prefer_floor"},
+    {"half_pixel", "ceil"},
+    {"align_corners", "floor"},
+    {"align_corners", "round_prefer_floor"},
+    {"asymmetric", "round_prefer_ceil"},
+    {"pytorch_half_pixel", "round_prefer_ceil"},
+    {"tf_half_pixel_for_nn", "round_prefer_floor"},
+    {"tf_half_pixel_for_nn", ""},
+};
+
+// The cases of `type`: ResizeNearest with each pair above, ResizeBilinear with each kModes.
+std::vector<ResizeCase> WithModes(const ResizeCase& c, const std::string& type) {
+  std::vector<ResizeCase> out;
+  if (type == "ResizeNearest") {
+    for (const auto& m : kNearestModes) out.push_back({c.hs, c.ws, c.nhwc, m.first, m.second});
+  } else {
+    for (const char* m : kModes) out.push_back({c.hs, c.ws, c.nhwc, m});
+  }
+  return out;
+}
+
 std::string Name(const ResizeCase& c) {
   return MakeString(c.nhwc ? "NHWC" : "NCHW", " scales ", c.hs, " x ", c.ws, " mode '", c.mode,
-                    "'");
+                    "' nearest_mode '", c.nearest, "'");
 }
 
 TEST(ResizeOpTest, NearestHandComputedValues) {
@@ -128,6 +180,50 @@ TEST(ResizeOpTest, NearestHandComputedValues) {
       RunAndGet(MakeOperatorDef("ResizeNearest", "", {"X"}, {"Y"}, Args({0.5f, 0.5f, false})),
                 {{"X", X2}}),
       {0, 2, 10, 12}, 0.f, 0.f);
+}
+
+// One row of 4 resized to 8 (scale 2) or 1 (scale 0.25) columns: the input index each output
+// reads, worked out by hand from the coordinate definitions.
+TEST(ResizeOpTest, NearestModesHandComputedIndices) {
+  const Tensor X = FloatTensor({1, 1, 1, 4}, {0, 1, 2, 3});
+  auto run = [&](const std::string& mode, const std::string& nearest, float ws) {
+    return RunAndGet(
+        MakeOperatorDef("ResizeNearest", "", {"X"}, {"Y"}, Args({1.f, ws, false, mode, nearest})),
+        {{"X", X}});
+  };
+  using V = std::vector<float>;
+  // half_pixel: src = o / 2 - 0.25 = -0.25, 0.25, 0.75, ..., 3.25.
+  ExpectNear(run("half_pixel", "round_prefer_floor", 2.f), V{0, 0, 1, 1, 2, 2, 3, 3}, 0.f, 0.f);
+  ExpectNear(run("half_pixel", "ceil", 2.f), V{0, 1, 1, 2, 2, 3, 3, 3}, 0.f, 0.f);
+  ExpectNear(run("half_pixel", "floor", 2.f), V{0, 0, 0, 1, 1, 2, 2, 3}, 0.f, 0.f);
+  // asymmetric: src = o / 2, the halves rounded up or down.
+  ExpectNear(run("asymmetric", "round_prefer_ceil", 2.f), V{0, 1, 1, 2, 2, 3, 3, 3}, 0.f, 0.f);
+  ExpectNear(run("asymmetric", "round_prefer_floor", 2.f), V{0, 0, 1, 1, 2, 2, 3, 3}, 0.f, 0.f);
+  ExpectNear(run("", "", 2.f), V{0, 0, 1, 1, 2, 2, 3, 3}, 0.f, 0.f);
+  // align_corners: src = 3 o / 7 = 0, 0.43, 0.86, 1.29, 1.71, 2.14, 2.57, 3.
+  ExpectNear(run("align_corners", "floor", 2.f), V{0, 0, 0, 1, 1, 2, 2, 3}, 0.f, 0.f);
+  ExpectNear(run("align_corners", "round_prefer_floor", 2.f), V{0, 0, 1, 1, 2, 2, 3, 3}, 0.f,
+             0.f);
+  // tf_half_pixel_for_nn: src = (o + 0.5) / 2 = 0.25, 0.75, ..., 3.75.
+  ExpectNear(run("tf_half_pixel_for_nn", "", 2.f), V{0, 0, 1, 1, 2, 2, 3, 3}, 0.f, 0.f);
+  ExpectNear(run("tf_half_pixel_for_nn", "round_prefer_ceil", 2.f), V{0, 1, 1, 2, 2, 3, 3, 3},
+             0.f, 0.f);
+  // One output: half_pixel samples 1.5, pytorch_half_pixel and align_corners 0.
+  ExpectNear(run("half_pixel", "round_prefer_floor", 0.25f), V{1}, 0.f, 0.f);
+  ExpectNear(run("half_pixel", "round_prefer_ceil", 0.25f), V{2}, 0.f, 0.f);
+  ExpectNear(run("pytorch_half_pixel", "round_prefer_ceil", 0.25f), V{0}, 0.f, 0.f);
+  ExpectNear(run("align_corners", "ceil", 0.25f), V{0}, 0.f, 0.f);
+}
+
+// Gradient: each dY element goes to the pixel its output read (half_pixel + ceil from above:
+// inputs 0..3 are read by outputs {0}, {1, 2}, {3, 4}, {5, 6, 7}).
+TEST(ResizeOpTest, NearestModeGradientSumsIntoThePixelRead) {
+  const Tensor X = FloatTensor({1, 1, 1, 4}, {0, 1, 2, 3});
+  const Tensor dY = FloatTensor({1, 1, 1, 8}, {1, 2, 4, 8, 16, 32, 64, 128});
+  ExpectNear(RunAndGet(MakeOperatorDef("ResizeNearestGradient", "", {"dY", "X"}, {"dX"},
+                                       Args({1.f, 2.f, false, "half_pixel", "ceil"})),
+                       {{"X", X}, {"dY", dY}}),
+             {1, 6, 24, 224}, 0.f, 0.f);
 }
 
 TEST(ResizeOpTest, BilinearHandComputedValues) {
@@ -151,12 +247,12 @@ TEST(ResizeOpTest, MatchDefinitions) {
   uint32_t seed = 1;
   for (ResizeCase c : Cases()) {
     const Tensor X = RandomTensor(Dims(c.nhwc, 2, 3, 5, 7), seed++);
-    {
-      SCOPED_TRACE("ResizeNearest " + Name(c));
+    for (const ResizeCase& n : WithModes(c, "ResizeNearest")) {
+      SCOPED_TRACE("ResizeNearest " + Name(n));
       Workspace ws;
-      RunOp(MakeOperatorDef("ResizeNearest", "", {"X"}, {"Y"}, Args(c)), {{"X", X}}, &ws);
+      RunOp(MakeOperatorDef("ResizeNearest", "", {"X"}, {"Y"}, Args(n)), {{"X", X}}, &ws);
       EXPECT_EQ(ws.GetTensor("Y").dims(), Dims(c.nhwc, 2, 3, int64_t(5 * c.hs), int64_t(7 * c.ws)));
-      ExpectNear(ToFloatVector(ws.GetTensor("Y")), NaiveNearest(c, X, 2, 3, 5, 7), 0.f, 0.f);
+      ExpectNear(ToFloatVector(ws.GetTensor("Y")), NaiveNearest(n, X, 2, 3, 5, 7), 0.f, 0.f);
     }
     for (const char* mode : kModes) {
       c.mode = mode;
@@ -195,11 +291,9 @@ TEST(ResizeOpTest, ScalesInputReplacesArguments) {
 // The gradient is the adjoint of the (linear) forward op: <Resize(x), dy> == <x, dX(dy)>.
 TEST(ResizeOpTest, GradientIsTheAdjoint) {
   uint32_t seed = 20;
-  for (ResizeCase c : Cases()) {
-    for (const char* mode : kModes) {
-      c.mode = mode;
-      for (const char* type : {"ResizeNearest", "ResizeBilinear"}) {
-        if (std::string(type) == "ResizeNearest" && !c.mode.empty()) continue;
+  for (const ResizeCase& base : Cases()) {
+    for (const char* type : {"ResizeNearest", "ResizeBilinear"}) {
+      for (const ResizeCase& c : WithModes(base, type)) {
         SCOPED_TRACE(std::string(type) + " " + Name(c));
         const Tensor X = RandomTensor(Dims(c.nhwc, 2, 3, 5, 7), seed++);
         Workspace ws;
@@ -223,9 +317,14 @@ TEST(ResizeOpTest, GradientIsTheAdjoint) {
 TEST(ResizeOpTest, GradientMatchesFiniteDifferences) {
   for (const ResizeCase& c :
        {ResizeCase{1.5f, 2.5f, false}, ResizeCase{0.6f, 1.3f, true},
-        ResizeCase{2.f, 0.5f, false, "half_pixel"}, ResizeCase{1.7f, 1.4f, true, "asymmetric"}}) {
+        ResizeCase{2.f, 0.5f, false, "half_pixel"}, ResizeCase{1.7f, 1.4f, true, "asymmetric"},
+        ResizeCase{1.5f, 0.6f, false, "half_pixel", "round_prefer_ceil"},
+        ResizeCase{2.5f, 1.3f, true, "align_corners", "ceil"},
+        ResizeCase{0.7f, 1.7f, false, "tf_half_pixel_for_nn", "round_prefer_floor"}}) {
     for (const char* type : {"ResizeNearest", "ResizeBilinear"}) {
-      if (std::string(type) == "ResizeNearest" && !c.mode.empty()) continue;
+      // Cases with a nearest_mode are ResizeNearest's; other modes ResizeBilinear's.
+      const bool nearest = std::string(type) == "ResizeNearest";
+      if (nearest ? !c.mode.empty() && c.nearest.empty() : !c.nearest.empty()) continue;
       SCOPED_TRACE(std::string(type) + " " + Name(c));
       GradientChecker().Check(MakeOperatorDef(type, "", {"X"}, {"Y"}, Args(c)),
                               {{"X", RandomTensor(Dims(c.nhwc, 2, 2, 4, 5), 7)}}, 0, 0);
@@ -254,17 +353,19 @@ TEST(ResizeOpTest, GradientMakerFollowsCaffe2) {
 
 TEST(ResizeOpTest, Fp16MatchesFp32) {
   uint32_t seed = 40;
-  for (ResizeCase c : Cases()) {
+  for (const ResizeCase& base : Cases()) {
     for (const char* type : {"ResizeNearest", "ResizeBilinear"}) {
-      SCOPED_TRACE(std::string(type) + " " + Name(c));
-      const Tensor X = RandomTensor(Dims(c.nhwc, 2, 3, 5, 7), seed++);
-      CheckFp16MatchesFp32(MakeOperatorDef(type, "", {"X"}, {"Y"}, Args(c)), {{"X", X}}, {"X"});
-      Workspace ws;
-      RunOp(MakeOperatorDef(type, "", {"X"}, {"Y"}, Args(c)), {{"X", X}}, &ws);
-      CheckFp16MatchesFp32(
-          MakeOperatorDef(std::string(type) + "Gradient", "", {"dY", "X"}, {"dX"}, Args(c)),
-          {{"X", X}, {"dY", RandomTensor(ws.GetTensor("Y").dims(), seed++)}}, {"X", "dY"}, {0},
-          3e-3f, 3e-3f);
+      for (const ResizeCase& c : WithModes(base, type)) {
+        SCOPED_TRACE(std::string(type) + " " + Name(c));
+        const Tensor X = RandomTensor(Dims(c.nhwc, 2, 3, 5, 7), seed++);
+        CheckFp16MatchesFp32(MakeOperatorDef(type, "", {"X"}, {"Y"}, Args(c)), {{"X", X}}, {"X"});
+        Workspace ws;
+        RunOp(MakeOperatorDef(type, "", {"X"}, {"Y"}, Args(c)), {{"X", X}}, &ws);
+        CheckFp16MatchesFp32(
+            MakeOperatorDef(std::string(type) + "Gradient", "", {"dY", "X"}, {"dX"}, Args(c)),
+            {{"X", X}, {"dY", RandomTensor(ws.GetTensor("Y").dims(), seed++)}}, {"X", "dY"}, {0},
+            3e-3f, 3e-3f);
+      }
     }
   }
 }
@@ -297,10 +398,22 @@ TEST(ResizeOpTest, BadInputIsOneClearError) {
                               {MakeArgument("coordinate_transformation_mode",
                                             std::string("tf_crop_and_resize"))}),
               {{"X", X}}, "unknown coordinate_transformation_mode 'tf_crop_and_resize'");
+  ExpectError(MakeOperatorDef("ResizeBilinear", "", {"X"}, {"Y"},
+                              {MakeArgument("coordinate_transformation_mode",
+                                            std::string("tf_half_pixel_for_nn"))}),
+              {{"X", X}}, "unknown coordinate_transformation_mode 'tf_half_pixel_for_nn'");
   ExpectError(
-      MakeOperatorDef("ResizeNearest", "", {"X"}, {"Y"},
-                      {MakeArgument("coordinate_transformation_mode", std::string("half_pixel"))}),
-      {{"X", X}}, "applies to ResizeBilinear only");
+      MakeOperatorDef("ResizeBilinear", "", {"X"}, {"Y"},
+                      {MakeArgument("nearest_mode", std::string("floor"))}),
+      {{"X", X}}, "nearest_mode applies to ResizeNearest only");
+  ExpectError(MakeOperatorDef("ResizeNearest", "", {"X"}, {"Y"},
+                              {MakeArgument("nearest_mode", std::string("round"))}),
+              {{"X", X}}, "unknown nearest_mode 'round' (expected floor, ceil");
+  ExpectError(MakeOperatorDef("ResizeNearestGradient", "", {"dY", "X"}, {"dX"},
+                              {MakeArgument("coordinate_transformation_mode",
+                                            std::string("tf_crop_and_resize"))}),
+              {{"X", X}, {"dY", X}},
+              "or tf_half_pixel_for_nn)");
   ExpectError(MakeOperatorDef("ResizeNearestGradient", "", {"dY", "X"}, {"dX"},
                               {MakeArgument("height_scale", 2.f)}),
               {{"X", X}, {"dY", RandomTensor({1, 2, 6, 4}, 2)}},
