@@ -1,48 +1,8 @@
 #include "core/float_io.h"
 
-#include <memory>
+#include "core/scratch.h"
 
 namespace halfcaf {
-
-namespace {
-
-// The calling thread's pool: buffers_[0 .. next_) are in use by the running operator(s).
-struct ScratchPool {
-  std::vector<std::unique_ptr<std::vector<float>>> buffers;
-  size_t next = 0;
-  int depth = 0;  // open FloatScratchScopes
-};
-
-ScratchPool& Pool() {
-  thread_local ScratchPool pool;
-  return pool;
-}
-
-// A buffer of n floats: the next pooled one inside an operator, `fallback` outside.
-float* ScratchFloats(size_t n, std::vector<float>* fallback) {
-  ScratchPool& p = Pool();
-  std::vector<float>* buf = fallback;
-  if (p.depth > 0) {
-    if (p.next == p.buffers.size()) p.buffers.push_back(std::make_unique<std::vector<float>>());
-    buf = p.buffers[p.next++].get();
-  }
-  buf->resize(n);
-  return buf->data();
-}
-
-}  // namespace
-
-FloatScratchScope::FloatScratchScope() {
-  ScratchPool& p = Pool();
-  saved_ = p.next;
-  ++p.depth;
-}
-
-FloatScratchScope::~FloatScratchScope() {
-  ScratchPool& p = Pool();
-  p.next = saved_;
-  --p.depth;
-}
 
 void EnforceFloatType(const Tensor& t, const char* what) {
   HALFCAF_ENFORCE(IsFloatType(t.dtype()), what, " must be float or float16, got ",

@@ -13,6 +13,7 @@
 #include "core/blob.h"
 #include "core/context.h"
 #include "core/float_io.h"
+#include "core/scratch.h"
 #include "core/op_schema.h"
 #include "core/workspace.h"
 #include "proto/halfcaf.pb.h"
@@ -93,7 +94,7 @@ class Operator : public OperatorBase {
   void Run(int stream_id) final {
     context_.SwitchToDevice(stream_id);
     auto exclusive = context_.ExclusiveStream();  // see CUDAContext::ExclusiveStream
-    FloatScratchScope scratch;  // float16 conversion buffers live while the op runs
+    ScratchScope scratch;  // scratch memory (core/scratch.h) lives while the op runs
     RunOnDevice();
   }
   virtual void RunOnDevice() = 0;

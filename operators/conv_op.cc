@@ -153,18 +153,19 @@ void ConvOp::RunOnDevice() {
   const int64_t P = g.out_size(), HW = g.in_size();
   const int64_t K = Cg * g.kernel_size();
   const size_t col_size = static_cast<size_t>(CheckedMul(K, P, "im2col buffer"));
+  float* col_data = nullptr;  // operator scratch
   const bool pointwise = IsPointwise(g);
 
   if (cp_.order == StorageOrder::NCHW) {
     const NchwColumns cols(g);
-    if (!pointwise) col_.resize(col_size);
+    if (!pointwise) col_data = ScratchFloats(col_size, &col_);
     for (int64_t n = 0; n < g.N; ++n) {
       for (int64_t gr = 0; gr < G; ++gr) {
         const float* xg = x + (n * C + gr * Cg) * HW;
         const float* col = xg;
         if (!pointwise) {
-          cols.Im2Col(Cg, xg, col_.data());
-          col = col_.data();
+          cols.Im2Col(Cg, xg, col_data);
+          col = col_data;
         }
         float* yg = y + (n * M + gr * Mg) * P;
         math::Gemm(math::Trans::kNo, math::Trans::kNo, Mg, P, K, 1.f, w + gr * Mg * K, col, 0.f,
@@ -181,15 +182,15 @@ void ConvOp::RunOnDevice() {
   } else {
     const Im2ColShape s = MakeIm2ColShape(g);  // NHWC is 2-D only (CheckConvLayout)
     const bool direct = pointwise && G == 1;
-    if (!direct) col_.resize(col_size);
+    if (!direct) col_data = ScratchFloats(col_size, &col_);
     for (int64_t n = 0; n < g.N; ++n) {
       const float* ximg = x + n * HW * C;
       float* yimg = y + n * P * M;
       for (int64_t gr = 0; gr < G; ++gr) {
         const float* col = ximg;
         if (!direct) {
-          Im2ColNHWC(s, C, gr * Cg, Cg, ximg, col_.data());
-          col = col_.data();
+          Im2ColNHWC(s, C, gr * Cg, Cg, ximg, col_data);
+          col = col_data;
         }
         // Y[:, group columns] (P x Mg) = col (P x K) * W_g^T (K x Mg)
         math::GemmEx(math::Trans::kNo, math::Trans::kYes, P, Mg, K, 1.f, col, K, w + gr * Mg * K, K,
@@ -251,22 +252,24 @@ void ConvGradientOp::RunOnDevice() {
   const int64_t P = g.out_size(), HW = g.in_size();
   const int64_t K = Cg * g.kernel_size();
   const size_t col_size = static_cast<size_t>(CheckedMul(K, P, "im2col buffer"));
+  float* col_data = nullptr;  // operator scratch
+  float* col_grad_data = nullptr;
   const bool pointwise = IsPointwise(g);
   using math::Trans;
 
   if (cp_.order == StorageOrder::NCHW) {
     const NchwColumns cols(g);
     if (!pointwise) {
-      col_.resize(col_size);
-      if (dx) col_grad_.resize(col_size);
+      col_data = ScratchFloats(col_size, &col_);
+      if (dx) col_grad_data = ScratchFloats(col_size, &col_grad_);
     }
     for (int64_t n = 0; n < g.N; ++n) {
       for (int64_t gr = 0; gr < G; ++gr) {
         const float* xg = x + (n * C + gr * Cg) * HW;
         const float* col = xg;
         if (!pointwise) {
-          cols.Im2Col(Cg, xg, col_.data());
-          col = col_.data();
+          cols.Im2Col(Cg, xg, col_data);
+          col = col_data;
         }
         const float* dyg = dy + (n * M + gr * Mg) * P;
         const float* wg = w + gr * Mg * K;
@@ -286,8 +289,8 @@ void ConvGradientOp::RunOnDevice() {
           if (pointwise) {
             math::Gemm(Trans::kYes, Trans::kNo, K, P, Mg, 1.f, wg, dyg, 0.f, dxg);
           } else {
-            math::Gemm(Trans::kYes, Trans::kNo, K, P, Mg, 1.f, wg, dyg, 0.f, col_grad_.data());
-            cols.Col2Im(Cg, col_grad_.data(), dxg);
+            math::Gemm(Trans::kYes, Trans::kNo, K, P, Mg, 1.f, wg, dyg, 0.f, col_grad_data);
+            cols.Col2Im(Cg, col_grad_data, dxg);
           }
         }
       }
@@ -296,8 +299,8 @@ void ConvGradientOp::RunOnDevice() {
     const Im2ColShape s = MakeIm2ColShape(g);  // NHWC is 2-D only (CheckConvLayout)
     const bool direct = pointwise && G == 1;
     if (!direct) {
-      col_.resize(col_size);
-      if (dx) col_grad_.resize(col_size);
+      col_data = ScratchFloats(col_size, &col_);
+      if (dx) col_grad_data = ScratchFloats(col_size, &col_grad_);
     }
     for (int64_t n = 0; n < g.N; ++n) {
       const float* ximg = x + n * HW * C;
@@ -305,8 +308,8 @@ void ConvGradientOp::RunOnDevice() {
       for (int64_t gr = 0; gr < G; ++gr) {
         const float* col = ximg;
         if (!direct) {
-          Im2ColNHWC(s, C, gr * Cg, Cg, ximg, col_.data());
-          col = col_.data();
+          Im2ColNHWC(s, C, gr * Cg, Cg, ximg, col_data);
+          col = col_data;
         }
         const float* wg = w + gr * Mg * K;
         // dW_g (Mg x K) += dY_g^T (Mg x P, leading dim M) * col (P x K)
@@ -319,8 +322,8 @@ void ConvGradientOp::RunOnDevice() {
             math::GemmEx(Trans::kNo, Trans::kNo, P, K, Mg, 1.f, dyimg, M, wg, K, 0.f, dximg, K);
           } else {
             math::GemmEx(Trans::kNo, Trans::kNo, P, K, Mg, 1.f, dyimg + gr * Mg, M, wg, K, 0.f,
-                         col_grad_.data(), K);
-            Col2ImNHWC(s, C, gr * Cg, Cg, col_grad_.data(), dximg);
+                         col_grad_data, K);
+            Col2ImNHWC(s, C, gr * Cg, Cg, col_grad_data, dximg);
           }
         }
       }

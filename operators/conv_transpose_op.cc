@@ -8,6 +8,7 @@
 #include "core/gradient.h"
 #include "core/math.h"
 #include "operators/conv_op.h"
+#include "core/scratch.h"
 #include "operators/im2col.h"
 
 namespace halfcaf {
@@ -194,7 +195,8 @@ void ConvTransposeOp::RunOnDevice() {
   float* y = yw.data();
   const RunSizes z(a_, tg);
   const int64_t G = z.G, M = z.M, Mg = z.Mg, C = z.C, Cg = z.Cg, P = z.P, Q = z.Q, K = z.K;
-  col_.resize(static_cast<size_t>(CheckedMul(K, P, "col2im buffer")));
+  float* col_data =
+      ScratchFloats(static_cast<size_t>(CheckedMul(K, P, "col2im buffer")), &col_);  // scratch
   std::fill_n(y, CheckedMul(g.N * C, Q, "Y"), 0.f);
   using math::Trans;
 
@@ -203,8 +205,8 @@ void ConvTransposeOp::RunOnDevice() {
       for (int64_t gr = 0; gr < G; ++gr) {
         // col (K x P) = W_g^T (K x Mg) * X_g (Mg x P), then scattered into Y's group channels.
         math::Gemm(Trans::kYes, Trans::kNo, K, P, Mg, 1.f, w + gr * Mg * K,
-                   x + (n * M + gr * Mg) * P, 0.f, col_.data());
-        NchwColumns(g, true, Cg, col_.data(), y + (n * C + gr * Cg) * Q);
+                   x + (n * M + gr * Mg) * P, 0.f, col_data);
+        NchwColumns(g, true, Cg, col_data, y + (n * C + gr * Cg) * Q);
       }
       if (b) {
         for (int64_t c = 0; c < C; ++c) {
@@ -221,8 +223,8 @@ void ConvTransposeOp::RunOnDevice() {
       for (int64_t gr = 0; gr < G; ++gr) {
         // col (P x K) = X_g (P x Mg, leading dim M) * W_g (Mg x K)
         math::GemmEx(Trans::kNo, Trans::kNo, P, K, Mg, 1.f, ximg + gr * Mg, M, w + gr * Mg * K, K,
-                     0.f, col_.data(), K);
-        Col2ImNHWC(s, C, gr * Cg, Cg, col_.data(), yimg);
+                     0.f, col_data, K);
+        Col2ImNHWC(s, C, gr * Cg, Cg, col_data, yimg);
       }
       if (b) {
         for (int64_t q = 0; q < Q; ++q) math::Axpy(C, 1.f, b, yimg + q * C);
@@ -271,18 +273,19 @@ void ConvTransposeGradientOp::RunOnDevice() {
     dxw.emplace(Output(no_bias_ ? 1 : 2, X.dims()), X.dtype(), &dx_);
     dx = dxw->data();
   }
-  col_.resize(static_cast<size_t>(CheckedMul(K, P, "im2col buffer")));
+  float* col_data =
+      ScratchFloats(static_cast<size_t>(CheckedMul(K, P, "im2col buffer")), &col_);  // scratch
   using math::Trans;
 
   if (a_.cp.order == StorageOrder::NCHW) {
     for (int64_t n = 0; n < g.N; ++n) {
       for (int64_t gr = 0; gr < G; ++gr) {
-        NchwColumns(g, false, Cg, dy + (n * C + gr * Cg) * Q, col_.data());
+        NchwColumns(g, false, Cg, dy + (n * C + gr * Cg) * Q, col_data);
         const float* xg = x + (n * M + gr * Mg) * P;
         // dW_g (Mg x K) += X_g (Mg x P) * col^T; dX_g (Mg x P) = W_g (Mg x K) * col (K x P)
-        math::Gemm(Trans::kNo, Trans::kYes, Mg, K, P, 1.f, xg, col_.data(), 1.f, dw + gr * Mg * K);
+        math::Gemm(Trans::kNo, Trans::kYes, Mg, K, P, 1.f, xg, col_data, 1.f, dw + gr * Mg * K);
         if (dx) {
-          math::Gemm(Trans::kNo, Trans::kNo, Mg, P, K, 1.f, w + gr * Mg * K, col_.data(), 0.f,
+          math::Gemm(Trans::kNo, Trans::kNo, Mg, P, K, 1.f, w + gr * Mg * K, col_data, 0.f,
                      dx + (n * M + gr * Mg) * P);
         }
       }
@@ -301,13 +304,13 @@ void ConvTransposeGradientOp::RunOnDevice() {
       const float* ximg = x + n * P * M;
       const float* dyimg = dy + n * Q * C;
       for (int64_t gr = 0; gr < G; ++gr) {
-        Im2ColNHWC(s, C, gr * Cg, Cg, dyimg, col_.data());
+        Im2ColNHWC(s, C, gr * Cg, Cg, dyimg, col_data);
         // dW_g (Mg x K) += X_g^T (Mg x P, X's leading dim M) * col (P x K)
-        math::GemmEx(Trans::kYes, Trans::kNo, Mg, K, P, 1.f, ximg + gr * Mg, M, col_.data(), K, 1.f,
+        math::GemmEx(Trans::kYes, Trans::kNo, Mg, K, P, 1.f, ximg + gr * Mg, M, col_data, K, 1.f,
                      dw + gr * Mg * K, K);
         if (dx) {
           // dX_g (P x Mg, leading dim M) = col (P x K) * W_g^T (K x Mg)
-          math::GemmEx(Trans::kNo, Trans::kYes, P, Mg, K, 1.f, col_.data(), K, w + gr * Mg * K, K,
+          math::GemmEx(Trans::kNo, Trans::kYes, P, Mg, K, 1.f, col_data, K, w + gr * Mg * K, K,
                        0.f, dx + n * P * M + gr * Mg, M);
         }
       }

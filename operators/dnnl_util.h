@@ -9,6 +9,8 @@
 #include <optional>
 #include <vector>
 
+#include "core/scratch.h"
+
 namespace halfcaf {
 
 // The CPU engine every DNNL operator uses.
@@ -39,7 +41,10 @@ class DnnlArg {
   DnnlArg(const dnnl::memory::desc& user, const dnnl::memory::desc& inner, Direction dir)
       : user_(user, DnnlEngine(), DNNL_MEMORY_NONE) {
     if (inner != user) {
-      inner_ = dnnl::memory(inner, DnnlEngine());
+      // The reordered copy has no storage of its own: each run borrows operator scratch
+      // (core/scratch.h), so ops do not each keep activation-sized copies between runs.
+      inner_ = dnnl::memory(inner, DnnlEngine(), DNNL_MEMORY_NONE);
+      inner_bytes_ = inner.get_size();
       reorder_ = dir == kInput ? dnnl::reorder(user_, *inner_) : dnnl::reorder(*inner_, user_);
     }
   }
@@ -47,13 +52,20 @@ class DnnlArg {
   // What the primitive reads or writes.
   const dnnl::memory& memory() const { return inner_ ? *inner_ : user_; }
 
-  // Input: points at `data` and reorders it for the primitive when needed.
+  // Input: points at `data` and reorders it for the primitive when needed. Inside an operator
+  // run only (the reordered copy is scratch until the op returns).
   void Load(const void* data) {
     user_.set_data_handle(const_cast<void*>(data));
-    if (inner_) reorder_->execute(DnnlStream(), user_, *inner_);
+    if (inner_) {
+      inner_->set_data_handle(ScratchBytes(inner_bytes_, &fallback_));
+      reorder_->execute(DnnlStream(), user_, *inner_);
+    }
   }
   // Output: points at `data`; after the primitive ran, Store() reorders into it when needed.
-  void Bind(void* data) { user_.set_data_handle(data); }
+  void Bind(void* data) {
+    user_.set_data_handle(data);
+    if (inner_) inner_->set_data_handle(ScratchBytes(inner_bytes_, &fallback_));
+  }
   void Store() {
     if (inner_) reorder_->execute(DnnlStream(), *inner_, user_);
   }
@@ -61,7 +73,9 @@ class DnnlArg {
  private:
   dnnl::memory user_;
   std::optional<dnnl::memory> inner_;
+  size_t inner_bytes_ = 0;
   std::optional<dnnl::reorder> reorder_;
+  std::vector<float> fallback_;  // outside an operator run
 };
 
 }  // namespace halfcaf
