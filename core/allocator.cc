@@ -2,6 +2,8 @@
 
 #include <sys/sysinfo.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -20,6 +22,8 @@ uint64_t MachineMemoryBytes() {
   return (static_cast<uint64_t>(si.totalram) + si.totalswap) * si.mem_unit;
 }
 
+std::atomic<size_t> g_cpu_in_use{0}, g_cpu_peak{0}, g_cpu_limit{0};
+
 class CPUAllocator : public Allocator {
  public:
   std::shared_ptr<void> Allocate(size_t nbytes, Device) override {
@@ -28,10 +32,17 @@ class CPUAllocator : public Allocator {
                     " of CPU memory: more than this machine's RAM + swap (",
                     ByteCountString(limit), ")");
     // 64-byte alignment for SIMD and cache lines; aligned_alloc needs a multiple of the alignment.
-    size_t rounded = (nbytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded ? rounded : 64);
-    HALFCAF_ENFORCE(p != nullptr, "out of CPU memory allocating ", ByteCountString(nbytes));
-    return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+    const size_t rounded = std::max<size_t>((nbytes + 63) / 64 * 64, 64);
+    ReserveCpuBytes(rounded, "a tensor");
+    void* p = std::aligned_alloc(64, rounded);
+    if (p == nullptr) {
+      ReleaseCpuBytes(rounded);
+      HALFCAF_THROW("out of CPU memory allocating ", ByteCountString(nbytes));
+    }
+    return std::shared_ptr<void>(p, [rounded](void* q) {
+      std::free(q);
+      ReleaseCpuBytes(rounded);
+    });
   }
 };
 
@@ -39,6 +50,28 @@ Allocator* g_allocators[2] = {nullptr, nullptr};
 CopyBytesFn g_device_copy = nullptr;
 
 }  // namespace
+
+void SetCpuMemoryLimit(size_t bytes) { g_cpu_limit = bytes; }
+size_t CpuMemoryLimit() { return g_cpu_limit.load(); }
+size_t CpuBytesInUse() { return g_cpu_in_use.load(); }
+size_t CpuBytesPeak() { return g_cpu_peak.load(); }
+void ResetCpuBytesPeak() { g_cpu_peak = g_cpu_in_use.load(); }
+
+void ReserveCpuBytes(size_t bytes, const char* what) {
+  const size_t now = g_cpu_in_use.fetch_add(bytes) + bytes;
+  const size_t limit = g_cpu_limit.load();
+  if (limit > 0 && now > limit) {
+    g_cpu_in_use.fetch_sub(bytes);
+    HALFCAF_THROW("out of memory: ", what, " of ", ByteCountString(bytes), " would bring halfcaf's "
+                  "CPU memory to ", ByteCountString(now), ", over the limit of ",
+                  ByteCountString(limit));
+  }
+  size_t peak = g_cpu_peak.load();
+  while (now > peak && !g_cpu_peak.compare_exchange_weak(peak, now)) {
+  }
+}
+
+void ReleaseCpuBytes(size_t bytes) { g_cpu_in_use.fetch_sub(bytes); }
 
 void RegisterAllocator(DeviceType type, Allocator* allocator) {
   g_allocators[static_cast<int>(type)] = allocator;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <new>
 
+#include "core/allocator.h"
 #include "core/enforce.h"
 
 namespace halfcaf {
@@ -24,23 +25,31 @@ void Count(ptrdiff_t delta) {
 // One 64-byte aligned buffer that only grows.
 class Buffer {
  public:
-  ~Buffer() {
-    std::free(data_);
-    Count(-static_cast<ptrdiff_t>(bytes_));
-  }
+  ~Buffer() { Drop(); }
   void* Reserve(size_t bytes) {
     if (bytes <= bytes_) return data_;
+    Drop();  // first, so the old and the new buffer never count (or exist) together
     const size_t rounded = (bytes + 63) / 64 * 64;
-    void* fresh = std::aligned_alloc(64, rounded);
-    HALFCAF_ENFORCE(fresh != nullptr, "out of memory: operator scratch of ", rounded, " bytes");
-    std::free(data_);
-    Count(static_cast<ptrdiff_t>(rounded) - static_cast<ptrdiff_t>(bytes_));
-    data_ = fresh;
+    ReserveCpuBytes(rounded, "operator scratch");
+    data_ = std::aligned_alloc(64, rounded);
+    if (data_ == nullptr) {
+      ReleaseCpuBytes(rounded);
+      HALFCAF_THROW("out of memory: operator scratch of ", rounded, " bytes");
+    }
     bytes_ = rounded;
+    Count(static_cast<ptrdiff_t>(rounded));
     return data_;
   }
 
  private:
+  void Drop() {
+    if (data_ == nullptr) return;
+    std::free(data_);
+    ReleaseCpuBytes(bytes_);
+    Count(-static_cast<ptrdiff_t>(bytes_));
+    data_ = nullptr;
+    bytes_ = 0;
+  }
   void* data_ = nullptr;
   size_t bytes_ = 0;
 };
@@ -83,6 +92,11 @@ ScratchScope::~ScratchScope() {
   Pool& p = ThreadPool();
   p.next = saved_;
   --p.depth;
+}
+
+void ReleaseScratch() {
+  Pool& p = ThreadPool();
+  p.buffers.resize(p.next);
 }
 
 size_t ScratchBytesHeld() { return g_held.load(); }

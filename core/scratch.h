@@ -31,6 +31,10 @@ class ScratchScope {
   size_t saved_;
 };
 
+// Frees the calling thread's pooled buffers that no running operator holds (e.g. between
+// benchmark tries of different sizes).
+void ReleaseScratch();
+
 // Bytes the pools of all threads hold now, and the most they held at once since the process
 // started (what memory reports count as scratch).
 size_t ScratchBytesHeld();

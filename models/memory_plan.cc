@@ -184,6 +184,39 @@ MemoryPlan PlanMemory(const NetDef& net, const MemoryPlanOptions& options) {
   return plan;
 }
 
+std::map<std::string, int64_t> InferBlobBytes(const NetDef& net,
+                                              std::map<std::string, TensorShape> known) {
+  std::map<std::string, int64_t> bytes;
+  for (const auto& op : net.op()) {
+    const OpSchema* schema = OpSchemaRegistry::Schema(op.type());
+    std::vector<TensorShape> in;
+    bool all_known = true;
+    for (const auto& name : op.input()) {
+      auto it = known.find(name);
+      all_known &= it != known.end() && !it->second.unknown;
+      in.push_back(it == known.end() ? TensorShape{{}, DataType::UNDEFINED, true} : it->second);
+    }
+    std::vector<TensorShape> out;
+    if (schema && schema->HasShapeInference() && all_known) {
+      try {
+        out = schema->InferShapes(op, in);
+      } catch (const EnforceNotMet&) {
+        out.clear();  // the op would fail at run time; its outputs stay unknown
+      }
+    }
+    for (int i = 0; i < op.output_size(); ++i) {
+      const std::string& name = op.output(i);
+      if (i < static_cast<int>(out.size()) && !out[i].unknown) {
+        known[name] = out[i];
+        bytes[name] = out[i].numel() * static_cast<int64_t>(DataTypeSize(out[i].dtype));
+      } else if (!known.count(name) || known[name].unknown) {
+        known[name] = TensorShape{{}, DataType::UNDEFINED, true};
+      }
+    }
+  }
+  return bytes;
+}
+
 void ApplyMemoryPlan(const MemoryPlan& plan, NetDef* net) {
   auto rename = [&](std::string* name) {
     auto it = plan.renames.find(*name);

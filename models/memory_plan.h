@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "core/op_schema.h"
 #include "proto/halfcaf.pb.h"
 
 namespace halfcaf {
@@ -59,6 +60,12 @@ struct MemoryPlan {
 };
 
 MemoryPlan PlanMemory(const NetDef& net, const MemoryPlanOptions& options);
+
+// Bytes of every blob `net` writes whose shape follows, op after op, from `known` (e.g. the
+// parameters' and the data's shapes) through the operators' shape inference; blobs an op
+// without inference (or with unknown inputs) writes are left out. For MemoryPlanOptions::bytes.
+std::map<std::string, int64_t> InferBlobBytes(const NetDef& net,
+                                              std::map<std::string, TensorShape> known);
 
 // Renames every input and output of `net` that the plan shares (ops of other nets that were
 // part of the planned one, e.g. its pieces, get the same names).

@@ -23,16 +23,20 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/allocator.h"
 #include "core/argument.h"
 #include "core/math.h"
 #include "core/net.h"
 #include "core/operator.h"
 #include "core/proto_io.h"
+#include "core/scratch.h"
+#include "models/memory_plan.h"
 #include "models/mixed_precision.h"
 #include "models/model_helper.h"
 #include "models/trainer.h"
 #include "models/zoo.h"
 #include "tools/benchmark_output.h"
+#include "tools/benchmark_peer.h"
 #include "tools/benchmark_progress.h"
 #include "tools/multi_process.h"
 #include "tools/tool_common.h"
@@ -78,6 +82,13 @@ DEFINE_int32(peer_timeout_s, 0,
              "--json, --csv, --plot) are written before the peer starts, so a slow peer loses "
              "nothing. The peer gets LD_LIBRARY_PATH from HALFCAF_PEER_LD_LIBRARY_PATH when that is "
              "set (empty: unset), so a library path meant for halfcaf does not reach PyTorch");
+DEFINE_bool(max_batch, false, "instead of timing: find the largest batch that fits, per "
+            "precision, by doubling then bisecting from the first --batch_size (each try runs "
+            "two steps); the limit is the GPU's memory, or --mem_limit_mb on CPU");
+DEFINE_int64(mem_limit_mb, 0, "CPU: halfcaf's CPU memory (tensors and operator scratch) may not "
+             "exceed this; an over-limit configuration stops with 'out of memory' (0: no limit)");
+DEFINE_bool(optimize_memory, true, "memory planning: the temporaries of the timed nets share "
+            "buffers when their lifetimes do not overlap (models/memory_plan.h)");
 DEFINE_string(data_blob, "data", "--net: the data blob");
 DEFINE_string(label_blob, "label", "--net: the label blob");
 DEFINE_string(loss_blob, "loss", "--net: the loss blob");
@@ -295,6 +306,7 @@ class TrainSession : public Session {
     o.replicas = g_place.replicas;
     o.world = g_dist.world;
     o.allreduce_algorithm = g_dist.allreduce_algorithm;
+    o.optimize_memory = FLAGS_optimize_memory;
     o.bucket_bytes = g_dist.bucket_bytes;
     trainer_ = std::make_unique<Trainer>(m.init, m.forward, o);
     trainer_->Initialize();
@@ -393,6 +405,11 @@ class ForwardSession : public Session {
     SetGlobalSeed(FLAGS_seed);
     ws_.RunNetOnce(init);
     if (fwd.name().empty()) fwd.set_name("forward");
+    if (FLAGS_optimize_memory) {
+      MemoryPlanOptions o;
+      o.keep = {FLAGS_loss_blob};
+      ApplyMemoryPlan(PlanMemory(fwd, o), &fwd);
+    }
     net_ = ws_.CreateNet(fwd);
   }
   void Step() override {
@@ -564,6 +581,72 @@ void PrintProfile(const std::string& what, const NetBase& net, const OpProfile& 
   std::cout << std::defaultfloat << std::flush;
 }
 
+// ---- the largest batch that fits -----------------------------------------------------------------
+
+// Whether two steps of `precision` at `batch` run without running out of memory.
+bool Fits(const Model& model, const std::string& precision, int64_t batch, Progress* progress) {
+  progress->Show(FLAGS_model + " " + precision + " batch " + std::to_string(batch), "trying", 1, 1,
+                 0);
+  bool ok = true;
+  try {
+    std::unique_ptr<Session> s;
+    if (FLAGS_mode == "train") {
+      s = std::make_unique<TrainSession>(model, precision == "fp16", batch);
+    } else {
+      s = std::make_unique<ForwardSession>(model, precision == "fp16", batch);
+    }
+    s->Step();
+    s->Step();
+  } catch (const std::bad_alloc&) {
+    ok = false;
+  } catch (const EnforceNotMet& e) {
+    if (!IsOutOfMemory(e.what())) throw;
+    ok = false;
+  }
+  ReleaseScratch();  // what the try grew, so the next one starts from the same memory
+#ifdef HALFCAF_WITH_CUDA
+  if (FLAGS_device == "cuda") CudaEmptyCache();
+#endif
+  progress->Clear();
+  return ok;
+}
+
+// Doubling from `start` until a batch does not fit (or halving until one does), then bisecting.
+// 0: not even a batch of 1 fits.
+int64_t FindMaxBatch(const Model& model, const std::string& precision, int64_t start,
+                     Progress* progress) {
+  constexpr int64_t kCap = int64_t{1} << 20;
+  int64_t good = 0, bad = 0;
+  if (Fits(model, precision, start, progress)) {
+    good = start;
+    while (good < kCap && Fits(model, precision, std::min(good * 2, kCap), progress)) {
+      good = std::min(good * 2, kCap);
+    }
+    if (good == kCap) return good;
+    bad = std::min(good * 2, kCap);
+  } else {
+    bad = start;
+    while (bad > 1) {
+      const int64_t half = bad / 2;
+      if (Fits(model, precision, half, progress)) {
+        good = half;
+        break;
+      }
+      bad = half;
+    }
+    if (good == 0) return 0;
+  }
+  while (bad - good > 1) {
+    const int64_t mid = good + (bad - good) / 2;
+    if (Fits(model, precision, mid, progress)) {
+      good = mid;
+    } else {
+      bad = mid;
+    }
+  }
+  return good;
+}
+
 // ---- one configuration --------------------------------------------------------------------------
 
 Result RunConfig(const Model& model, const std::string& precision, int64_t batch,
@@ -620,133 +703,6 @@ Result RunConfig(const Model& model, const std::string& precision, int64_t batch
   return r;
 }
 
-// ---- the PyTorch peer ---------------------------------------------------------------------------
-
-std::string Dirname(const std::string& p) {
-  size_t k = p.rfind('/');
-  return k == std::string::npos ? "." : p.substr(0, k);
-}
-
-bool FileExists(const std::string& p) { return std::ifstream(p).good(); }
-
-std::string FindPeerScript() {
-  if (!FLAGS_peer_script.empty()) {
-    HALFCAF_ENFORCE(FileExists(FLAGS_peer_script), "--peer_script: cannot read '",
-                    FLAGS_peer_script, "'");
-    return FLAGS_peer_script;
-  }
-  const std::string rel = "tools/peers/resnet_pytorch.py";
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n > 0) {
-    exe[n] = 0;
-    // <source>/<build folder>/bin/benchmark
-    std::string cand = Dirname(Dirname(Dirname(exe))) + "/" + rel;
-    if (FileExists(cand)) return cand;
-  }
-  if (FileExists(rel)) return rel;
-  HALFCAF_THROW("--compare pytorch: cannot find ", rel,
-                " (run from the source folder or give --peer_script)");
-}
-
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
-  }
-  return out + "'";
-}
-
-// Value of "key" in a one-line JSON object written by json.dumps (a number or a string).
-std::string JsonField(const std::string& line, const std::string& key) {
-  const std::string k = "\"" + key + "\": ";
-  size_t p = line.find(k);
-  if (p == std::string::npos) return "";
-  p += k.size();
-  if (line[p] == '"') {
-    size_t e = line.find('"', p + 1);
-    return e == std::string::npos ? "" : line.substr(p + 1, e - p - 1);
-  }
-  size_t e = line.find_first_of(",}", p);
-  return line.substr(p, e == std::string::npos ? std::string::npos : e - p);
-}
-
-// Runs the peer for every configuration and attaches its numbers. Returns false (after saying
-// why) when it cannot run.
-bool RunPeer(std::vector<Result>* results, const std::vector<int64_t>& batches,
-             const std::vector<std::string>& precisions, const Model& model) {
-  const std::string check =
-      ShellQuote(FLAGS_python) + " -c 'import torch, torchvision' >/dev/null 2>&1";
-  if (std::system(check.c_str()) != 0) {
-    std::cerr << "benchmark: --compare pytorch: " << FLAGS_python
-              << " cannot import torch and torchvision (Debian: apt-get install python3-torch "
-                 "python3-torchvision); showing the halfcaf numbers alone"
-              << std::endl;
-    return false;
-  }
-  std::string bs, prec;
-  for (auto b : batches) bs += (bs.empty() ? "" : ",") + std::to_string(b);
-  for (const auto& p : precisions) prec += (prec.empty() ? "" : ",") + p;
-  std::ostringstream cmd;
-  // PyTorch's OpenMP threads spin while they wait; on a machine shared with other work that
-  // slows it down many times over, so they sleep unless the caller chose otherwise.
-  cmd << "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE} ";
-  if (FLAGS_peer_timeout_s > 0) cmd << "timeout -k 10 " << FLAGS_peer_timeout_s << " ";
-  if (const char* peer_path = std::getenv("HALFCAF_PEER_LD_LIBRARY_PATH")) {
-    if (*peer_path == '\0') {
-      cmd << "env -u LD_LIBRARY_PATH ";
-    } else {
-      cmd << "env LD_LIBRARY_PATH=" << ShellQuote(peer_path) << " ";
-    }
-  }
-  cmd << ShellQuote(FLAGS_python) << " "
-      << ShellQuote(FindPeerScript()) << " --model " << FLAGS_model << " --batch_size " << bs
-      << " --precision " << prec << " --order " << FLAGS_order << " --mode " << FLAGS_mode
-      << " --iters " << FLAGS_iters << " --warmup " << FLAGS_warmup << " --device " << FLAGS_device
-      << " --gpu " << FLAGS_gpu << " --threads " << FLAGS_threads << " --num_classes "
-      << model.num_classes << " --image_size " << model.chw[1] << " --seed " << FLAGS_seed;
-  std::cerr << "benchmark: running the PyTorch peer: " << cmd.str() << std::endl;
-  FILE* pipe = popen(cmd.str().c_str(), "r");
-  HALFCAF_ENFORCE(pipe != nullptr, "--compare pytorch: cannot start ", FLAGS_python);
-  std::string out;
-  char buf[4096];
-  while (fgets(buf, sizeof(buf), pipe)) out += buf;
-  const int rc = pclose(pipe);
-  std::istringstream lines(out);
-  std::string line;
-  int matched = 0;
-  while (std::getline(lines, line)) {
-    if (line.empty() || line[0] != '{') continue;
-    const std::string p = JsonField(line, "precision");
-    const std::string b = JsonField(line, "batch_size");
-    for (auto& r : *results) {
-      if (r.precision != p || std::to_string(r.batch_size) != b) continue;
-      r.has_peer = true;
-      r.peer_status = JsonField(line, "status");
-      r.peer_images_per_sec = std::atof(JsonField(line, "images_per_sec").c_str());
-      r.peer_ms_median = std::atof(JsonField(line, "ms_per_iter_median").c_str());
-      ++matched;
-    }
-  }
-  const int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
-  if (FLAGS_peer_timeout_s > 0 && (code == 124 || code == 137)) {
-    std::cerr << "benchmark: the PyTorch peer timed out after " << FLAGS_peer_timeout_s
-              << " s (--peer_timeout_s); " << (matched > 0 ? "keeping the results it printed"
-                                                            : "showing the halfcaf numbers alone")
-              << std::endl;
-    return matched > 0;
-  }
-  if (rc != 0 || matched == 0) {
-    std::cerr << "benchmark: the PyTorch peer " << (rc != 0 ? "failed" : "printed no results")
-              << " (exit status " << code << "); showing the halfcaf numbers alone" << std::endl;
-    return matched > 0;
-  }
-  return true;
-}
-
 // ---- main ---------------------------------------------------------------------------------------
 
 // --json, --csv and --plot (each written atomically).
@@ -792,7 +748,10 @@ void PrintTable(const bench::RunInfo& info, const std::vector<Result>& results, 
             << std::setw(11) << "$/1M img";
   const bool shards = info.num_shards > 1;
   if (shards) std::cout << std::setw(12) << "exchange ms" << std::setw(12) << "exposed ms";
-  if (peer) std::cout << std::setw(13) << "pytorch i/s" << std::setw(10) << "hc/pt";
+  if (peer) {
+    std::cout << std::setw(13) << "pytorch i/s" << std::setw(10) << "hc/pt" << std::setw(11)
+              << "pt peak MB";
+  }
   std::cout << "\n" << std::fixed;
   for (const auto& r : results) {
     std::cout << std::left << std::setw(10) << r.precision << std::right << std::setw(6)
@@ -816,7 +775,8 @@ void PrintTable(const bench::RunInfo& info, const std::vector<Result>& results, 
     if (peer) {
       if (r.has_peer && r.peer_images_per_sec > 0) {
         std::cout << std::setw(13) << std::setprecision(2) << r.peer_images_per_sec << std::setw(9)
-                  << std::setprecision(2) << r.images_per_sec / r.peer_images_per_sec << "x";
+                  << std::setprecision(2) << r.images_per_sec / r.peer_images_per_sec << "x"
+                  << std::setw(11) << std::setprecision(0) << r.peer_peak_memory_mb;
       } else {
         // "skipped: fp16 autocast needs CUDA" -> "skipped" (the JSON has the whole reason).
         const std::string st = r.has_peer ? r.peer_status.substr(0, r.peer_status.find(':')) : "-";
@@ -917,6 +877,17 @@ int Main() {
     cudaSetDevice(FLAGS_gpu);
 #endif
   }
+  HALFCAF_ENFORCE(FLAGS_mem_limit_mb >= 0, "--mem_limit_mb must be >= 0, got ", FLAGS_mem_limit_mb);
+  HALFCAF_ENFORCE(FLAGS_mem_limit_mb == 0 || FLAGS_device == "cpu",
+                  "--mem_limit_mb limits CPU memory; on a GPU the limit is the device's memory");
+  if (FLAGS_max_batch) {
+    HALFCAF_ENFORCE(FLAGS_device == "cuda" || FLAGS_mem_limit_mb > 0,
+                    "--max_batch on CPU needs --mem_limit_mb (the memory the batch must fit in)");
+    HALFCAF_ENFORCE(shards.size == 1 && g_place.replicas.empty() && FLAGS_compare.empty(),
+                    "--max_batch searches one device in one process: leave out --num_shards, "
+                    "--replicas / --gpus and --compare");
+  }
+  SetCpuMemoryLimit(static_cast<size_t>(FLAGS_mem_limit_mb) << 20);
   math::SetBlasThreads(FLAGS_threads);
   JoinRun(shards, "benchmark", &g_dist);
 
@@ -946,6 +917,20 @@ int Main() {
   }
 
   Progress progress;
+  if (FLAGS_max_batch) {
+    std::cout << "halfcaf benchmark: largest batch of " << info.model << " (" << info.mode << ", "
+              << info.order << ", " << info.device << ") that fits in "
+              << (FLAGS_device == "cuda" ? "the GPU's memory"
+                                         : std::to_string(FLAGS_mem_limit_mb) + " MB (--mem_limit_mb)")
+              << ", memory plan " << (FLAGS_optimize_memory ? "on" : "off") << "\n";
+    for (const auto& p : precisions) {
+      const int64_t b = FindMaxBatch(model, p, batches[0], &progress);
+      std::cout << std::left << std::setw(10) << p << std::right << std::setw(8) << b
+                << (b == 0 ? "  (not even batch 1)" : "") << "\n";
+    }
+    std::cout << std::flush;
+    return 0;
+  }
   std::vector<Result> results;
   for (const auto& p : precisions) {
     for (int64_t b : batches) results.push_back(RunConfig(model, p, b, &progress));
@@ -960,7 +945,24 @@ int Main() {
   if (!FLAGS_compare.empty()) {
     std::cerr << "benchmark: halfcaf's results are written; the PyTorch peer runs next"
               << std::endl;
-    if (RunPeer(&results, batches, precisions, model)) {
+    bench::PeerRequest req;
+    req.python = FLAGS_python;
+    req.script = bench::FindPeerScript(FLAGS_peer_script);
+    req.model = FLAGS_model;
+    req.order = FLAGS_order;
+    req.mode = FLAGS_mode;
+    req.device = FLAGS_device;
+    req.iters = FLAGS_iters;
+    req.warmup = FLAGS_warmup;
+    req.gpu = FLAGS_gpu;
+    req.threads = FLAGS_threads;
+    req.num_classes = model.num_classes;
+    req.image_size = model.chw[1];
+    req.seed = FLAGS_seed;
+    req.timeout_s = FLAGS_peer_timeout_s;
+    req.batches = batches;
+    req.precisions = precisions;
+    if (bench::RunPeer(req, &results)) {
       PrintTable(info, results, true);
       WriteOutputs(info, results, precisions);
     }

@@ -47,7 +47,7 @@ struct Result {
   // Peer.
   bool has_peer = false;
   std::string peer_status;
-  double peer_images_per_sec = 0, peer_ms_median = 0;
+  double peer_images_per_sec = 0, peer_ms_median = 0, peer_peak_memory_mb = 0;
 };
 
 // Quantile q in [0, 1] with linear interpolation between order statistics.

@@ -10,6 +10,7 @@
 #include "core/net.h"
 #include "core/proto_io.h"
 #include "core/tensor_proto.h"
+#include "models/memory_plan.h"
 #include "onnx/onnx_import.h"
 #include "tools/tool_common.h"
 
@@ -23,6 +24,9 @@ DEFINE_int32(iters, 1, "number of times to run --net");
 DEFINE_string(output_blobs, "", "comma-separated blobs to write to --output (or print)");
 DEFINE_string(output, "", "TensorProtos file to write (text when it ends in .pbtxt)");
 DEFINE_bool(list_ops, false, "print every registered operator with devices, engines and docs");
+DEFINE_bool(optimize_memory, false, "memory planning: --net's temporaries share buffers when their "
+            "lifetimes do not overlap (the net's external outputs and --output_blobs keep theirs); "
+            "the plan goes to stderr");
 
 namespace halfcaf {
 namespace {
@@ -89,14 +93,21 @@ int Main() {
   }
   if (!FLAGS_inputs.empty()) FeedTensorProtosFile(FLAGS_inputs, &ws);
   if (!FLAGS_init_net.empty()) ws.RunNetOnce(init);
+  std::vector<std::string> blobs = SplitList(FLAGS_output_blobs);
+  if (blobs.empty()) blobs = onnx_outputs;  // an ONNX model's outputs by default
   if (!FLAGS_net.empty()) {
     if (net.name().empty()) net.set_name("net");
+    if (FLAGS_optimize_memory) {
+      MemoryPlanOptions o;
+      o.keep.insert(blobs.begin(), blobs.end());
+      const MemoryPlan plan = PlanMemory(net, o);
+      ApplyMemoryPlan(plan, &net);
+      std::cerr << "run_net: " << plan.Summary();
+    }
     ws.CreateNet(net);
     for (int i = 0; i < FLAGS_iters; ++i) ws.RunNet(net.name());
     ws.GetNet(net.name())->CheckDeferredErrors();  // e.g. a label out of range on CUDA
   }
-  std::vector<std::string> blobs = SplitList(FLAGS_output_blobs);
-  if (blobs.empty()) blobs = onnx_outputs;  // an ONNX model's outputs by default
   for (const auto& b : blobs) {
     HALFCAF_ENFORCE(ws.HasBlob(b), "--output_blobs: blob '", b, "' does not exist");
   }

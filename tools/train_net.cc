@@ -98,6 +98,9 @@ DEFINE_int64(max_skipped_steps, 32, "float16: stop with an error when this many 
              "steps overflow and are skipped (a diverged run); 0 = never. Dynamic scaling from "
              "the default 65536 reaches 1 after 16 overflows");
 DEFINE_bool(prefetch, true, "prepare the next batch on a background thread");
+DEFINE_bool(optimize_memory, true, "memory planning: the nets' temporaries (activations, their "
+            "gradients, casts) share buffers when their lifetimes do not overlap");
+DEFINE_bool(print_memory_plan, false, "print which blobs share each buffer");
 namespace halfcaf {
 namespace {
 
@@ -237,6 +240,7 @@ TrainerOptions OptionsFromFlags() {
                   "--batch_size (", FLAGS_batch_size, ") must be a multiple of the number of "
                   "replicas (", o.replicas.size(), ")");
   o.seed = FLAGS_seed;
+  o.optimize_memory = FLAGS_optimize_memory;
   return o;
 }
 
@@ -463,6 +467,10 @@ int Main() {
             << (FLAGS_resume ? ", resumed at iteration " + std::to_string(trainer.iteration())
                              : std::string())
             << std::endl;
+  if (options.optimize_memory) {
+    std::cout << "train_net: " << trainer.train_memory_plan().Summary(FLAGS_print_memory_plan)
+              << std::flush;
+  }
 
   Logger log(leader ? FLAGS_log_csv : "", leader);
   double exchange_s = 0, exposed_s = 0;
