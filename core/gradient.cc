@@ -39,6 +39,18 @@ void GradientMakerBase::SetDense(int i, const std::string& name) {
   g_input_.at(i) = GradientWrapper{name, "", ""};
 }
 
+void GradientMakerBase::SetInputDims(const std::vector<std::vector<int64_t>>* input_dims) {
+  HALFCAF_ENFORCE(input_dims == nullptr ||
+                      static_cast<int>(input_dims->size()) == def_.input_size(),
+                  "gradient maker for ", def_.type(), ": ", input_dims ? input_dims->size() : 0,
+                  " input dims given for ", def_.input_size(), " inputs");
+  input_dims_ = input_dims;
+}
+
+const std::vector<int64_t>* GradientMakerBase::InputDims(int i) const {
+  return input_dims_ ? &input_dims_->at(i) : nullptr;
+}
+
 std::vector<OperatorDef> GradientMakerBase::SingleGradientDef(
     const std::string& type, const std::vector<std::string>& inputs,
     const std::vector<std::string>& outputs, const std::vector<Argument>& args) {
@@ -93,11 +105,14 @@ std::vector<std::string> GradientRegistry::Types() {
 }
 
 GradientOpsMeta GetGradientForOp(const OperatorDef& def,
-                                 const std::vector<GradientWrapper>& g_output) {
+                                 const std::vector<GradientWrapper>& g_output,
+                                 const std::vector<std::vector<int64_t>>* input_dims) {
   const GradientMakerCreator* creator = GradientRegistry::Find(def.type());
   HALFCAF_ENFORCE(creator != nullptr, "no gradient is registered for operator type '",
                   def.type(), "'");
-  return (*creator)(def, g_output)->Get();
+  std::unique_ptr<GradientMakerBase> maker = (*creator)(def, g_output);
+  maker->SetInputDims(input_dims);
+  return maker->Get();
 }
 
 }  // namespace halfcaf

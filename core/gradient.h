@@ -3,6 +3,7 @@
 // models/backward builds whole backward passes from these.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -43,6 +44,11 @@ class GradientMakerBase {
   // Runs the maker and applies the copy rules.
   GradientOpsMeta Get();
 
+  // The forward inputs' dims, one entry per input, when the caller knows them (null: unknown;
+  // the vector must outlive Get()). Makers whose gradient ops depend on the shapes read them
+  // through InputDims (Add/Sub/Mul/Div broadcasting NumPy-style); the others ignore them.
+  void SetInputDims(const std::vector<std::vector<int64_t>>* input_dims);
+
  protected:
   const std::string& I(int i) const { return def_.input(i); }
   const std::string& O(int i) const { return def_.output(i); }
@@ -58,6 +64,8 @@ class GradientMakerBase {
   int NumInputs() const { return def_.input_size(); }
   int NumOutputs() const { return def_.output_size(); }
   const ArgumentHelper& args() const { return args_; }
+  // Dims of forward input i, or null when the caller did not give them (SetInputDims).
+  const std::vector<int64_t>* InputDims(int i) const;
 
   static std::vector<OperatorDef> SingleGradientDef(const std::string& type,
                                                     const std::vector<std::string>& inputs,
@@ -68,6 +76,7 @@ class GradientMakerBase {
   ArgumentHelper args_;
   const std::vector<GradientWrapper>& g_output_;
   std::vector<GradientWrapper> g_input_;
+  const std::vector<std::vector<int64_t>>* input_dims_ = nullptr;
 };
 
 using GradientMakerCreator = std::function<std::unique_ptr<GradientMakerBase>(
@@ -81,8 +90,11 @@ class GradientRegistry {
 };
 
 // Gradient ops for one forward op given its output gradients; throws if the type has none.
+// `input_dims` (optional, one entry per forward input) are the dims the inputs will have at run
+// time, for the makers that need them (see GradientMakerBase::SetInputDims).
 GradientOpsMeta GetGradientForOp(const OperatorDef& def,
-                                 const std::vector<GradientWrapper>& g_output);
+                                 const std::vector<GradientWrapper>& g_output,
+                                 const std::vector<std::vector<int64_t>>* input_dims = nullptr);
 
 // Marker makers.
 class NoGradient : public GradientMakerBase {

@@ -28,34 +28,62 @@ __device__ __forceinline__ T ApplyBinary(BinaryOp op, T a, T b) {
   }
 }
 
-template <BinaryOp kOp>
-__global__ void BinaryFloatKernel(int64_t total, int64_t n, int64_t post, FloatIn a, FloatIn b,
-                                  FloatOut c) {
+// Where output element i reads A and B: the legacy broadcast (A at i, B at (i / post) % n).
+struct LegacyIndex {
+  int64_t n, post;
+  __device__ __forceinline__ void operator()(int64_t i, int64_t* ia, int64_t* ib) const {
+    *ia = i;
+    *ib = (i / post) % n;
+  }
+};
+
+constexpr int kMaxStridedDims = 8;
+
+// Where output element i reads A and B: the output walked as dims (innermost last), each input at
+// its strides (0 where it repeats).
+struct StridedIndex {
+  int nd;
+  int64_t dims[kMaxStridedDims], a_stride[kMaxStridedDims], b_stride[kMaxStridedDims];
+  __device__ __forceinline__ void operator()(int64_t i, int64_t* ia, int64_t* ib) const {
+    int64_t oa = 0, ob = 0;
+    for (int d = nd - 1; d >= 0; --d) {
+      const int64_t k = i % dims[d];
+      i /= dims[d];
+      oa += k * a_stride[d];
+      ob += k * b_stride[d];
+    }
+    *ia = oa;
+    *ib = ob;
+  }
+};
+
+template <BinaryOp kOp, class Index>
+__global__ void BinaryFloatKernel(int64_t total, Index index, FloatIn a, FloatIn b, FloatOut c) {
   HALFCAF_KERNEL_LOOP(i, total) {
-    const int64_t j = (i / post) % n;
-    c.Set(i, ApplyBinary<float>(kOp, a[i], b[j]));
+    int64_t ia, ib;
+    index(i, &ia, &ib);
+    c.Set(i, ApplyBinary<float>(kOp, a[ia], b[ib]));
   }
 }
 
-template <BinaryOp kOp, typename T>
-__global__ void BinaryTypedKernel(int64_t total, int64_t n, int64_t post, const T* a, const T* b,
-                                  T* c) {
+template <BinaryOp kOp, class Index, typename T>
+__global__ void BinaryTypedKernel(int64_t total, Index index, const T* a, const T* b, T* c) {
   HALFCAF_KERNEL_LOOP(i, total) {
-    const int64_t j = (i / post) % n;
-    c[i] = ApplyBinary<T>(kOp, a[i], b[j]);
+    int64_t ia, ib;
+    index(i, &ia, &ib);
+    c[i] = ApplyBinary<T>(kOp, a[ia], b[ib]);
   }
 }
 
-template <BinaryOp kOp>
-void BinaryLaunch(int64_t pre, int64_t n, int64_t post, DataType a_type, const void* a,
+template <BinaryOp kOp, class Index>
+void BinaryLaunch(int64_t total, const Index& index, DataType a_type, const void* a,
                   DataType b_type, const void* b, DataType c_type, void* c, cudaStream_t stream) {
-  const int64_t total = pre * n * post;
   if (total == 0) return;
   const bool float_path = (a_type == DataType::FLOAT || a_type == DataType::FLOAT16) &&
                           (b_type == DataType::FLOAT || b_type == DataType::FLOAT16);
   if (float_path) {
-    BinaryFloatKernel<kOp><<<Blocks(total), kThreads, 0, stream>>>(
-        total, n, post, detail::In(a_type, a, "A"), detail::In(b_type, b, "B"),
+    BinaryFloatKernel<kOp, Index><<<Blocks(total), kThreads, 0, stream>>>(
+        total, index, detail::In(a_type, a, "A"), detail::In(b_type, b, "B"),
         detail::Out(c_type, c, "C"));
     HALFCAF_LAUNCH_CHECK();
     return;
@@ -65,8 +93,8 @@ void BinaryLaunch(int64_t pre, int64_t n, int64_t post, DataType a_type, const v
                   DataTypeName(c_type));
   auto launch = [&](auto tag) {
     using T = decltype(tag);
-    BinaryTypedKernel<kOp, T><<<Blocks(total), kThreads, 0, stream>>>(
-        total, n, post, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c));
+    BinaryTypedKernel<kOp, Index, T><<<Blocks(total), kThreads, 0, stream>>>(
+        total, index, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c));
     HALFCAF_LAUNCH_CHECK();
   };
   switch (a_type) {
@@ -77,6 +105,22 @@ void BinaryLaunch(int64_t pre, int64_t n, int64_t post, DataType a_type, const v
   }
   HALFCAF_THROW("binary element-wise ops on CUDA take float, float16, double, int32 or int64, got ",
                 DataTypeName(a_type));
+}
+
+template <class Index>
+void BinaryDispatch(BinaryOp op, int64_t total, const Index& index, DataType a_type,
+                    const void* a, DataType b_type, const void* b, DataType c_type, void* c,
+                    cudaStream_t stream) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return BinaryLaunch<BinaryOp::kAdd>(total, index, a_type, a, b_type, b, c_type, c, stream);
+    case BinaryOp::kSub:
+      return BinaryLaunch<BinaryOp::kSub>(total, index, a_type, a, b_type, b, c_type, c, stream);
+    case BinaryOp::kMul:
+      return BinaryLaunch<BinaryOp::kMul>(total, index, a_type, a, b_type, b, c_type, c, stream);
+    case BinaryOp::kDiv:
+      return BinaryLaunch<BinaryOp::kDiv>(total, index, a_type, a, b_type, b, c_type, c, stream);
+  }
 }
 
 // ---- DivGradient -------------------------------------------------------------------------------
@@ -268,16 +312,28 @@ __global__ void TransposeKernel(int64_t n, TransposePlan plan, const U* x, U* y)
 void BinaryBroadcast(BinaryOp op, int64_t pre, int64_t n, int64_t post, DataType a_type,
                      const void* a, DataType b_type, const void* b, DataType c_type, void* c,
                      cudaStream_t stream) {
-  switch (op) {
-    case BinaryOp::kAdd:
-      return BinaryLaunch<BinaryOp::kAdd>(pre, n, post, a_type, a, b_type, b, c_type, c, stream);
-    case BinaryOp::kSub:
-      return BinaryLaunch<BinaryOp::kSub>(pre, n, post, a_type, a, b_type, b, c_type, c, stream);
-    case BinaryOp::kMul:
-      return BinaryLaunch<BinaryOp::kMul>(pre, n, post, a_type, a, b_type, b, c_type, c, stream);
-    case BinaryOp::kDiv:
-      return BinaryLaunch<BinaryOp::kDiv>(pre, n, post, a_type, a, b_type, b, c_type, c, stream);
+  BinaryDispatch(op, pre * n * post, LegacyIndex{n, post}, a_type, a, b_type, b, c_type, c,
+                 stream);
+}
+
+void BinaryStrided(BinaryOp op, const std::vector<int64_t>& dims,
+                   const std::vector<int64_t>& a_stride, const std::vector<int64_t>& b_stride,
+                   DataType a_type, const void* a, DataType b_type, const void* b,
+                   DataType c_type, void* c, cudaStream_t stream) {
+  HALFCAF_ENFORCE(!dims.empty() && dims.size() <= static_cast<size_t>(kMaxStridedDims) &&
+                      a_stride.size() == dims.size() && b_stride.size() == dims.size(),
+                  "strided binary op: 1 to ", kMaxStridedDims, " dims with one stride each, got ",
+                  DimsString(dims), ", ", DimsString(a_stride), " and ", DimsString(b_stride));
+  StridedIndex index{};
+  index.nd = static_cast<int>(dims.size());
+  int64_t total = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    index.dims[d] = dims[d];
+    index.a_stride[d] = a_stride[d];
+    index.b_stride[d] = b_stride[d];
+    total *= dims[d];
   }
+  BinaryDispatch(op, total, index, a_type, a, b_type, b, c_type, c, stream);
 }
 
 void DivGradient(int64_t n, DataType b_type, const void* b, DataType c_type, const void* c,

@@ -37,8 +37,8 @@ struct Contribution {
 class BackwardBuilder {
  public:
   BackwardBuilder(NetDef* net, const std::vector<std::string>& losses,
-                  const std::map<std::string, std::string>& seeds)
-      : net_(net), losses_(losses), seeds_(seeds) {}
+                  const std::map<std::string, std::string>& seeds, const BlobDims* blob_dims)
+      : net_(net), losses_(losses), seeds_(seeds), blob_dims_(blob_dims) {}
 
   std::map<std::string, GradientWrapper> Build() {
     Replay();
@@ -118,6 +118,18 @@ class BackwardBuilder {
     }
   }
 
+  // The dims of op's inputs from blob_dims_, in *dims, or null unless all of them are known.
+  const std::vector<std::vector<int64_t>>* InputDims(const OperatorDef& op,
+                                                     std::vector<std::vector<int64_t>>* dims) {
+    if (!blob_dims_) return nullptr;
+    for (const auto& name : op.input()) {
+      auto it = blob_dims_->find(name);
+      if (it == blob_dims_->end()) return nullptr;
+      dims->push_back(it->second);
+    }
+    return dims;
+  }
+
   // The gradient of a blob version once every reader has been processed (empty if none).
   GradientWrapper GradientOf(const BlobVersion& key) const {
     auto r = resolved_.find(key);
@@ -142,7 +154,8 @@ class BackwardBuilder {
 
     GradientOpsMeta meta;
     try {
-      meta = GetGradientForOp(op, g_output);
+      std::vector<std::vector<int64_t>> dims;
+      meta = GetGradientForOp(op, g_output, InputDims(op, &dims));
     } catch (EnforceNotMet& e) {
       std::string needed;
       for (int k = 0; k < op.output_size(); ++k) {
@@ -261,6 +274,7 @@ class BackwardBuilder {
   NetDef* net_;
   const std::vector<std::string>& losses_;
   const std::map<std::string, std::string>& seeds_;
+  const BlobDims* blob_dims_;
 
   std::map<std::string, int> frontier_;   // latest version of each blob
   std::map<std::string, int> producer_;   // last forward op writing each blob
@@ -276,9 +290,9 @@ class BackwardBuilder {
 
 std::map<std::string, GradientWrapper> AddGradientOperators(
     NetDef* net, const std::vector<std::string>& losses,
-    const std::map<std::string, std::string>& seeds) {
+    const std::map<std::string, std::string>& seeds, const BlobDims* blob_dims) {
   HALFCAF_ENFORCE(net != nullptr, "Backward: net is null");
-  return BackwardBuilder(net, losses, seeds).Build();
+  return BackwardBuilder(net, losses, seeds, blob_dims).Build();
 }
 
 }  // namespace halfcaf

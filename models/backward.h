@@ -22,6 +22,7 @@
 // option of the loss's producer / of the contributing gradient ops.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,20 +32,26 @@
 
 namespace halfcaf {
 
+// Dims of blobs by name, as the forward ops read them.
+using BlobDims = std::map<std::string, std::vector<int64_t>>;
+
 // Appends the gradient ops of `net` for `losses` to `net` and returns forward blob -> gradient
 // blob for every blob that received a gradient (parameters: `w` -> `w_grad`). `seeds` maps a loss
-// to an existing blob to use as its gradient instead of a ConstantFill of 1. Throws
+// to an existing blob to use as its gradient instead of a ConstantFill of 1. `blob_dims`
+// (optional) gives the gradient makers the dims of the forward ops' inputs (an op gets them when
+// all its inputs are listed): Add, Sub, Mul and Div without `broadcast` assume identical input
+// shapes unless these dims show a NumPy broadcast (core/gradient.h SetInputDims). Throws
 // EnforceNotMet when a loss is not produced by the net, when a needed gradient cannot be made
 // (the message names the forward op and its position), or on unsupported accumulations.
 std::map<std::string, GradientWrapper> AddGradientOperators(
     NetDef* net, const std::vector<std::string>& losses,
-    const std::map<std::string, std::string>& seeds = {});
+    const std::map<std::string, std::string>& seeds = {}, const BlobDims* blob_dims = nullptr);
 
 // Same as AddGradientOperators (the name the design uses).
 inline std::map<std::string, GradientWrapper> Backward(
     NetDef* net, const std::vector<std::string>& losses,
-    const std::map<std::string, std::string>& seeds = {}) {
-  return AddGradientOperators(net, losses, seeds);
+    const std::map<std::string, std::string>& seeds = {}, const BlobDims* blob_dims = nullptr) {
+  return AddGradientOperators(net, losses, seeds, blob_dims);
 }
 
 }  // namespace halfcaf

@@ -80,8 +80,16 @@ HALFCAF_ONNX_CONVERTER(Ceil) {
   Unary(c, "Ceil");
 }
 
+// Emits type(x, y) -> out with NumPy broadcasting (defined below).
+static void EmitBroadcastBinary(ConvertContext& c, const std::string& type, const std::string& x,
+                                const std::string& y, const std::string& out,
+                                const TensorShape* a, const TensorShape* b);
+
 // PRelu with one slope, or one per channel (dim 1) in any shape that broadcasts that way
-// ((C), (C, 1, 1), ...), as Caffe2's 1-D Slope.
+// ((C), (C, 1, 1), ...), is Caffe2's PRelu with a 1-D slope; so is a 1-D slope of C elements in
+// opsets 1-6, where PRelu's slope was per channel rather than broadcast. Other slopes that
+// broadcast to X are lowered exactly to ONNX's formula max(x, 0) + min(x, 0) * slope as
+// Relu(x) - Relu(-x) * slope.
 HALFCAF_ONNX_CONVERTER(PRelu) {
   c.OnlyAttributes({});
   RequireOperator(c, "PRelu");
@@ -92,30 +100,80 @@ HALFCAF_ONNX_CONVERTER(PRelu) {
   if (!s) c.Unsupported("the slope's shape is not known at import");
   const int64_t n = s->numel();
   bool per_channel = x.size() >= 2 && n == x[1] && n > 1;
-  if (per_channel) {
+  if (per_channel && !(c.opset() < 7 && s->dims.size() == 1)) {
     // The slope's non-1 dim must line up with dim 1 of X under NumPy's trailing alignment.
     const size_t offset = x.size() - s->dims.size();
     for (size_t k = 0; k < s->dims.size(); ++k) {
       if (s->dims[k] != 1 && offset + k != 1) per_channel = false;
     }
   }
-  if (n != 1 && !per_channel) {
+  if (n == 1 || per_channel) {
+    std::string slope = c.Input(1);
+    if (s->dims.size() != 1) {
+      slope = c.Temp("slope");
+      c.Emit(c.Op("Reshape", {c.Input(1)}, {slope, c.Temp("old_shape")},
+                  {MakeArgument("shape", std::vector<int64_t>{n})}));
+    }
+    c.Emit(c.Op("PRelu", {c.Input(0), slope}, {c.Output(0)}, {MakeArgument("order", "NCHW")}));
+    return;
+  }
+  std::vector<int64_t> result;
+  if (c.opset() < 7 || !BroadcastShape(x, s->dims, &result) || result != x) {
     c.Unsupported("a slope of shape " + DimsString(s->dims) + " for input " + DimsString(x) +
-                  " (only one slope, or one per channel)");
+                  (c.opset() < 7 ? " (only one slope, or one per channel)"
+                                 : " (the slope must broadcast to the input's shape)"));
   }
-  std::string slope = c.Input(1);
-  if (s->dims.size() != 1) {
-    slope = c.Temp("slope");
-    c.Emit(c.Op("Reshape", {c.Input(1)}, {slope, c.Temp("old_shape")},
-                {MakeArgument("shape", std::vector<int64_t>{n})}));
-  }
-  c.Emit(c.Op("PRelu", {c.Input(0), slope}, {c.Output(0)}, {MakeArgument("order", "NCHW")}));
+  RequireOperator(c, "Relu");
+  RequireOperator(c, "Negative");
+  const std::string positive = c.Temp("positive"), negated = c.Temp("negated");
+  const std::string negative_part = c.Temp("negative_part"), scaled = c.Temp("scaled");
+  c.Emit(c.Op("Relu", {c.Input(0)}, {positive}));
+  c.Emit(c.Op("Negative", {c.Input(0)}, {negated}));
+  c.Emit(c.Op("Relu", {negated}, {negative_part}));
+  EmitBroadcastBinary(c, "Mul", negative_part, c.Input(1), scaled, c.Shape(0), s);
+  c.Emit(c.Op("Sub", {positive, scaled}, {c.Output(0)}));
 }
 
-// Add / Sub / Mul / Div / Pow with NumPy (multidirectional) broadcasting, mapped onto Caffe2's
-// one-directional broadcast: B repeated over A where B's dims (without leading and trailing
-// ones) match a run of A's dims. A smaller A is swapped with B for Add and Mul, and for Sub via
-// -(B - A); other shapes are refused.
+// Add / Sub / Mul / Div with NumPy (multidirectional) broadcasting. Where Caffe2's one-directional
+// legacy broadcast can express it (B repeated over A, B's dims without leading and trailing ones
+// matching a run of A's dims) the op gets broadcast=1, as Caffe2's exporters expect; a smaller A
+// is swapped with B for Add and Mul, and for Sub via -(B - A). Other shapes, and shapes unknown
+// at import, use the ops' own NumPy broadcasting (no broadcast argument).
+static void EmitBroadcastBinary(ConvertContext& c, const std::string& type, const std::string& x,
+                                const std::string& y, const std::string& out,
+                                const TensorShape* a, const TensorShape* b) {
+  if (!a || !b) {
+    // A 0-d B is the legacy scalar whatever A's shape; other shapes broadcast at run time.
+    const bool scalar_b = b && b->dims.empty();
+    c.Emit(c.Op(type, {x, y}, {out},
+                scalar_b ? std::vector<Argument>{MakeArgument("broadcast", 1)}
+                         : std::vector<Argument>{}));
+    return;
+  }
+  if (a->dims == b->dims) {
+    c.Emit(c.Op(type, {x, y}, {out}));
+    return;
+  }
+  std::vector<int64_t> result;
+  if (!BroadcastShape(a->dims, b->dims, &result)) {
+    c.Unsupported("inputs of shapes " + DimsString(a->dims) + " and " + DimsString(b->dims) +
+                  " do not broadcast");
+  }
+  const std::vector<Argument> bcast{MakeArgument("broadcast", 1)};
+  if (result == a->dims && CaffeBroadcastable(a->dims, b->dims)) {
+    c.Emit(c.Op(type, {x, y}, {out}, bcast));
+  } else if (result == b->dims && CaffeBroadcastable(b->dims, a->dims) &&
+             (type == "Add" || type == "Mul")) {
+    c.Emit(c.Op(type, {y, x}, {out}, bcast));
+  } else if (result == b->dims && CaffeBroadcastable(b->dims, a->dims) && type == "Sub") {
+    const std::string diff = c.Temp("reversed_difference");
+    c.Emit(c.Op("Sub", {y, x}, {diff}, bcast));
+    c.Emit(c.Op("Negative", {diff}, {out}));
+  } else {
+    c.Emit(c.Op(type, {x, y}, {out}));
+  }
+}
+
 static void Binary(ConvertContext& c, const std::string& type) {
   RequireOperator(c, type);
   for (int i : {0, 1}) {
@@ -135,48 +193,7 @@ static void Binary(ConvertContext& c, const std::string& type) {
     return;
   }
   c.OnlyAttributes({});
-  const TensorShape* a = c.Shape(0);
-  const TensorShape* b = c.Shape(1);
-  std::string x = c.Input(0), y = c.Input(1);
-  if (a && b && a->dims == b->dims) {
-    c.Emit(c.Op(type, {x, y}, {c.Output(0)}));
-    return;
-  }
-  if (!a || !b) {
-    // Only a one-element B broadcasts without knowing the shapes.
-    if (b && b->numel() == 1) {
-      c.Emit(c.Op(type, {x, y}, {c.Output(0)}, {MakeArgument("broadcast", 1)}));
-      return;
-    }
-    c.Unsupported("the shapes of its inputs are not known at import, so their broadcast "
-                  "cannot be checked");
-  }
-  std::vector<int64_t> result;
-  if (!BroadcastShape(a->dims, b->dims, &result)) {
-    c.Unsupported("inputs of shapes " + DimsString(a->dims) + " and " + DimsString(b->dims) +
-                  " do not broadcast");
-  }
-  bool swap = false;
-  if (result == a->dims && CaffeBroadcastable(a->dims, b->dims)) {
-    swap = false;
-  } else if (result == b->dims && CaffeBroadcastable(b->dims, a->dims) &&
-             (type == "Add" || type == "Mul" || type == "Sub")) {
-    swap = true;
-  } else {
-    c.Unsupported("broadcasting " + DimsString(a->dims) + " with " + DimsString(b->dims) +
-                  " (both inputs repeated, or size-1 dims inside the smaller one) is not "
-                  "supported");
-  }
-  const std::vector<Argument> bcast{MakeArgument("broadcast", 1)};
-  if (!swap) {
-    c.Emit(c.Op(type, {x, y}, {c.Output(0)}, bcast));
-  } else if (type != "Sub") {
-    c.Emit(c.Op(type, {y, x}, {c.Output(0)}, bcast));
-  } else {
-    const std::string diff = c.Temp("reversed_difference");
-    c.Emit(c.Op("Sub", {y, x}, {diff}, bcast));
-    c.Emit(c.Op("Negative", {diff}, {c.Output(0)}));
-  }
+  EmitBroadcastBinary(c, type, c.Input(0), c.Input(1), c.Output(0), c.Shape(0), c.Shape(1));
 }
 
 HALFCAF_ONNX_CONVERTER(Add) { Binary(c, "Add"); }
@@ -184,11 +201,13 @@ HALFCAF_ONNX_CONVERTER(Sub) { Binary(c, "Sub"); }
 HALFCAF_ONNX_CONVERTER(Mul) { Binary(c, "Mul"); }
 HALFCAF_ONNX_CONVERTER(Div) { Binary(c, "Div"); }
 
+// Pow: a constant scalar exponent is Caffe2's `exponent` argument; a run-time exponent is Pow's
+// two-input form, which takes one shape: inputs of other (broadcasting) shapes are first
+// multiplied by ones of the result's shape (x * 1 is x exactly, NaN and -0 included).
 HALFCAF_ONNX_CONVERTER(Pow) {
   c.OnlyAttributes({});
   RequireOperator(c, "Pow");
   c.RequireFloat(0);
-  // A constant scalar exponent is Caffe2's `exponent` argument.
   if (const Tensor* e = c.Const(1)) {
     if (e->numel() == 1) {
       const float exponent = c.ConstFloats(1, "the exponent")[0];
@@ -199,10 +218,28 @@ HALFCAF_ONNX_CONVERTER(Pow) {
   c.RequireFloat(1);
   const TensorShape* a = c.Shape(0);
   const TensorShape* b = c.Shape(1);
-  if (!a || !b || a->dims != b->dims) {
-    c.Unsupported("a run-time exponent must have the base's shape");
+  if (!a || !b) c.Unsupported("the shapes of a run-time exponent and its base must be known");
+  std::vector<int64_t> result;
+  if (!BroadcastShape(a->dims, b->dims, &result)) {
+    c.Unsupported("a base of shape " + DimsString(a->dims) + " and an exponent of shape " +
+                  DimsString(b->dims) + " do not broadcast");
   }
-  c.Emit(c.Op("Pow", {c.Input(0), c.Input(1)}, {c.Output(0)}));
+  std::string inputs[2] = {c.Input(0), c.Input(1)};
+  const TensorShape* shapes[2] = {a, b};
+  std::string ones;
+  for (int i : {0, 1}) {
+    if (shapes[i]->dims == result) continue;
+    if (ones.empty()) {
+      Tensor value(result, DataType::FLOAT);
+      std::fill_n(value.mutable_data<float>(), value.numel(), 1.f);
+      ones = c.Temp("ones");
+      c.SetConst(ones, value);
+    }
+    const std::string expanded = c.Temp(i == 0 ? "base" : "exponent");
+    c.Emit(c.Op("Mul", {inputs[i], ones}, {expanded}));
+    inputs[i] = expanded;
+  }
+  c.Emit(c.Op("Pow", {inputs[0], inputs[1]}, {c.Output(0)}));
 }
 
 // Sum, Mean, Max, Min of n inputs (of one shape; opset 8+ broadcasting between them is refused).

@@ -83,6 +83,16 @@ BroadcastSizes ComputeBroadcastSizes(const std::vector<int64_t>& a_dims,
   return s;
 }
 
+std::vector<int64_t> LegacyBroadcastView(const std::vector<int64_t>& a_dims,
+                                         const std::vector<int64_t>& b_dims, int axis) {
+  ComputeBroadcastSizes(a_dims, b_dims, axis);
+  std::vector<int64_t> view(a_dims.size(), 1);
+  if (Numel(b_dims) == 1) return view;
+  if (axis == -1) axis = static_cast<int>(a_dims.size() - b_dims.size());
+  for (size_t i = 0; i < b_dims.size(); ++i) view[axis + i] = b_dims[i];
+  return view;
+}
+
 BroadcastSizes ComputeBinaryOpSizes(const std::vector<int64_t>& a_dims,
                                     const std::vector<int64_t>& b_dims,
                                     const LegacyBroadcastArgs& args) {

@@ -38,6 +38,12 @@ LegacyBroadcastArgs ParseLegacyBroadcastArgs(const ArgumentHelper& args);
 BroadcastSizes ComputeBroadcastSizes(const std::vector<int64_t>& a_dims,
                                      const std::vector<int64_t>& b_dims, int axis);
 
+// B's dims (b_dims) as A-ranked dims under the legacy broadcast at `axis`: B's dims where they
+// line up with A, 1 elsewhere (all 1 for a one-element B), i.e. the same alignment in NumPy's
+// terms. Throws as ComputeBroadcastSizes.
+std::vector<int64_t> LegacyBroadcastView(const std::vector<int64_t>& a_dims,
+                                         const std::vector<int64_t>& b_dims, int axis);
+
 // Sizes for a binary op: without broadcast the dims must be identical (pre = post = 1).
 BroadcastSizes ComputeBinaryOpSizes(const std::vector<int64_t>& a_dims,
                                     const std::vector<int64_t>& b_dims,

@@ -1,19 +1,24 @@
-// Binary arithmetic with Caffe2's legacy broadcast: Add, Sub, Mul, Div compute C = A (op) B.
-//   Inputs:  A (any shape), B (same shape as A, or with broadcast=1 a shape that aligns to a
-//            span of A's dims, see elementwise_broadcast.h; one element = scalar).
-//   Output:  C, A's shape and type.
+// Binary arithmetic Add, Sub, Mul, Div: C = A (op) B, with Caffe2's two broadcasts.
+//   Inputs:  A, B (any shapes that broadcast, see below).
+//   Output:  C, A's type; A's shape with broadcast=1 (or identical shapes), else the NumPy
+//            broadcast of A's and B's shapes.
 //   Args:    broadcast (bool, 0), axis (int, -1 = trailing), axis_str (string, one letter of
 //            order), order (string, "NCHW").
+// With broadcast=1, Caffe2's legacy broadcast: B's shape aligns to a span of A's dims
+// (elementwise_broadcast.h; one element = scalar). Without it, identical shapes take the plain
+// path and other shapes broadcast NumPy-style in both directions (numpy_broadcast.h), as in
+// Caffe2 1.0: [3, 4, 5] with [3, 1, 5] or [1, 4, 1] with [3, 1, 5] gives [3, 4, 5].
 // Types: float, float16 (computed in float; A and B may mix float and float16), double, int32,
 // int64 (A and B of the same type).
 //
-// DivGradient: (B, C, dC) -> (dA, dB) with dA = dC / B and dB = -dC * C / B (no broadcast).
+// The gradient ops (DivGradient, AddGradient, ...) are in elementwise_gradient_op.h.
 #pragma once
 
 #include <vector>
 
 #include "core/operator.h"
 #include "operators/elementwise_broadcast.h"
+#include "operators/numpy_broadcast.h"
 
 namespace halfcaf {
 
@@ -27,19 +32,22 @@ class BinaryElementwiseOp final : public Operator<CPUContext> {
 
  private:
   template <typename T>
-  void RunTyped(const Tensor& A, const Tensor& B, const BroadcastSizes& s);
+  void RunTyped(const Tensor& A, const Tensor& B);
+  // c = f(a, b) over this run's walk: sizes_ (legacy or same shape) or *numpy_ (when set).
+  template <typename T, typename U, class F>
+  void Apply(const T* a, const T* b, U* c, F f) const {
+    if (numpy_) {
+      ApplyNumpyBroadcast(a, b, c, *numpy_, f);
+    } else {
+      ApplyBroadcast(a, b, c, sizes_, f);
+    }
+  }
 
   LegacyBroadcastArgs bargs_;
+  BroadcastSizes sizes_;
+  NumpyBroadcastPlan plan_;
+  const NumpyBroadcast* numpy_ = nullptr;  // this run's NumPy walk (from plan_), or null
   std::vector<float> a_, b_, c_;
-};
-
-class DivGradientOp final : public Operator<CPUContext> {
- public:
-  using Operator::Operator;
-  void RunOnDevice() override;
-
- private:
-  std::vector<float> b_, c_, dc_, da_, db_;
 };
 
 }  // namespace halfcaf

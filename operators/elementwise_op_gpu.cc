@@ -1,8 +1,8 @@
-// Add, Sub, Mul, Div (legacy broadcast), DivGradient and SumReduceLike on CUDA, with the kernels
-// of gpu/elementwise_kernels.cu and gpu/reduce_kernels.cu. Same shapes, arguments, dtypes and
-// errors as the CPU operators (elementwise_op.cc, sum_reduce_like_op.cc hold the schemas and
-// gradient makers). Integer Div checks B for zeros on the host (one device-to-host copy of B and a
-// sync), as the CPU reports the first zero instead of trapping.
+// Add, Sub, Mul, Div (legacy and NumPy broadcast) and SumReduceLike on CUDA, with the kernels of
+// gpu/elementwise_kernels.cu and gpu/reduce_kernels.cu. Same shapes, arguments, dtypes and errors
+// as the CPU operators (elementwise_op.cc, sum_reduce_like_op.cc hold the schemas and gradient
+// makers). Integer Div checks B for zeros on the host (one device-to-host copy of B and a sync),
+// as the CPU reports the first zero instead of trapping.
 #include <vector>
 
 #include "core/float_io.h"
@@ -12,6 +12,7 @@
 #include "gpu/elementwise_kernels.h"
 #include "gpu/reduce_kernels.h"
 #include "operators/elementwise_broadcast.h"
+#include "operators/numpy_broadcast.h"
 
 namespace halfcaf {
 
@@ -30,7 +31,13 @@ class BinaryElementwiseCUDAOp final : public Operator<CUDAContext> {
   void RunOnDevice() override {
     const Tensor& A = Input(0);
     const Tensor& B = Input(1);
-    const BroadcastSizes s = ComputeBinaryOpSizes(A.dims(), B.dims(), bargs_);
+    const NumpyBroadcast* numpy = nullptr;
+    BroadcastSizes s;
+    if (!bargs_.broadcast && A.dims() != B.dims()) {
+      numpy = &plan_.Get(*this, A.dims(), B.dims());
+    } else {
+      s = ComputeBinaryOpSizes(A.dims(), B.dims(), bargs_);
+    }
     const DataType dtype = A.dtype();
     if (!(IsFloatType(dtype) && IsFloatType(B.dtype()))) {
       HALFCAF_ENFORCE(dtype == B.dtype(), type(), ": A and B must have the same type, got ",
@@ -39,15 +46,22 @@ class BinaryElementwiseCUDAOp final : public Operator<CUDAContext> {
                           dtype == DataType::INT64,
                       type(), " supports float, float16, double, int32 and int64 tensors, got ",
                       A.DebugString());
-      if (kOp == gpu::BinaryOp::kDiv && dtype == DataType::INT32) CheckNoZero<int32_t>(B, s.n);
-      if (kOp == gpu::BinaryOp::kDiv && dtype == DataType::INT64) CheckNoZero<int64_t>(B, s.n);
+      // Every element of B is read unless the broadcast output is empty.
+      const int64_t n = numpy && numpy->numel == 0 ? 0 : B.numel();
+      if (kOp == gpu::BinaryOp::kDiv && dtype == DataType::INT32) CheckNoZero<int32_t>(B, n);
+      if (kOp == gpu::BinaryOp::kDiv && dtype == DataType::INT64) CheckNoZero<int64_t>(B, n);
     }
     const void* a = A.raw_data();
     const void* b = B.raw_data();
     const DataType b_type = B.dtype();
-    Tensor* C = Output(0, A.dims());
-    gpu::BinaryBroadcast(kOp, s.pre, s.n, s.post, dtype, a, b_type, b, dtype,
-                         C->raw_mutable_data(dtype), context_.stream());
+    Tensor* C = Output(0, numpy ? numpy->out_dims : A.dims());
+    if (numpy) {
+      gpu::BinaryStrided(kOp, numpy->dims, numpy->a_stride, numpy->b_stride, dtype, a, b_type, b,
+                         dtype, C->raw_mutable_data(dtype), context_.stream());
+    } else {
+      gpu::BinaryBroadcast(kOp, s.pre, s.n, s.post, dtype, a, b_type, b, dtype,
+                           C->raw_mutable_data(dtype), context_.stream());
+    }
   }
 
  private:
@@ -66,34 +80,8 @@ class BinaryElementwiseCUDAOp final : public Operator<CUDAContext> {
   }
 
   LegacyBroadcastArgs bargs_;
+  NumpyBroadcastPlan plan_;
   std::vector<char> host_;
-};
-
-class DivGradientCUDAOp final : public Operator<CUDAContext> {
- public:
-  using Operator::Operator;
-
-  void RunOnDevice() override {
-    const Tensor& B = Input(0);
-    const Tensor& C = Input(1);
-    const Tensor& dC = Input(2);
-    HALFCAF_ENFORCE(B.dims() == C.dims() && C.dims() == dC.dims(),
-                    "B, C and dC must have the same shape, got ", DimsString(B.dims()), ", ",
-                    DimsString(C.dims()), " and ", DimsString(dC.dims()));
-    const bool all_double = B.dtype() == DataType::DOUBLE && C.dtype() == DataType::DOUBLE &&
-                            dC.dtype() == DataType::DOUBLE;
-    if (!all_double) {
-      EnforceFloatType(B, "B");
-      EnforceFloatType(C, "C");
-      EnforceFloatType(dC, "dC");
-    }
-    const DataType da_type = dC.dtype(), db_type = B.dtype();
-    Tensor* dA = Output(0, B.dims());
-    Tensor* dB = Output(1, B.dims());
-    gpu::DivGradient(B.numel(), B.dtype(), B.raw_data(), C.dtype(), C.raw_data(), dC.dtype(),
-                     dC.raw_data(), da_type, dA->raw_mutable_data(da_type), db_type,
-                     dB->raw_mutable_data(db_type), context_.stream());
-  }
 };
 
 class SumReduceLikeCUDAOp final : public Operator<CUDAContext> {
@@ -124,7 +112,6 @@ REGISTER_CUDA_OPERATOR(Add, BinaryElementwiseCUDAOp<gpu::BinaryOp::kAdd>);
 REGISTER_CUDA_OPERATOR(Sub, BinaryElementwiseCUDAOp<gpu::BinaryOp::kSub>);
 REGISTER_CUDA_OPERATOR(Mul, BinaryElementwiseCUDAOp<gpu::BinaryOp::kMul>);
 REGISTER_CUDA_OPERATOR(Div, BinaryElementwiseCUDAOp<gpu::BinaryOp::kDiv>);
-REGISTER_CUDA_OPERATOR(DivGradient, DivGradientCUDAOp);
 REGISTER_CUDA_OPERATOR(SumReduceLike, SumReduceLikeCUDAOp);
 
 }  // namespace halfcaf

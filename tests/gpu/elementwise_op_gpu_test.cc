@@ -1,10 +1,12 @@
-// Element-wise operators on CUDA against the CPU operators: Add/Sub/Mul/Div (legacy broadcast,
-// float, float16, mixed, double and integer types), DivGradient, SumReduceLike, Negative,
+// Element-wise operators on CUDA against the CPU operators: Add/Sub/Mul/Div (legacy and NumPy
+// broadcast, float, float16, mixed, double and integer types), DivGradient, SumReduceLike,
+// Negative,
 // Sigmoid/Tanh/Clip with their gradients, Sqr, Scale, Sum, WeightedSum(+Gradient) and
 // SquaredL2Distance(+Gradient). Device tests skip without a GPU.
 #include <gtest/gtest.h>
 
 #include "tests/gpu/gpu_op_test_util.h"
+#include "tests/util/broadcast_cases.h"
 
 namespace halfcaf {
 namespace testing {
@@ -21,7 +23,7 @@ TEST(ElementwiseGpuTest, Registered) {
   }
 }
 
-// (A dims, B dims, broadcast args) cases of the legacy broadcast.
+// (A dims, B dims, broadcast args) cases of the legacy broadcast, then of the NumPy broadcast.
 struct BroadcastCase {
   std::vector<int64_t> a, b;
   std::vector<Argument> args;
@@ -29,7 +31,7 @@ struct BroadcastCase {
 
 std::vector<BroadcastCase> BroadcastCases() {
   const Argument bc = MakeArgument("broadcast", 1);
-  return {
+  std::vector<BroadcastCase> cases{
       {{2, 3, 7, 9}, {2, 3, 7, 9}, {}},                                    // same shape
       {{17, 241}, {17, 241}, {}},                                          // several blocks
       {{2, 3, 7, 9}, {7, 9}, {bc}},                                        // trailing
@@ -40,6 +42,8 @@ std::vector<BroadcastCase> BroadcastCases() {
       {{2, 3, 7, 9}, {9}, {bc, MakeArgument("axis_str", "C"), MakeArgument("order", "NHWC")}},
       {{2, 3, 7, 9}, {1}, {bc}},                                           // scalar
   };
+  for (const auto& p : NumpyBroadcastPairs()) cases.push_back({p.a, p.b, {}});
+  return cases;
 }
 
 TEST(ElementwiseGpuTest, BinaryOpsMatchCpu) {
@@ -71,6 +75,9 @@ TEST(ElementwiseGpuTest, BinaryOpsInPlace) {
     DeviceChecker().Check(MakeOperatorDef("Sub", "", {"A", "B"}, {"A"},
                                           {MakeArgument("broadcast", 1)}),
                           AsDtype({{"A", a}, {"B", RandomTensor({11}, 5)}}, dt));
+    // NumPy broadcast: C in place on the input of C's shape.
+    DeviceChecker().Check(MakeOperatorDef("Mul", "", {"A", "B"}, {"B"}),
+                          AsDtype({{"A", RandomTensor({3, 1, 11}, 6)}, {"B", b}}, dt));
   }
 }
 
@@ -84,6 +91,11 @@ TEST(ElementwiseGpuTest, BinaryOpsIntegerAndDouble) {
     const auto def = MakeOperatorDef(type, "", {"A", "B"}, {"C"}, {bc});
     ExpectCudaIdentical(def, {{"A", CastTensor<int32_t>(a)}, {"B", CastTensor<int32_t>(b)}});
     ExpectCudaIdentical(def, {{"A", CastTensor<int64_t>(a)}, {"B", CastTensor<int64_t>(b)}});
+    // NumPy broadcast (no broadcast argument): [4, 6, 5] with [4, 1, 5].
+    const auto numpy = MakeOperatorDef(type, "", {"A", "B"}, {"C"});
+    const Tensor b3 = RandomTensorAwayFrom({4, 1, 5}, 8, {0.f}, 1.5f, -9.f, 9.f);
+    ExpectCudaIdentical(numpy, {{"A", CastTensor<int32_t>(a)}, {"B", CastTensor<int32_t>(b3)}});
+    ExpectCudaIdentical(numpy, {{"A", CastTensor<int64_t>(a)}, {"B", CastTensor<int64_t>(b3)}});
     const CpuCudaOutputs r =
         RunCpuAndCuda(def, {{"A", CastTensor<double>(a)}, {"B", CastTensor<double>(b, 0.37f)}});
     ASSERT_EQ(r.cuda[0].dtype(), DataType::DOUBLE);
@@ -99,8 +111,14 @@ TEST(ElementwiseGpuTest, BinaryOpErrors) {
                   {{"A", IntTensor({3}, {1, 2, 3})}, {"B", IntTensor({3}, {1, 0, 2})}},
                   "has a zero at element 1");
   ExpectCudaError(MakeOperatorDef("Add", "", {"A", "B"}, {"C"}),
-                  {{"A", RandomTensor({2, 3}, 1)}, {"B", RandomTensor({3}, 2)}},
-                  "set broadcast=1");
+                  {{"A", RandomTensor({2, 3}, 1)}, {"B", RandomTensor({2}, 2)}},
+                  "do not broadcast");
+  ExpectCudaError(MakeOperatorDef("Add", "", {"A", "B"}, {"A"}),
+                  {{"A", RandomTensor({2, 1}, 1)}, {"B", RandomTensor({3}, 2)}},
+                  "in place needs an input of the output's shape");
+  ExpectCudaError(MakeOperatorDef("Div", "", {"A", "B"}, {"C"}),
+                  {{"A", IntTensor({2, 1}, {1, 2})}, {"B", IntTensor({3}, {1, 2, 0})}},
+                  "has a zero at element 2");
   ExpectCudaError(MakeOperatorDef("Add", "", {"A", "B"}, {"C"}),
                   {{"A", IntTensor({2}, {1, 2})}, {"B", RandomTensor({2}, 2)}},
                   "must have the same type");

@@ -439,6 +439,7 @@ struct NumericCase {
   std::map<std::string, std::string> seeds;
   std::map<std::string, Tensor> seed_values;
   float seed_scale = 1.f;                // the seeds' value (all seeds equal)
+  BlobDims blob_dims;                    // given to Backward when not empty
 };
 
 // Runs `net` in a fresh workspace fed with `inputs` (+ `extra`), returns the workspace.
@@ -473,7 +474,8 @@ std::vector<std::vector<float>> ReluMasks(const Workspace& ws, const std::vector
 // and feeds their outputs at the unperturbed values.
 void CheckAgainstFiniteDifferences(const NumericCase& c) {
   NetDef full = c.forward;
-  auto grads = AddGradientOperators(&full, c.losses, c.seeds);
+  auto grads = AddGradientOperators(&full, c.losses, c.seeds,
+                                    c.blob_dims.empty() ? nullptr : &c.blob_dims);
   auto ws = RunFresh(full, c.inputs, c.seed_values);
 
   NetDef fd_net = c.forward;
@@ -601,6 +603,40 @@ TEST(BackwardNumericTest, ResidualTwoLossesAndRepeatedInput) {
   c.losses = {"l1", "l2"};
   c.relu_outputs = {"x"};
   CheckAgainstFiniteDifferences(c);
+}
+
+// Add / Sub / Mul / Div broadcasting NumPy-style: with the blobs' dims, Backward emits
+// AddGradient & co., whose gradients have the parameters' shapes; without them, the same-shape ops.
+TEST(BackwardNumericTest, NumpyBroadcastWithBlobDims) {
+  NumericCase c;
+  c.forward = MakeNet({FC("data", "f1", "h"), Op("Mul", {"h", "scale"}, {"m"}),
+                       Op("Add", {"shift", "m"}, {"a"}), Op("Div", {"a", "div"}, {"q"}),
+                       Op("Sub", {"q", "off"}, {"d"}),
+                       Op("BackwardTestSquareSum", {"d"}, {"loss"})});
+  c.inputs["data"] = Rand({3, 4}, 140);
+  c.inputs["scale"] = Rand({1, 5}, 141);
+  c.inputs["shift"] = Rand({3, 1}, 142);
+  c.inputs["div"] = RandomTensorAwayFrom({5}, 143, {0.f}, 0.5f);
+  c.inputs["off"] = Rand({}, 144);
+  c.params = {"data", "scale", "shift", "div", "off"};
+  AddFCParams(&c, "f1", 5, 4, 145);
+  for (const auto& kv : c.inputs) c.blob_dims[kv.first] = kv.second.dims();
+  for (const char* name : {"h", "m", "a", "q"}) c.blob_dims[name] = {3, 5};
+  c.losses = {"loss"};
+
+  NetDef net = c.forward;
+  AddGradientOperators(&net, c.losses, {}, &c.blob_dims);
+  std::vector<std::string> types;
+  for (int i = c.forward.op_size(); i < net.op_size(); ++i) types.push_back(net.op(i).type());
+  EXPECT_EQ(types, (std::vector<std::string>{"ConstantFill", "BackwardTestSquareSumGradient",
+                                             "SubGradient", "DivGradient", "AddGradient",
+                                             "MulGradient", "FCGradient"}));
+  CheckAgainstFiniteDifferences(c);
+
+  // Without the dims the makers assume identical shapes (Caffe2's same-shape gradient ops).
+  NetDef plain = c.forward;
+  AddGradientOperators(&plain, c.losses);
+  EXPECT_EQ(plain.op(c.forward.op_size() + 2).type(), "Negative");
 }
 
 TEST(BackwardNumericTest, ZeroGradientAddsZeroToTheLossPath) {

@@ -324,6 +324,53 @@ TEST_F(OnnxImportTest, ReadsOnnxTensorFiles) {
             "");
 }
 
+std::vector<std::string> OpTypes(const NetDef& net) {
+  std::vector<std::string> types;
+  for (const auto& op : net.op()) types.push_back(op.type());
+  return types;
+}
+
+bool HasArg(const OperatorDef& op, const std::string& name) {
+  for (const auto& a : op.arg()) {
+    if (a.name() == name) return true;
+  }
+  return false;
+}
+
+// Broadcasting binary nodes keep Caffe2's legacy form where it applies and otherwise use the
+// ops' NumPy broadcasting (no broadcast argument); Pow and PRelu use the latter too. The values
+// are checked by the conformance test.
+TEST_F(OnnxImportTest, BroadcastingNodesUseLegacyOrNumpyBroadcast) {
+  ImportedNet net = ImportOnnxFile(Model("test_add_bcast"));  // [3, 4, 5] + [5]
+  ASSERT_EQ(OpTypes(net.predict), (std::vector<std::string>{"Add"}));
+  EXPECT_TRUE(HasArg(net.predict.op(0), "broadcast"));
+
+  // Sub(X [3, 4, 5], ReduceMax(X) [3, 1, 5]): a size-1 dim inside B.
+  net = ImportOnnxFile(Model("test_softmax_axis_1_expanded"));
+  int subs = 0;
+  for (const auto& op : net.predict.op()) {
+    if (op.type() != "Sub") continue;
+    ++subs;
+    EXPECT_FALSE(HasArg(op, "broadcast"));
+  }
+  EXPECT_EQ(subs, 1);
+
+  // Pow(x [3, 2], y [2]): y multiplied by ones of [3, 2] first.
+  net = ImportOnnxFile(Model("test_pow_bcast_array"));
+  EXPECT_EQ(OpTypes(net.predict), (std::vector<std::string>{"Mul", "Pow"}));
+  EXPECT_FALSE(HasArg(net.predict.op(0), "broadcast"));
+
+  // PRelu with a slope of X's shape: Relu(x) - Relu(-x) * slope; a slope of [5] for [3, 4, 5]
+  // takes the legacy Mul.
+  net = ImportOnnxFile(Model("test_prelu_example"));
+  EXPECT_EQ(OpTypes(net.predict),
+            (std::vector<std::string>{"Relu", "Negative", "Relu", "Mul", "Sub"}));
+  EXPECT_FALSE(HasArg(net.predict.op(3), "broadcast"));
+  net = ImportOnnxFile(Model("test_prelu_broadcast"));
+  ASSERT_EQ(net.predict.op_size(), 5);
+  EXPECT_TRUE(HasArg(net.predict.op(3), "broadcast"));
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace halfcaf

@@ -42,7 +42,8 @@ const std::vector<std::string> kForwardOps = {
 
 // Gradient operators (Caffe2 names; note DropoutGrad, not DropoutGradient).
 const std::vector<std::string> kGradientOps = {
-    "AbsGradient", "AveragePool1DGradient", "AveragePool2DGradient", "AveragePool3DGradient",
+    "AbsGradient", "AddGradient", "MulGradient", "SubGradient", "AveragePool1DGradient",
+    "AveragePool2DGradient", "AveragePool3DGradient",
     "AveragePoolGradient", "AveragedLossGradient", "ClipGradient", "Conv1DGradient",
     "BatchGatherGradient", "Conv2DGradient", "Conv3DGradient", "ConvGradient",
     "ConvTransposeGradient", "DivGradient", "DropoutGrad", "EluGradient", "FCGradient",

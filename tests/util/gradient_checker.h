@@ -2,9 +2,10 @@
 //
 // For a forward op, forward output k and input i it defines loss = sum_j w_j * Y_k[j] with fixed
 // random weights w, builds the gradient ops from the registered gradient maker (dY_k = w, zero
-// gradients for the other float outputs), runs them, and compares dX_i with central differences
-// (loss(x + h) - loss(x - h)) / 2h element by element. Elements within `kink_range` of `kink`
-// (e.g. Relu at 0) are skipped, as are elements where the forward function is not smooth.
+// gradients for the other float outputs; the maker is given the inputs' dims), runs them, and
+// compares dX_i with central differences (loss(x + h) - loss(x - h)) / 2h element by element.
+// Elements within `kink_range` of `kink` (e.g. Relu at 0) are skipped, as are elements where the
+// forward function is not smooth.
 #pragma once
 
 #include <cmath>
@@ -62,7 +63,14 @@ class GradientChecker {
         std::fill_n(g->mutable_data<float>(), g->numel(), 0.f);
       }
     }
-    GradientOpsMeta meta = GetGradientForOp(def, g_out);
+    // The makers see the inputs' dims (Add & co. choose their NumPy-broadcast gradient by them).
+    std::vector<std::vector<int64_t>> in_dims;
+    for (const auto& name : def.input()) {
+      auto it = inputs.find(name);
+      if (it != inputs.end()) in_dims.push_back(it->second.dims());
+    }
+    GradientOpsMeta meta = GetGradientForOp(
+        def, g_out, static_cast<int>(in_dims.size()) == def.input_size() ? &in_dims : nullptr);
     ASSERT_LT(input, static_cast<int>(meta.g_input.size()));
     ASSERT_TRUE(meta.g_input[input].IsDense())
         << "no dense gradient for input " << input << " ('" << def.input(input) << "')";
