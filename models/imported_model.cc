@@ -13,6 +13,7 @@ TrainableNets MakeTrainable(const ImportedNet& net, const ImportedTrainingOption
                   "(the images); this one has ", net.inputs.size());
   TrainableNets t;
   t.init = net.init;
+  t.blob_dims = net.blob_dims;
   t.data_blob = net.inputs[0].name;
   NetDef fwd = net.predict;
   // The logits: the user's, else the input of a final Softmax (dropped), else the only output.
@@ -77,6 +78,7 @@ TrainableNets MakeTrainable(const ImportedNet& net, const ImportedTrainingOption
           {MakeArgument("shape", std::vector<int64_t>{o.num_classes}), MakeArgument("value", 0.f)});
       t.init = init;
       t.replaced_classifier = true;
+      for (const auto& name : {w, b, logits}) t.blob_dims.erase(name);
     }
   }
   const std::string softmax = logits + "_softmax";

@@ -5,7 +5,9 @@
 // another number of classes.
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "onnx/onnx_import.h"
 #include "proto/halfcaf.pb.h"
@@ -27,6 +29,9 @@ struct TrainableNets {
   std::string data_blob;   // the model's (only) input
   std::string logits;      // what the loss reads
   bool replaced_classifier = false;
+  // The model's static value dims (ImportedNet::blob_dims), without the replaced classifier's;
+  // for TrainerOptions::blob_dims.
+  std::map<std::string, std::vector<int64_t>> blob_dims;
 };
 
 // Throws a clear error for a model with no or several inputs, a logits blob the net does not

@@ -328,7 +328,7 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   if (all_replicas > 1) seeds[opt_.loss_blob] = kLossGradSeed;
   std::map<std::string, GradientWrapper> grads;
   try {
-    grads = Backward(&body, {opt_.loss_blob}, seeds);
+    grads = Backward(&body, {opt_.loss_blob}, seeds, opt_.blob_dims.empty() ? nullptr : &opt_.blob_dims);
   } catch (EnforceNotMet& e) {
     e.AddContext("building the backward pass for loss '" + opt_.loss_blob + "'");
     throw;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -89,6 +90,11 @@ struct TrainerOptions {
   // workspace() between steps, say) keep their own blobs.
   bool optimize_memory = true;
   std::vector<std::string> keep_blobs;
+  // Dims of the forward net's blobs where known (e.g. an imported ONNX model's static shapes,
+  // TrainableNets::blob_dims): the gradient makers of Add / Sub / Mul / Div see a NumPy
+  // broadcast in them (models/backward.h). Without them those ops' inputs are taken as equal in
+  // shape (or as Caffe2's legacy broadcast=1 says).
+  std::map<std::string, std::vector<int64_t>> blob_dims;
 };
 
 // What Trainer::ReadStats reports about the steps since the previous read (the window).

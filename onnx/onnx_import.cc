@@ -1,6 +1,7 @@
 #include "onnx/onnx_import.h"
 
 
+#include <algorithm>
 #include <set>
 
 #include "core/argument.h"
@@ -230,6 +231,17 @@ ImportedNet ImportOnnxBytes(const std::string& bytes, const std::string& source,
                     "' is read but neither an input, an initializer nor any node's output");
     *out.init.add_op() = FillOp(name, b->GetTensor());
     g.predict.add_external_input(name);
+  }
+  // Static dims of the values, for the gradient makers (a NumPy broadcast shows in them).
+  for (const auto& kv : g.shapes) {
+    if (kv.second.unknown) continue;
+    if (std::all_of(kv.second.dims.begin(), kv.second.dims.end(), [](int64_t d) { return d >= 0; })) {
+      out.blob_dims[kv.first] = kv.second.dims;
+    }
+  }
+  for (const auto& op : out.init.op()) {
+    const Blob* b = g.consts.GetBlob(op.output(0));
+    if (b && b->IsTensor()) out.blob_dims[op.output(0)] = b->GetTensor().dims();
   }
   out.predict = std::move(g.predict);
   return out;

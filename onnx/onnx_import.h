@@ -60,6 +60,9 @@ struct ImportedNet {
   int64_t ir_version = 0;
   int64_t opset = 0;  // of the default domain
   std::string producer;
+  // Dims of the values whose shapes are static at import (inputs with the options' batch size,
+  // initializers, inferred intermediate values), e.g. for Backward's blob_dims.
+  std::map<std::string, std::vector<int64_t>> blob_dims;
 };
 
 ImportedNet ImportOnnxFile(const std::string& path, const OnnxImportOptions& options = {});

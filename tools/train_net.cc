@@ -423,6 +423,7 @@ int Main() {
     init = t.init;
     forward = t.forward;
     options.data_blob = t.data_blob;
+    options.blob_dims = t.blob_dims;
     if (leader) {
       std::cout << "train_net: " << FLAGS_net << ": input '" << t.data_blob << "', loss on '"
                 << t.logits << "'"
