@@ -30,11 +30,13 @@
 #include "core/operator.h"
 #include "core/proto_io.h"
 #include "core/scratch.h"
+#include "models/imported_model.h"
 #include "models/memory_plan.h"
 #include "models/mixed_precision.h"
 #include "models/model_helper.h"
 #include "models/trainer.h"
 #include "models/zoo.h"
+#include "onnx/onnx_import.h"
 #include "tools/benchmark_output.h"
 #include "tools/benchmark_peer.h"
 #include "tools/benchmark_progress.h"
@@ -48,7 +50,8 @@
 #endif
 
 DEFINE_string(model, "", "zoo model: resnet50, resnet18 or lenet (or give --net and --init_net)");
-DEFINE_string(net, "", "forward net with a loss (text or binary NetDef), instead of --model");
+DEFINE_string(net, "", "forward net with a loss (text or binary NetDef), or an ONNX model "
+              "(model.onnx: its input is the data; train mode adds the loss), instead of --model");
 DEFINE_string(init_net, "", "init net of --net");
 DEFINE_string(input_shape, "", "C,H,W of one sample (default: the zoo model's; needed with --net)");
 DEFINE_int32(image_size, 0, "zoo models: input height and width (0: 224 for ResNet, 28 for LeNet)");
@@ -234,6 +237,7 @@ struct Model {
   NetDef init, forward;
   std::vector<int64_t> chw;  // one sample
   int num_classes = 10;
+  std::map<std::string, std::vector<int64_t>> blob_dims;  // an imported model's static dims
 };
 
 Model LoadModel(bool is_test) {
@@ -252,6 +256,39 @@ Model LoadModel(bool is_test) {
     }
     m.init = helper.init_net();
     m.forward = helper.net();
+  } else if (IsOnnxPath(FLAGS_net)) {
+    // An ONNX model: imported for the first batch size (so shape arithmetic folds), its input
+    // the data; in train mode with SoftmaxWithLoss on its logits (as train_net does).
+    HALFCAF_ENFORCE(FLAGS_init_net.empty(), "--net ", FLAGS_net, " is an ONNX model, which holds "
+                    "its own parameters: leave out --init_net");
+    OnnxImportOptions io;
+    io.batch_size = ParsePositiveInts(FLAGS_batch_size, "batch_size")[0];
+    const ImportedNet imported = ImportOnnxFile(FLAGS_net, io);
+    HALFCAF_ENFORCE(imported.inputs.size() == 1, "--net ", FLAGS_net, " has ",
+                    imported.inputs.size(), " inputs; benchmark feeds one (the images)");
+    FLAGS_data_blob = imported.inputs[0].name;
+    const std::vector<int64_t>& dims = imported.inputs[0].dims;
+    if (dims.size() == 4 && dims[1] > 0 && dims[2] > 0 && dims[3] > 0) {
+      m.chw = {dims[1], dims[2], dims[3]};
+    }
+    if (is_test) {
+      m.init = imported.init;
+      m.forward = imported.predict;
+      m.num_classes = FLAGS_num_classes > 0 ? FLAGS_num_classes : 10;
+    } else {
+      ImportedTrainingOptions to;
+      to.label_blob = FLAGS_label_blob;
+      to.loss_blob = FLAGS_loss_blob;
+      const TrainableNets t = MakeTrainable(imported, to);
+      m.init = t.init;
+      m.forward = t.forward;
+      m.blob_dims = t.blob_dims;
+      auto logits = t.blob_dims.find(t.logits);
+      m.num_classes = FLAGS_num_classes > 0 ? FLAGS_num_classes
+                      : logits != t.blob_dims.end() && logits->second.size() == 2
+                          ? static_cast<int>(logits->second[1])
+                          : 10;
+    }
   } else {
     ReadProtoFromFile(FLAGS_init_net, &m.init);
     ReadProtoFromFile(FLAGS_net, &m.forward);
@@ -263,6 +300,8 @@ Model LoadModel(bool is_test) {
     HALFCAF_ENFORCE(m.chw.size() == 3, "--input_shape must be C,H,W, got '", FLAGS_input_shape,
                     "'");
   }
+  HALFCAF_ENFORCE(m.chw.size() == 3, "--net ", FLAGS_net, ": its input's sample shape is not "
+                  "fixed; give --input_shape C,H,W");
   return m;
 }
 
@@ -307,6 +346,7 @@ class TrainSession : public Session {
     o.world = g_dist.world;
     o.allreduce_algorithm = g_dist.allreduce_algorithm;
     o.optimize_memory = FLAGS_optimize_memory;
+    o.blob_dims = m.blob_dims;
     o.bucket_bytes = g_dist.bucket_bytes;
     trainer_ = std::make_unique<Trainer>(m.init, m.forward, o);
     trainer_->Initialize();
@@ -795,8 +835,9 @@ int Main() {
   HALFCAF_ENFORCE(
       !zoo || FLAGS_model == "resnet50" || FLAGS_model == "resnet18" || FLAGS_model == "lenet",
       "--model must be resnet50, resnet18 or lenet, got '", FLAGS_model, "'");
-  HALFCAF_ENFORCE(zoo || !FLAGS_init_net.empty(), "--net needs --init_net");
-  HALFCAF_ENFORCE(zoo || !FLAGS_input_shape.empty(),
+  const bool onnx = !zoo && IsOnnxPath(FLAGS_net);
+  HALFCAF_ENFORCE(zoo || onnx || !FLAGS_init_net.empty(), "--net needs --init_net");
+  HALFCAF_ENFORCE(zoo || onnx || !FLAGS_input_shape.empty(),
                   "--net needs --input_shape C,H,W (the shape of one sample)");
   g_place = ParsePlacement(FLAGS_device,
                            !gflags::GetCommandLineFlagInfoOrDie("device").is_default, FLAGS_gpu,

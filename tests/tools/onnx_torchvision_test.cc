@@ -193,6 +193,22 @@ TEST_F(OnnxTorchvisionTest, TrainNetFineTunesAndExportsBack) {
   }
 }
 
+// benchmark --net model.onnx times the imported model: a training step (loss added on its logits,
+// FP32 and mixed precision) and the forward net alone.
+TEST_F(OnnxTorchvisionTest, BenchmarkTimesTheImportedModel) {
+  const std::string net = "--net " + *dir_ + "/mobilenet_v2.onnx --batch_size 2 --iters 1 "
+                          "--warmup 1 --threads 2 ";
+  auto train = RunTool("benchmark", net + "--precision fp32,fp16");
+  ASSERT_EQ(train.exit_code, 0) << train.err;
+  EXPECT_NE(train.out.find("mobilenet_v2.onnx, train"), std::string::npos) << train.out;
+  EXPECT_NE(train.out.find("\nfp16 "), std::string::npos) << train.out;
+  auto fwd = RunTool("benchmark", net + "--precision fp32 --mode forward");
+  ASSERT_EQ(fwd.exit_code, 0) << fwd.err;
+  EXPECT_NE(fwd.out.find("\nfp32 "), std::string::npos) << fwd.out;
+  ExpectOneLineError(RunTool("benchmark", net + "--init_net x.pb"), "benchmark",
+                     "leave out --init_net");
+}
+
 // --num_classes replaces the classifier; the export of the fine-tuned model has 7 outputs.
 TEST_F(OnnxTorchvisionTest, NewClassifierExportsWithItsClasses) {
   const std::string common = "--net " + *dir_ + "/resnet18.onnx --data_format synthetic "
