@@ -1,5 +1,9 @@
-// The DataInput source for Caffe2 DBs (leveldb / lmdb) of {image, label} TensorProtos records.
+// The DataInput source for Caffe2 DBs (leveldb / lmdb) of {image, label} TensorProtos records,
+// and the loaders by format name (LoadDataSource, LoadDataSourceShared).
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <tuple>
 #include <utility>
 
@@ -96,6 +100,18 @@ std::unique_ptr<DataSource> LoadDataSource(const std::string& format, const std:
   HALFCAF_ENFORCE(format == "leveldb" || format == "lmdb", "unknown data format '", format,
                   "' (idx, cifar10, leveldb, lmdb)");
   return LoadDBDataset(path, format);
+}
+
+std::shared_ptr<const DataSource> LoadDataSourceShared(const std::string& format,
+                                                       const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<const DataSource>> cache;
+  const std::string key = format + '\n' + path;
+  std::lock_guard<std::mutex> lock(mu);  // two loads of one set never run at once
+  if (auto held = cache[key].lock()) return held;
+  std::shared_ptr<const DataSource> loaded = LoadDataSource(format, path);
+  cache[key] = loaded;
+  return loaded;
 }
 
 }  // namespace halfcaf

@@ -106,6 +106,11 @@ class ImageLabelRecords {
 // A file-backed data set by format name: idx, cifar10, leveldb or lmdb (not synthetic). Throws on
 // any other name.
 std::unique_ptr<DataSource> LoadDataSource(const std::string& format, const std::string& path);
+// The same, shared: while any holder keeps the returned set alive, loading the same format and
+// path again returns it instead of reading the files a second time (e.g. a trainer reading the
+// sample dims, then the DataInput op of the net it builds).
+std::shared_ptr<const DataSource> LoadDataSourceShared(const std::string& format,
+                                                       const std::string& path);
 
 // `count` synthetic samples of dims {C, H, W} with labels in [0, num_classes). Each class has a
 // random template image; a sample is the mean of its class template and random noise, so a model

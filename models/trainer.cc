@@ -11,6 +11,7 @@
 #include "core/argument.h"
 #include "core/operator.h"
 #include "core/tensor_proto.h"
+#include "data/dataset_reader.h"
 #include "data/reader_state.h"
 #include "distributed/common_world.h"
 #include "distributed/gradient_exchange.h"
@@ -463,6 +464,38 @@ void Trainer::BuildReplicated(const NetDef& step, const NetDef& update, const Ne
   }
 }
 
+MemoryPlan Trainer::PlanNetMemory(const NetDef& net, const std::string& prefix,
+                                  std::vector<std::shared_ptr<const void>>* hold) const {
+  std::map<std::string, TensorShape> known;
+  for (const auto& name : ws_.Blobs()) {
+    const Blob* b = ws_.GetBlob(name);
+    if (b && b->IsTensor()) known[name] = TensorShape{b->GetTensor().dims(), b->GetTensor().dtype()};
+  }
+  // What the reader will produce: batch x sample (cropped), in the net's order and dtype.
+  const OperatorDef& reader = net.op(0);
+  if (reader.type() == "DataInput") {
+    const ArgumentHelper a(reader);
+    std::vector<int64_t> chw = opt_.synthetic_shape;
+    if (opt_.data_format != "synthetic") {
+      auto data = LoadDataSourceShared(opt_.data_format, a.GetSingleArgument<std::string>("source", ""));
+      chw = data->sample_dims();
+      hold->push_back(data);
+    }
+    if (opt_.crop > 0) chw[1] = chw[2] = opt_.crop;
+    const int64_t b = a.GetSingleArgument<int64_t>("batch_size", 0);
+    known[reader.output(0)] = TensorShape{
+        opt_.order == "NHWC" ? std::vector<int64_t>{b, chw[1], chw[2], chw[0]}
+                             : std::vector<int64_t>{b, chw[0], chw[1], chw[2]},
+        opt_.float16 ? DataType::FLOAT16 : DataType::FLOAT};
+    known[reader.output(1)] = TensorShape{{b}, DataType::INT32};
+  }
+  MemoryPlanOptions o;
+  o.keep = KeptBlobs();
+  o.prefix = prefix;
+  o.bytes = InferBlobBytes(net, known);
+  return PlanMemory(net, o);
+}
+
 std::set<std::string> Trainer::KeptBlobs() const {
   std::set<std::string> keep;
   for (const auto& op : init_.op()) keep.insert(op.output().begin(), op.output().end());
@@ -506,10 +539,9 @@ void Trainer::CreateNets() {
   const int workers = static_cast<int>(std::max<size_t>(replicas_.size(), 1)) + 1;
   train_.set_type(type);
   if (type == "dag") train_.set_num_workers(workers);
+  std::vector<std::shared_ptr<const void>> hold;
   if (opt_.optimize_memory && train_plan_.buffers.empty()) {
-    MemoryPlanOptions o;
-    o.keep = KeptBlobs();
-    train_plan_ = PlanMemory(train_, o);
+    train_plan_ = PlanNetMemory(train_, "__shared_", &hold);
     for (NetDef* net : {&train_, &body_, &tail_}) ApplyMemoryPlan(train_plan_, net);
   }
   if (opt_.world) {
@@ -774,11 +806,9 @@ void Trainer::BuildTestNet(int64_t batch) {
   if (!replicas_.empty()) fwd = ReplicateNet(fwd, Replica{Device{}, replicas_[0].prefix}, {});
   for (const auto& op : fwd.op()) *test_.add_op() = op;
   PlaceOnDevice(&test_, opt_.device, data, label);
+  std::vector<std::shared_ptr<const void>> hold;
   if (opt_.optimize_memory) {
-    MemoryPlanOptions o;
-    o.keep = KeptBlobs();
-    o.prefix = "__shared_test_";
-    test_plan_ = PlanMemory(test_, o);
+    test_plan_ = PlanNetMemory(test_, "__shared_test_", &hold);
     ApplyMemoryPlan(test_plan_, &test_);
   }
   test_net_ = ws_.CreateNet(test_);

@@ -193,6 +193,11 @@ class Trainer {
   void BuildTestNet(int64_t batch);  // the evaluation net with this batch size
   // Blobs memory planning must not share: state, gradients, what the trainer reads.
   std::set<std::string> KeptBlobs() const;
+  // The memory plan of `net` (whose first op is its DataInput reader), sized by shape inference
+  // from the workspace's tensors and the reader's sample dims; `hold` keeps the reader's data
+  // set loaded until the net is created, so it is read once.
+  MemoryPlan PlanNetMemory(const NetDef& net, const std::string& prefix,
+                           std::vector<std::shared_ptr<const void>>* hold) const;
   // Blob `blob` of replica `r` (the name itself without data parallelism).
   std::string Name(size_t r, const std::string& blob) const;
   float ReadScalar(const std::string& blob) const;

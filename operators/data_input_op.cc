@@ -104,7 +104,7 @@ DataInputOp::DataInputOp(const OperatorDef& def, Workspace* ws)
                     "DataInput: `format` must be idx, cifar10, leveldb, lmdb or synthetic, got '",
                     format_, "'");
     HALFCAF_ENFORCE(!source_path_.empty(), "DataInput: format ", format_, " needs a `source` path");
-    source_ = LoadDataSource(format_, source_path_);
+    source_ = LoadDataSourceShared(format_, source_path_);
   }
   HALFCAF_ENFORCE(source_->size() > 0, "DataInput: ", source_->description(), " is empty");
 

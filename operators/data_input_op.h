@@ -96,7 +96,7 @@ class DataInputOp final : public Operator<CPUContext>, public ResumableReader {
   bool mirror_, is_test_;
   int64_t num_shards_, shard_id_;
   bool augment_ = false;  // any of crop / pad / mirror changes the samples
-  std::unique_ptr<DataSource> source_;
+  std::shared_ptr<const DataSource> source_;  // shared with other readers of the same files
 
   // Per channel: value of each of the 256 pixel levels, in float and in float16.
   std::vector<float> lut_f_;

@@ -5,6 +5,7 @@
 // optionally a per-operator profile, JSON / CSV / SVG output and a side-by-side run of the
 // PyTorch peer (tools/peers/resnet_pytorch.py).
 #include <gflags/gflags.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -178,7 +179,8 @@ int64_t ProcStatusKb(const std::string& key) {
 }
 
 // Peak memory of one configuration. CPU: the peak resident set (VmHWM, reset through
-// /proc/self/clear_refs) minus the resident set before it; where the reset is not possible, the
+// /proc/self/clear_refs) minus the resident set before it (taken after the previous
+// configuration's scratch and freed heap went back to the system); where the reset is not possible, the
 // process's lifetime peak (getrusage) minus that baseline. CUDA: device memory in use
 // (cudaMemGetInfo) after the run minus before it, with the allocator's cache emptied first; the
 // caching allocator keeps every block it took during the run, so this is its peak.
@@ -192,6 +194,10 @@ class PeakMemory {
       return;
     }
 #endif
+    // What the previous configuration left: its operator scratch, and freed heap the allocator
+    // still holds (which would otherwise count in the baseline, not in this configuration).
+    ReleaseScratch();
+    malloc_trim(0);
     std::ofstream f("/proc/self/clear_refs");
     f << "5" << std::flush;
     hwm_reset_ = f.good();
