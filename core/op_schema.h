@@ -65,6 +65,10 @@ class OpSchema {
   OpSchema& Input(int i, std::string name, std::string description);
   OpSchema& Output(int i, std::string name, std::string description);
 
+  // Whether input `in` and output `out` may (or must) be one blob.
+  bool AllowsInplace(int in, int out) const {
+    return allow_inplace_(in, out) || enforce_inplace_(in, out);
+  }
   // Throws a clear error if `def` breaks the counts or the in-place rules.
   void Verify(const OperatorDef& def) const;
   bool HasShapeInference() const { return static_cast<bool>(shape_fn_); }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <sstream>
 
 #include "core/enforce.h"
@@ -70,11 +71,19 @@ class Ancestry {
   std::vector<uint64_t> bits_;
 };
 
+// Blobs that must be one buffer: a blob and the outputs that run in place on it, in order.
+struct Group {
+  std::vector<std::string> blobs;
+  std::string device;
+  std::vector<int> ops;  // every op touching them
+  int first = 0, last = 0;
+  int64_t bytes = -1;    // the largest known size (-1: none known)
+};
+
 struct Buffer {
   SharedBuffer out;
   std::string device;
-  std::vector<int> ops;  // every op that touched its blobs so far
-  int freed_at = -1;     // the op after which it became free
+  std::vector<const Group*> groups;
 };
 
 }  // namespace
@@ -107,77 +116,122 @@ MemoryPlan PlanMemory(const NetDef& net, const MemoryPlanOptions& options) {
     auto it = uses.find(name);
     if (it != uses.end()) it->second.excluded = true;
   }
-
   std::unique_ptr<Ancestry> ancestry;
   if (dag) ancestry = std::make_unique<Ancestry>(net);
   auto bytes_of = [&](const std::string& name) -> int64_t {
     auto it = options.bytes.find(name);
     return it == options.bytes.end() ? -1 : it->second;
   };
+  // Whether every op of `a` finishes before any op of `b` starts (b's ops all follow its first).
+  auto before = [&](const Group& a, const Group& b) {
+    if (!dag) return a.last < b.first;
+    return std::all_of(a.ops.begin(), a.ops.end(),
+                       [&](int o) { return o != b.first && ancestry->Before(o, b.first); });
+  };
 
-  MemoryPlan plan;
-  std::vector<Buffer> buffers;
-  std::vector<size_t> free_list;  // indices into buffers, in the order they were freed
-  std::map<std::string, size_t> assigned;
+  // 1. Groups: each shareable blob, with the outputs that run in place on it (an output takes
+  // the input its op reads for the last time, when the schema allows the pair to be one blob).
+  std::vector<std::unique_ptr<Group>> groups;
+  std::map<std::string, Group*> group_of;
   for (int i = 0; i < net.op_size(); ++i) {
     const OperatorDef& op = net.op(i);
-    // The blobs this op writes first take a free buffer (or a new one).
-    for (const auto& out : op.output()) {
+    const OpSchema* schema = OpSchemaRegistry::Schema(op.type());
+    std::set<Group*> continued;  // one in-place output per input group and op
+    for (int oi = 0; oi < op.output_size(); ++oi) {
+      const std::string& out = op.output(oi);
       const BlobUse& u = uses.at(out);
-      if (u.excluded || !u.first_writes || u.first != i || assigned.count(out)) continue;
-      const int64_t need = bytes_of(out);
-      int best = -1;
-      for (int k = static_cast<int>(free_list.size()) - 1; k >= 0; --k) {
-        const Buffer& b = buffers[free_list[k]];
-        if (b.device != u.device) continue;
-        if (dag && !std::all_of(b.ops.begin(), b.ops.end(),
-                                [&](int o) { return ancestry->Before(o, i); })) {
+      if (u.excluded || !u.first_writes || u.first != i || group_of.count(out)) continue;
+      Group* g = nullptr;
+      for (int k = 0; k < op.input_size() && schema && !g; ++k) {
+        const std::string& in = op.input(k);
+        auto it = group_of.find(in);
+        if (it == group_of.end() || it->second->blobs.back() != in || uses.at(in).last != i ||
+            it->second->device != u.device || !schema->AllowsInplace(k, oi) ||
+            continued.count(it->second) ||
+            std::count(op.input().begin(), op.input().end(), in) != 1) {
           continue;
         }
-        if (best < 0) {
-          best = k;  // the most recently freed
-          if (need < 0) break;
+        // Concurrent readers of the input would see it overwritten.
+        const std::vector<int>& in_ops = uses.at(in).ops;
+        if (dag && !std::all_of(in_ops.begin(), in_ops.end(),
+                                [&](int o) { return o == i || ancestry->Before(o, i); })) {
           continue;
         }
-        // Known size: the smallest buffer that holds it, else the largest.
-        const int64_t have = b.out.bytes, cur = buffers[free_list[best]].out.bytes;
-        const bool fits = have >= need, cur_fits = cur >= need;
-        if ((fits && (!cur_fits || have < cur)) || (!fits && !cur_fits && have > cur)) best = k;
+        g = it->second;
       }
-      size_t index;
-      if (best >= 0) {
-        index = free_list[best];
-        free_list.erase(free_list.begin() + best);
+      if (g) {
+        continued.insert(g);
       } else {
-        index = buffers.size();
-        Buffer b;
-        b.out.name = options.prefix + std::to_string(index);
-        b.device = u.device;
-        buffers.push_back(b);
+        groups.push_back(std::make_unique<Group>());
+        g = groups.back().get();
+        g->device = u.device;
+        g->first = i;
       }
-      Buffer& b = buffers[index];
-      b.out.blobs.push_back(out);
-      b.out.bytes = std::max(b.out.bytes, need);
-      assigned[out] = index;
-      plan.renames[out] = b.out.name;
-      ++plan.blobs_shared;
-      if (need >= 0) plan.bytes_before += need;
-    }
-    // Then the blobs whose last use this is free their buffers.
-    std::set<std::string> done;
-    for (const auto* names : {&op.input(), &op.output()}) {
-      for (const auto& name : *names) {
-        auto a = assigned.find(name);
-        if (a == assigned.end() || uses.at(name).last != i || !done.insert(name).second) continue;
-        Buffer& b = buffers[a->second];
-        const std::vector<int>& ops = uses.at(name).ops;
-        b.ops.insert(b.ops.end(), ops.begin(), ops.end());
-        b.freed_at = i;
-        free_list.push_back(a->second);
-      }
+      g->blobs.push_back(out);
+      group_of[out] = g;
+      g->bytes = std::max(g->bytes, bytes_of(out));
     }
   }
-  for (const auto& b : buffers) {
+  for (auto& g : groups) {
+    for (const auto& name : g->blobs) {
+      const BlobUse& u = uses.at(name);
+      g->ops.insert(g->ops.end(), u.ops.begin(), u.ops.end());
+      g->last = std::max(g->last, u.last);
+    }
+    std::sort(g->ops.begin(), g->ops.end());
+    g->ops.erase(std::unique(g->ops.begin(), g->ops.end()), g->ops.end());
+  }
+
+  // 2. Buffers, largest groups first (greedy by size): a group joins the smallest buffer of its
+  // device that holds it and whose groups all come before or after it, else the largest such
+  // buffer (which grows), else a new one. Smaller groups then fill the gaps of larger ones.
+  std::vector<Group*> order;
+  for (auto& g : groups) order.push_back(g.get());
+  std::stable_sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
+    return a->bytes != b->bytes ? a->bytes > b->bytes : a->first < b->first;
+  });
+  std::vector<Buffer> buffers;
+  MemoryPlan plan;
+  for (Group* g : order) {
+    int best = -1;
+    for (int k = 0; k < static_cast<int>(buffers.size()); ++k) {
+      const Buffer& b = buffers[k];
+      if (b.device != g->device) continue;
+      const bool free = std::all_of(b.groups.begin(), b.groups.end(), [&](const Group* h) {
+        return before(*h, *g) || before(*g, *h);
+      });
+      if (!free) continue;
+      if (best < 0) {
+        best = k;
+        continue;
+      }
+      const int64_t have = b.out.bytes, cur = buffers[best].out.bytes;
+      const bool fits = have >= g->bytes, cur_fits = cur >= g->bytes;
+      if ((fits && (!cur_fits || have < cur)) || (!fits && !cur_fits && have > cur)) best = k;
+    }
+    if (best < 0) {
+      best = static_cast<int>(buffers.size());
+      buffers.emplace_back();
+      buffers.back().out.name = options.prefix + std::to_string(best);
+      buffers.back().device = g->device;
+    }
+    Buffer& b = buffers[best];
+    b.groups.push_back(g);
+    b.out.bytes = std::max(b.out.bytes, g->bytes);
+  }
+  for (auto& b : buffers) {
+    std::sort(b.groups.begin(), b.groups.end(),
+              [](const Group* x, const Group* y) { return x->first < y->first; });
+    for (const Group* g : b.groups) {
+      for (const auto& name : g->blobs) {
+        b.out.blobs.push_back(name);
+        plan.renames[name] = b.out.name;
+        ++plan.blobs_shared;
+        const int64_t n = bytes_of(name);
+        if (n >= 0) plan.bytes_before += n;
+      }
+      plan.in_place += static_cast<int64_t>(g->blobs.size()) - 1;
+    }
     plan.buffers.push_back(b.out);
     if (b.out.bytes > 0) plan.bytes_after += b.out.bytes;
   }
@@ -232,6 +286,7 @@ std::string MemoryPlan::Summary(bool detail) const {
   std::ostringstream s;
   char mb[64];
   s << "memory plan: " << blobs_shared << " blobs on " << buffers.size() << " shared buffers";
+  if (in_place > 0) s << " (" << in_place << " ops in place)";
   if (bytes_before > 0) {
     std::snprintf(mb, sizeof(mb), " (%.1f MB -> %.1f MB of known size)", bytes_before / 1048576.0,
                   bytes_after / 1048576.0);

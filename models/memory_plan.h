@@ -11,7 +11,11 @@
 // only when every op touching the first comes before the first write of the second: in list
 // order for the simple executor; for the dag executor, before it in the dependency graph (so
 // the sharing adds no ordering the graph did not already have). Each shared buffer grows to the
-// largest of its blobs (Tensor keeps storage that is large enough).
+// largest of its blobs (Tensor keeps storage that is large enough). An output takes the buffer
+// of an input its op reads for the last time when the op's schema allows the two to be one blob
+// (ReluGradient's dY -> dX, the Sum of a gradient's parts, ...), so such ops run in place; in a
+// forward net with its gradient, the gradient ops still read the forward inputs, so only what
+// nobody needs afterwards is overwritten.
 //
 //   MemoryPlanOptions o;
 //   o.keep = {"loss", "fc_w", "fc_w_grad", ...};
@@ -52,6 +56,8 @@ struct MemoryPlan {
   std::map<std::string, std::string> renames;  // blob -> shared buffer
   std::vector<SharedBuffer> buffers;
   int64_t blobs_shared = 0;
+  int64_t in_place = 0;  // outputs that took the buffer of an input their op read last
+
   // Over the blobs of known size: their total, and the shared buffers' total.
   int64_t bytes_before = 0, bytes_after = 0;
   // "memory plan: 412 blobs on 37 shared buffers (1630 MB -> 212 MB of known size)", and with

@@ -38,10 +38,11 @@ std::string Of(const MemoryPlan& plan, const std::string& blob) {
 }
 
 TEST(MemoryPlanTest, SharesBlobsWhoseLifetimesDoNotOverlap) {
-  // x -> a -> b -> c -> d -> y: a is dead once b exists, so c can take a's buffer, d b's.
-  const NetDef net = Chain({Op("Relu", {"x"}, {"a"}), Op("Relu", {"a"}, {"b"}),
-                            Op("Relu", {"b"}, {"c"}), Op("Relu", {"c"}, {"d"}),
-                            Op("Relu", {"d"}, {"y"})},
+  // x -> a -> b -> c -> d -> y (Copy: never in place): a is dead once b exists, so c can take
+  // a's buffer, d b's.
+  const NetDef net = Chain({Op("Copy", {"x"}, {"a"}), Op("Copy", {"a"}, {"b"}),
+                            Op("Copy", {"b"}, {"c"}), Op("Copy", {"c"}, {"d"}),
+                            Op("Copy", {"d"}, {"y"})},
                            "x", "y");
   const MemoryPlan plan = PlanMemory(net, {});
   EXPECT_EQ(plan.blobs_shared, 4);
@@ -89,27 +90,56 @@ TEST(MemoryPlanTest, SharesOnlyWithinADevice) {
 }
 
 TEST(MemoryPlanTest, KnownSizesTakeTheBestFittingBuffer) {
-  // After op 3, a (100 bytes) and b (10) are free; c (8) takes b's buffer, d (90) a's.
-  const NetDef net = Chain({Op("Relu", {"x"}, {"a"}), Op("Relu", {"x"}, {"b"}),
-                            Op("Sum", {"a", "b"}, {"s"}), Op("Relu", {"s"}, {"c"}),
-                            Op("Relu", {"c"}, {"d"}), Op("Sum", {"d", "s"}, {"y"})},
+  // Lifetimes a [0, 2], b [1, 3], c [2, 4], d [3, 4] (Copy never runs in place). Largest first:
+  // a gets a buffer, d (90) fits in a's once a is dead, b and c overlap everything else; the total
+  // is the 118 bytes alive at op 2.
+  const NetDef net = Chain({Op("Copy", {"x"}, {"a"}), Op("Copy", {"x"}, {"b"}),
+                            Op("Copy", {"a"}, {"c"}), Op("Copy", {"b"}, {"d"}),
+                            Op("Sum", {"c", "d"}, {"y"})},
                            "x", "y");
   MemoryPlanOptions o;
-  o.bytes = {{"a", 100}, {"b", 10}, {"s", 100}, {"c", 8}, {"d", 90}};
+  o.bytes = {{"a", 100}, {"b", 10}, {"c", 8}, {"d", 90}};
   const MemoryPlan plan = PlanMemory(net, o);
-  EXPECT_EQ(Of(plan, "c"), Of(plan, "b"));
   EXPECT_EQ(Of(plan, "d"), Of(plan, "a"));
-  EXPECT_EQ(plan.bytes_before, 308);
-  EXPECT_EQ(plan.bytes_after, 210);
+  EXPECT_NE(Of(plan, "b"), Of(plan, "a"));
+  EXPECT_NE(Of(plan, "c"), Of(plan, "b"));
+  EXPECT_NE(Of(plan, "c"), Of(plan, "a"));
+  EXPECT_EQ(plan.bytes_before, 208);
+  EXPECT_EQ(plan.bytes_after, 118);
 }
 
-// Two branches the dag executor runs concurrently: in list order a2 could take a1's buffer, but
-// the branches are unordered in the graph, so the dag plan must not share across them. The net
-// then runs the same with and without the plan, many times (a wrong plan races).
+// An output takes the buffer of the input its op reads last when the schema allows in place:
+// a Relu chain runs on one buffer; a Sum of two parts lands in the first part's.
+TEST(MemoryPlanTest, RunsOpsInPlaceWhereTheSchemaAllows) {
+  const NetDef net = Chain({Op("Relu", {"x"}, {"a"}), Op("Relu", {"a"}, {"b"}),
+                            Op("Sigmoid", {"b"}, {"c"}), Op("Copy", {"c"}, {"d"}),
+                            Op("Sum", {"d", "c2"}, {"s"}), Op("Relu", {"s"}, {"y"})},
+                           "x", "y");
+  const MemoryPlan plan = PlanMemory(net, {});
+  EXPECT_EQ(Of(plan, "a"), Of(plan, "b"));
+  EXPECT_EQ(Of(plan, "b"), Of(plan, "c"));
+  EXPECT_NE(Of(plan, "c"), Of(plan, "d"));  // Copy never runs in place
+  EXPECT_EQ(Of(plan, "d"), Of(plan, "s"));  // Sum's (0, 0)
+  EXPECT_EQ(plan.in_place, 3);
+  // Not onto an input read again later, nor onto one the op reads twice.
+  const NetDef again = Chain({Op("Relu", {"x"}, {"a"}), Op("Relu", {"a"}, {"b"}),
+                              Op("Sum", {"a", "b"}, {"c"}), Op("Sum", {"c", "c"}, {"d"}),
+                              Op("Relu", {"d"}, {"y"})},
+                             "x", "y");
+  const MemoryPlan p2 = PlanMemory(again, {});
+  EXPECT_NE(Of(p2, "a"), Of(p2, "b"));
+  EXPECT_EQ(Of(p2, "c"), Of(p2, "a"));
+  EXPECT_NE(Of(p2, "d"), Of(p2, "c"));
+}
+
+// Two branches the dag executor runs concurrently (Copy: never in place): in list order a2 could
+// take a1's buffer, but the branches are unordered in the graph, so the dag plan must not share
+// across them. The net then runs the same with and without the plan, many times (a wrong plan
+// races).
 TEST(MemoryPlanTest, DagSharesOnlyAlongTheGraph) {
-  NetDef net = Chain({Op("Relu", {"x"}, {"a1"}), Op("Sigmoid", {"a1"}, {"b1"}),
-                      Op("Tanh", {"x"}, {"a2"}), Op("Sigmoid", {"a2"}, {"b2"}),
-                      Op("Tanh", {"b1"}, {"c1"}), Op("Relu", {"b2"}, {"c2"}),
+  NetDef net = Chain({Op("Copy", {"x"}, {"a1"}), Op("Copy", {"a1"}, {"b1"}),
+                      Op("Copy", {"x"}, {"a2"}), Op("Copy", {"a2"}, {"b2"}),
+                      Op("Copy", {"b1"}, {"c1"}), Op("Copy", {"b2"}, {"c2"}),
                       Op("Sum", {"c1", "c2"}, {"y"})},
                      "x", "y");
   MemoryPlanOptions list;
@@ -126,6 +156,14 @@ TEST(MemoryPlanTest, DagSharesOnlyAlongTheGraph) {
     }
   }
   EXPECT_EQ(Of(by_dag, "c1"), Of(by_dag, "a1"));  // along one branch, sharing stays
+  // a is read by two concurrent ops: the second (its last reader in list order) may run in place
+  // on it in list order, not with the dag executor.
+  NetDef fork = Chain({Op("Relu", {"x"}, {"a"}), Op("Sigmoid", {"a"}, {"b"}),
+                       Op("Tanh", {"a"}, {"c"}), Op("Sum", {"b", "c"}, {"y"})},
+                      "x", "y");
+  EXPECT_EQ(Of(PlanMemory(fork, list), "c"), Of(PlanMemory(fork, list), "a"));
+  fork.set_type("dag");
+  EXPECT_NE(Of(PlanMemory(fork, {}), "c"), Of(PlanMemory(fork, {}), "a"));
 
   NetDef planned = net;
   ApplyMemoryPlan(by_dag, &planned);
