@@ -627,20 +627,22 @@ void PrintProfile(const std::string& what, const NetBase& net, const OpProfile& 
   std::cout << std::defaultfloat << std::flush;
 }
 
+// A training step or the forward net (--mode) of `precision` at `batch`.
+std::unique_ptr<Session> MakeSession(const Model& model, const std::string& precision,
+                                     int64_t batch) {
+  if (FLAGS_mode == "train") return std::make_unique<TrainSession>(model, precision == "fp16", batch);
+  return std::make_unique<ForwardSession>(model, precision == "fp16", batch);
+}
+
 // ---- the largest batch that fits -----------------------------------------------------------------
 
 // Whether two steps of `precision` at `batch` run without running out of memory.
 bool Fits(const Model& model, const std::string& precision, int64_t batch, Progress* progress) {
-  progress->Show(FLAGS_model + " " + precision + " batch " + std::to_string(batch), "trying", 1, 1,
-                 0);
+  const std::string what = FLAGS_model.empty() ? FLAGS_net : FLAGS_model;
+  progress->Show(what + " " + precision + " batch " + std::to_string(batch), "trying", 1, 1, 0);
   bool ok = true;
   try {
-    std::unique_ptr<Session> s;
-    if (FLAGS_mode == "train") {
-      s = std::make_unique<TrainSession>(model, precision == "fp16", batch);
-    } else {
-      s = std::make_unique<ForwardSession>(model, precision == "fp16", batch);
-    }
+    std::unique_ptr<Session> s = MakeSession(model, precision, batch);
     s->Step();
     s->Step();
   } catch (const std::bad_alloc&) {
@@ -705,12 +707,7 @@ Result RunConfig(const Model& model, const std::string& precision, int64_t batch
   PeakMemory mem;
   mem.Start();
   try {
-    std::unique_ptr<Session> s;
-    if (FLAGS_mode == "train") {
-      s = std::make_unique<TrainSession>(model, precision == "fp16", batch);
-    } else {
-      s = std::make_unique<ForwardSession>(model, precision == "fp16", batch);
-    }
+    std::unique_ptr<Session> s = MakeSession(model, precision, batch);
     for (int i = 0; i < FLAGS_warmup; ++i) {
       progress->Show(label, "warm-up", i + 1, FLAGS_warmup, r.ms.empty() ? 0 : r.ms.back());
       s->Step();

@@ -242,6 +242,31 @@ TEST(BenchmarkTest, CompareWithPyTorch) {
   EXPECT_NE(Field(results[1], "pytorch_status").find("skipped"), std::string::npos);
 }
 
+// --max_batch finds the largest batch within --mem_limit_mb (the limit the allocator enforces):
+// a batch that fits, with the plan at least as large as without it; a limit below the model's
+// own size fits nothing, and a timed configuration over the limit is reported, not killed.
+TEST(BenchmarkTest, MaxBatchWithinAMemoryLimit) {
+  const std::string base = "--model lenet --max_batch --mem_limit_mb 60 --batch_size 16 "
+                           "--precision fp32 --threads 1 ";
+  auto Largest = [&](const std::string& extra) -> int64_t {
+    auto r = RunTool("benchmark", base + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const size_t p = r.out.find("\nfp32");
+    EXPECT_NE(p, std::string::npos) << r.out;
+    return p == std::string::npos ? -1 : std::stoll(r.out.substr(p + 5));
+  };
+  const int64_t planned = Largest(""), unplanned = Largest("--optimize_memory=false");
+  EXPECT_GT(unplanned, 16);
+  EXPECT_GE(planned, unplanned);
+  auto tiny = RunTool("benchmark", "--model lenet --max_batch --mem_limit_mb 1 --precision fp32 "
+                                   "--batch_size 4 --threads 1");
+  ASSERT_EQ(tiny.exit_code, 0) << tiny.err;
+  EXPECT_NE(tiny.out.find("not even batch 1"), std::string::npos) << tiny.out;
+  auto over = RunTool("benchmark", std::string(kTinyLeNet) + "--precision fp32 --mem_limit_mb 2");
+  ASSERT_EQ(over.exit_code, 0) << over.err;
+  EXPECT_NE(over.out.find("out of memory"), std::string::npos) << over.out;
+}
+
 TEST(BenchmarkTest, BadFlagsGiveOneClearErrorLine) {
   const std::pair<std::string, std::string> cases[] = {
       {"", "give --model"},
@@ -265,6 +290,9 @@ TEST(BenchmarkTest, BadFlagsGiveOneClearErrorLine) {
       {"--model resnet18 --replicas 2 --compare pytorch", "the peer trains on one device"},
       {"--model lenet --gpus 0,one", "--gpus: 'one' is not a GPU id"},
       {"--model lenet --ws_nbytes_limit -1", "--ws_nbytes_limit must be >= 0, got -1"},
+      {"--model lenet --max_batch", "--max_batch on CPU needs --mem_limit_mb"},
+      {"--model lenet --mem_limit_mb -5", "--mem_limit_mb must be >= 0"},
+      {"--model lenet --max_batch --mem_limit_mb 100 --replicas 2", "--max_batch searches one"},
       {"--model lenet --device cpu --gpus 0,1", "--gpus runs on CUDA devices"},
       {"--net /nonexistent.pbtxt --init_net /nonexistent2.pbtxt --input_shape 1,28,28",
        "/nonexistent"},

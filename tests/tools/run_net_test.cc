@@ -94,6 +94,22 @@ TEST(RunNetTest, ItersAndPrintedBlobs) {
   EXPECT_NE(r.out.find("softmax: float[5, 4]"), std::string::npos) << r.out;
 }
 
+// --optimize_memory plans the net's temporaries (fc1 would be shared, but it is asked for, so it
+// is kept) and gives the same outputs.
+TEST(RunNetTest, OptimizeMemoryGivesTheSameOutputs) {
+  std::string dir = TestTempDir();
+  Mlp mlp;
+  mlp.Write(dir);
+  const std::string args = "--init_net " + dir + "/mlp_init.pb --net " + kMlp + " --inputs " + dir +
+                           "/inputs.pbtxt --output_blobs softmax,fc1";
+  auto plain = RunTool("run_net", args);
+  auto planned = RunTool("run_net", args + " --optimize_memory");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  EXPECT_EQ(planned.out, plain.out);
+  EXPECT_NE(planned.err.find("run_net: memory plan: "), std::string::npos) << planned.err;
+}
+
 TEST(RunNetTest, ListOpsShowsDocs) {
   auto r = RunTool("run_net", "--list_ops");
   ASSERT_EQ(r.exit_code, 0) << r.err;
