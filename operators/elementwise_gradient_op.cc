@@ -136,8 +136,10 @@ void BinaryGradientOp<kKind>::RunLegacyDiv() {
     const double* b = B.data<double>();
     const double* c = C.data<double>();
     const double* dc = dC.data<double>();
-    double* da = Output(0, B.dims())->mutable_data<double>();
-    double* db = Output(1, B.dims())->mutable_data<double>();
+    Tensor* dA = Output(0, B.dims());
+    Tensor* dB = Output(1, B.dims());
+    double* da = dA->mutable_data<double>();
+    double* db = dB->mutable_data<double>();
     for (int64_t i = 0; i < n; ++i) {
       da[i] = dc[i] / b[i];
       db[i] = -da[i] * c[i];
