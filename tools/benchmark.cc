@@ -38,6 +38,7 @@
 #include "models/trainer.h"
 #include "models/zoo.h"
 #include "onnx/onnx_import.h"
+#include "tools/benchmark_max_batch.h"
 #include "tools/benchmark_output.h"
 #include "tools/benchmark_peer.h"
 #include "tools/benchmark_progress.h"
@@ -659,40 +660,9 @@ bool Fits(const Model& model, const std::string& precision, int64_t batch, Progr
   return ok;
 }
 
-// Doubling from `start` until a batch does not fit (or halving until one does), then bisecting.
-// 0: not even a batch of 1 fits.
 int64_t FindMaxBatch(const Model& model, const std::string& precision, int64_t start,
                      Progress* progress) {
-  constexpr int64_t kCap = int64_t{1} << 20;
-  int64_t good = 0, bad = 0;
-  if (Fits(model, precision, start, progress)) {
-    good = start;
-    while (good < kCap && Fits(model, precision, std::min(good * 2, kCap), progress)) {
-      good = std::min(good * 2, kCap);
-    }
-    if (good == kCap) return good;
-    bad = std::min(good * 2, kCap);
-  } else {
-    bad = start;
-    while (bad > 1) {
-      const int64_t half = bad / 2;
-      if (Fits(model, precision, half, progress)) {
-        good = half;
-        break;
-      }
-      bad = half;
-    }
-    if (good == 0) return 0;
-  }
-  while (bad - good > 1) {
-    const int64_t mid = good + (bad - good) / 2;
-    if (Fits(model, precision, mid, progress)) {
-      good = mid;
-    } else {
-      bad = mid;
-    }
-  }
-  return good;
+  return bench::LargestFitting(start, [&](int64_t b) { return Fits(model, precision, b, progress); });
 }
 
 // ---- one configuration --------------------------------------------------------------------------
