@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <dnnl.hpp>
 #include <optional>
 #include <vector>
@@ -61,6 +62,30 @@ class DnnlArg {
       reorder_->execute(DnnlStream(), user_, *inner_);
     }
   }
+  // Input that stays the same between runs (an inference filter): reordered once into a buffer
+  // owned here, and again only when `data` is not the storage it was reordered from last time.
+  void LoadConstant(const void* data) {
+    user_.set_data_handle(const_cast<void*>(data));
+    if (!inner_ || data == constant_from_) return;
+    owned_.resize(inner_bytes_ / sizeof(float) + 16);
+    const uintptr_t p = reinterpret_cast<uintptr_t>(owned_.data());
+    inner_->set_data_handle(reinterpret_cast<void*>((p + 63) & ~uintptr_t{63}));
+    reorder_->execute(DnnlStream(), user_, *inner_);
+    constant_from_ = data;
+  }
+  // Output of a primitive that adds to what its destination holds (a sum post-op): points at
+  // `data` and starts the destination from `init` (same plain layout; may be `data` itself).
+  void BindAccumulate(void* data, const void* init) {
+    user_.set_data_handle(data);
+    if (inner_) {
+      inner_->set_data_handle(ScratchBytes(inner_bytes_, &fallback_));
+      if (!load_) load_ = dnnl::reorder(user_, *inner_);
+      dnnl::memory from(user_.get_desc(), DnnlEngine(), const_cast<void*>(init));
+      load_->execute(DnnlStream(), from, *inner_);
+    } else if (init != data) {
+      std::memcpy(data, init, user_.get_desc().get_size());
+    }
+  }
   // Output: points at `data`; after the primitive ran, Store() reorders into it when needed.
   void Bind(void* data) {
     user_.set_data_handle(data);
@@ -74,8 +99,10 @@ class DnnlArg {
   dnnl::memory user_;
   std::optional<dnnl::memory> inner_;
   size_t inner_bytes_ = 0;
-  std::optional<dnnl::reorder> reorder_;
+  std::optional<dnnl::reorder> reorder_, load_;
   std::vector<float> fallback_;  // outside an operator run
+  std::vector<float> owned_;     // LoadConstant's copy
+  const void* constant_from_ = nullptr;
 };
 
 }  // namespace halfcaf

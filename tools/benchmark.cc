@@ -32,6 +32,7 @@
 #include "core/proto_io.h"
 #include "core/scratch.h"
 #include "models/imported_model.h"
+#include "models/inference_optimize.h"
 #include "models/memory_plan.h"
 #include "models/mixed_precision.h"
 #include "models/model_helper.h"
@@ -94,6 +95,9 @@ DEFINE_int64(mem_limit_mb, 0, "CPU: halfcaf's CPU memory (tensors and operator s
              "exceed this; an over-limit configuration stops with 'out of memory' (0: no limit)");
 DEFINE_bool(optimize_memory, true, "memory planning: the temporaries of the timed nets share "
             "buffers when their lifetimes do not overlap (models/memory_plan.h)");
+DEFINE_bool(optimize_inference, true, "--mode forward on CPU: the inference plan (SpatialBN folded "
+            "into Conv, Relu and Add fused into it, NHWC convolution regions; "
+            "models/inference_optimize.h)");
 DEFINE_string(data_blob, "data", "--net: the data blob");
 DEFINE_string(label_blob, "label", "--net: the label blob");
 DEFINE_string(loss_blob, "loss", "--net: the loss blob");
@@ -452,6 +456,13 @@ class ForwardSession : public Session {
     SetGlobalSeed(FLAGS_seed);
     ws_.RunNetOnce(init);
     if (fwd.name().empty()) fwd.set_name("forward");
+    if (FLAGS_optimize_inference && !cuda) {
+      InferenceOptions io;
+      io.keep = {FLAGS_loss_blob};
+      const InferenceReport r = OptimizeForInference(&fwd, &ws_, io);
+      if (!reported_inference_plan_) std::cerr << "benchmark: " << r.Summary() << "\n";
+      reported_inference_plan_ = true;
+    }
     if (FLAGS_optimize_memory) {
       MemoryPlanOptions o;
       o.keep = {FLAGS_loss_blob};
@@ -469,6 +480,7 @@ class ForwardSession : public Session {
  private:
   Workspace ws_;
   NetBase* net_ = nullptr;
+  static inline bool reported_inference_plan_ = false;
 };
 
 // ---- per-operator profile -----------------------------------------------------------------------
