@@ -44,6 +44,7 @@ struct InferenceReport {
   std::string reason;  // why the net was left alone
   int bn_folded = 0, relu_fused = 0, sum_fused = 0, conv_fusion = 0;
   int nhwc_ops = 0, transposes = 0, params_added = 0, params_dropped = 0;
+  bool changed() const { return bn_folded + conv_fusion + nhwc_ops > 0; }
   std::string Summary() const;
 };
 

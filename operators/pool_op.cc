@@ -228,7 +228,11 @@ void PoolOp<kType>::RunOnDevice() {
             for (int64_t w = win.w0; w < win.w1; w += win.dw) {
               const float* xs = ximg + (h * W + w) * C;
               if (kType == PoolType::kMax) {
-                for (int64_t c = 0; c < C; ++c) yo[c] = MaxNaN(yo[c], xs[c]);
+                // MaxNaN written so that it vectorizes: NaN wins, then the larger value.
+                for (int64_t c = 0; c < C; ++c) {
+                  const float v = xs[c], best = yo[c];
+                  yo[c] = (v > best || v != v) ? v : best;
+                }
               } else {
                 for (int64_t c = 0; c < C; ++c) yo[c] += xs[c];
               }

@@ -1,12 +1,66 @@
 #include "operators/transpose_op.h"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "core/gradient.h"
+#include "operators/cpu_parallel.h"
 
 namespace halfcaf {
 
 namespace {
+
+// When the permutation, with runs of adjacent axes merged, swaps two blocks — (B, R, C) ->
+// (B, C, R), as NCHW <-> NHWC do — sets *b, *r, *c and returns true.
+bool AsBatchedMatrixTranspose(const std::vector<int64_t>& x_dims, const std::vector<int>& axes,
+                              int64_t* b, int64_t* r, int64_t* c) {
+  // Merged groups of the output, each a run of consecutive input axes.
+  std::vector<std::pair<int, int>> runs;  // [first input axis, last input axis]
+  for (int a : axes) {
+    if (!runs.empty() && runs.back().second + 1 == a) {
+      runs.back().second = a;
+    } else {
+      runs.emplace_back(a, a);
+    }
+  }
+  auto size = [&](const std::pair<int, int>& run) {
+    int64_t n = 1;
+    for (int a = run.first; a <= run.second; ++a) n *= x_dims[a];
+    return n;
+  };
+  if (runs.size() == 2 && runs[0].first > runs[1].first) {
+    *b = 1;
+    *r = size(runs[1]);
+    *c = size(runs[0]);
+    return true;
+  }
+  if (runs.size() == 3 && runs[0].first == 0 && runs[1].first > runs[2].first) {
+    *b = size(runs[0]);
+    *r = size(runs[2]);
+    *c = size(runs[1]);
+    return true;
+  }
+  return false;
+}
+
+// y (b, c, r) = x (b, r, c) transposed per batch, in cache-sized tiles, over the threads.
+template <typename T>
+void BatchedMatrixTranspose(int64_t b, int64_t r, int64_t c, const T* x, T* y) {
+  constexpr int64_t kTile = 32;
+  const int64_t rt = (r + kTile - 1) / kTile, ct = (c + kTile - 1) / kTile;
+  ParallelFor(b * rt * ct, kTile * kTile, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / (rt * ct), i0 = (t / ct) % rt * kTile, j0 = t % ct * kTile;
+      const T* xb = x + n * r * c;
+      T* yb = y + n * r * c;
+      const int64_t i1 = std::min(i0 + kTile, r), j1 = std::min(j0 + kTile, c);
+      for (int64_t j = j0; j < j1; ++j) {
+        for (int64_t i = i0; i < i1; ++i) yb[j * r + i] = xb[i * c + j];
+      }
+    }
+  });
+}
 
 template <typename T>
 void TransposeTyped(const std::vector<int64_t>& x_dims, const std::vector<int>& axes,
@@ -17,6 +71,11 @@ void TransposeTyped(const std::vector<int64_t>& x_dims, const std::vector<int>& 
   if (n == 0) return;
   if (nd == 0) {
     y[0] = x[0];
+    return;
+  }
+  int64_t mb = 0, mr = 0, mc = 0;
+  if (n >= 4096 && AsBatchedMatrixTranspose(x_dims, axes, &mb, &mr, &mc)) {
+    BatchedMatrixTranspose(mb, mr, mc, x, y);
     return;
   }
   std::vector<int64_t> x_stride(nd, 1);

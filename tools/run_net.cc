@@ -10,6 +10,7 @@
 #include "core/net.h"
 #include "core/proto_io.h"
 #include "core/tensor_proto.h"
+#include "models/inference_optimize.h"
 #include "models/memory_plan.h"
 #include "onnx/onnx_import.h"
 #include "tools/tool_common.h"
@@ -27,6 +28,10 @@ DEFINE_bool(list_ops, false, "print every registered operator with devices, engi
 DEFINE_bool(optimize_memory, false, "memory planning: --net's temporaries share buffers when their "
             "lifetimes do not overlap (the net's external outputs and --output_blobs keep theirs); "
             "the plan goes to stderr");
+
+DEFINE_bool(optimize_inference, true, "a forward-only CPU --net gets the inference plan (SpatialBN "
+            "folded into Conv, Relu and Add fused into it, NHWC convolution regions; the net's "
+            "external outputs and --output_blobs keep their values); what it did goes to stderr");
 
 namespace halfcaf {
 namespace {
@@ -97,6 +102,12 @@ int Main() {
   if (blobs.empty()) blobs = onnx_outputs;  // an ONNX model's outputs by default
   if (!FLAGS_net.empty()) {
     if (net.name().empty()) net.set_name("net");
+    if (FLAGS_optimize_inference) {
+      InferenceOptions o;
+      o.keep.insert(blobs.begin(), blobs.end());
+      const InferenceReport r = OptimizeForInference(&net, &ws, o);
+      if (r.changed()) std::cerr << "run_net: " << r.Summary() << "\n";
+    }
     if (FLAGS_optimize_memory) {
       MemoryPlanOptions o;
       o.keep.insert(blobs.begin(), blobs.end());

@@ -42,6 +42,20 @@ TEST(TransposeOpTest, MatchesNaive) {
   }
 }
 
+TEST(TransposeOpTest, LargeTensorsTakeTheTiledPathAndStillMatchNaive) {
+  // 4096 elements and more, permutations that are block swaps ((B, R, C) -> (B, C, R)), with
+  // sizes that are not multiples of the tile; and some that are not block swaps.
+  Tensor X = RandomTensor({3, 37, 5, 41}, 2);
+  for (const std::vector<int>& axes :
+       {std::vector<int>{0, 2, 3, 1}, {0, 3, 1, 2}, {2, 3, 0, 1}, {3, 0, 1, 2}, {1, 0, 2, 3},
+        {0, 2, 1, 3}, {3, 2, 1, 0}}) {
+    auto def = MakeOperatorDef("Transpose", "", {"X"}, {"Y"}, {MakeArgument("axes", axes)});
+    Workspace ws;
+    RunOp(def, {{"X", X}}, &ws);
+    EXPECT_EQ(ToFloatVector(ws.GetTensor("Y")), NaiveTranspose(X, axes)) << DimsString(axes);
+  }
+}
+
 TEST(TransposeOpTest, DefaultReversesAndAnyType) {
   Tensor X = RandomTensor({2, 3, 5}, 1);
   auto def = MakeOperatorDef("Transpose", "", {"X"}, {"Y"});

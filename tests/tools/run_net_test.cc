@@ -110,6 +110,38 @@ TEST(RunNetTest, OptimizeMemoryGivesTheSameOutputs) {
   EXPECT_NE(planned.err.find("run_net: memory plan: "), std::string::npos) << planned.err;
 }
 
+// A zoo predict net (ResNet-18, test mode) gets the inference plan by default; its outputs equal
+// the unoptimized net's (--optimize_inference=false) within float rounding.
+TEST(RunNetTest, InferencePlanGivesTheSameOutputs) {
+  const std::string dir = TestTempDir();
+  auto made = RunTool("make_model", "--model resnet18 --image_size 32 --num_classes 10 --is_test "
+                                    "--out " + dir);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  TensorProtos inputs;
+  TensorToProto(RandomTensor({2, 3, 32, 32}, 4), "data", inputs.add_protos());
+  TensorToProto(IntTensor({2}, {3, 7}), "label", inputs.add_protos());
+  WriteProtoToFile(inputs, dir + "/inputs.pb", /*text=*/false);
+  const std::string args = "--init_net " + dir + "/init_net.pbtxt --net " + dir +
+                           "/train_net.pbtxt --inputs " + dir + "/inputs.pb --iters 2 " +
+                           "--output_blobs softmax,pool1 --output ";
+  auto plain = RunTool("run_net", args + dir + "/plain.pb --optimize_inference=false");
+  auto planned = RunTool("run_net", args + dir + "/planned.pb");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  EXPECT_EQ(plain.err.find("inference plan"), std::string::npos) << plain.err;
+  EXPECT_NE(planned.err.find("run_net: inference plan: 20 SpatialBN folded into Conv"),
+            std::string::npos)
+      << planned.err;
+  Workspace a, b;
+  FeedTensorProtosFile(dir + "/plain.pb", &a);
+  FeedTensorProtosFile(dir + "/planned.pb", &b);
+  for (const char* blob : {"softmax", "pool1"}) {
+    EXPECT_EQ(a.GetTensor(blob).dims(), b.GetTensor(blob).dims()) << blob;
+    ExpectNear(ToFloatVector(b.GetTensor(blob)), ToFloatVector(a.GetTensor(blob)), 1e-5f, 1e-5f,
+               blob);
+  }
+}
+
 TEST(RunNetTest, ListOpsShowsDocs) {
   auto r = RunTool("run_net", "--list_ops");
   ASSERT_EQ(r.exit_code, 0) << r.err;
