@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -22,13 +23,14 @@ void Count(ptrdiff_t delta) {
   }
 }
 
-// One 64-byte aligned buffer that only grows.
+// One 64-byte aligned buffer that only grows (until Release).
 class Buffer {
  public:
-  ~Buffer() { Drop(); }
+  ~Buffer() { Release(); }
+  size_t bytes() const { return bytes_; }
   void* Reserve(size_t bytes) {
     if (bytes <= bytes_) return data_;
-    Drop();  // first, so the old and the new buffer never count (or exist) together
+    Release();  // first, so the old and the new buffer never count (or exist) together
     const size_t rounded = (bytes + 63) / 64 * 64;
     ReserveCpuBytes(rounded, "operator scratch");
     data_ = std::aligned_alloc(64, rounded);
@@ -40,9 +42,7 @@ class Buffer {
     Count(static_cast<ptrdiff_t>(rounded));
     return data_;
   }
-
- private:
-  void Drop() {
+  void Release() {
     if (data_ == nullptr) return;
     std::free(data_);
     ReleaseCpuBytes(bytes_);
@@ -50,20 +50,43 @@ class Buffer {
     data_ = nullptr;
     bytes_ = 0;
   }
+
+ private:
   void* data_ = nullptr;
   size_t bytes_ = 0;
 };
 
-// The calling thread's pool: buffers[0 .. next) are in use by the running operator(s).
+// The calling thread's pool. `taken` lists the buffers handed out to the running operator(s),
+// in order; a closing scope gives back those taken since it opened.
 struct Pool {
   std::vector<std::unique_ptr<Buffer>> buffers;
-  size_t next = 0;
-  int depth = 0;  // open ScratchScopes
+  std::vector<char> in_use;
+  std::vector<size_t> taken;
+  int depth = 0;
 };
 
 Pool& ThreadPool() {
   thread_local Pool pool;
   return pool;
+}
+
+// The free buffer for a request of `need` bytes: the smallest that holds it; else the largest
+// (grown), so that big requests keep going to the same few buffers and small ones do not grow
+// them; else a new one. The pool then holds about the most any one operator asks for at once,
+// not the sum over request positions of the largest request at each.
+size_t PickBuffer(Pool* p, size_t need) {
+  size_t fit = SIZE_MAX, largest = SIZE_MAX;
+  for (size_t i = 0; i < p->buffers.size(); ++i) {
+    if (p->in_use[i]) continue;
+    const size_t cap = p->buffers[i]->bytes();
+    if (cap >= need && (fit == SIZE_MAX || cap < p->buffers[fit]->bytes())) fit = i;
+    if (largest == SIZE_MAX || cap > p->buffers[largest]->bytes()) largest = i;
+  }
+  if (fit != SIZE_MAX) return fit;
+  if (largest != SIZE_MAX) return largest;
+  p->buffers.push_back(std::make_unique<Buffer>());
+  p->in_use.push_back(0);
+  return p->buffers.size() - 1;
 }
 
 }  // namespace
@@ -74,8 +97,11 @@ void* ScratchBytes(size_t nbytes, std::vector<float>* fallback) {
     fallback->resize((nbytes + sizeof(float) - 1) / sizeof(float));
     return fallback->data();
   }
-  if (p.next == p.buffers.size()) p.buffers.push_back(std::make_unique<Buffer>());
-  return p.buffers[p.next++]->Reserve(std::max<size_t>(nbytes, 1));
+  const size_t need = std::max<size_t>(nbytes, 1);
+  const size_t i = PickBuffer(&p, need);
+  p.in_use[i] = 1;
+  p.taken.push_back(i);
+  return p.buffers[i]->Reserve(need);
 }
 
 float* ScratchFloats(size_t n, std::vector<float>* fallback) {
@@ -84,19 +110,24 @@ float* ScratchFloats(size_t n, std::vector<float>* fallback) {
 
 ScratchScope::ScratchScope() {
   Pool& p = ThreadPool();
-  saved_ = p.next;
+  saved_ = p.taken.size();
   ++p.depth;
 }
 
 ScratchScope::~ScratchScope() {
   Pool& p = ThreadPool();
-  p.next = saved_;
+  while (p.taken.size() > saved_) {
+    p.in_use[p.taken.back()] = 0;
+    p.taken.pop_back();
+  }
   --p.depth;
 }
 
 void ReleaseScratch() {
   Pool& p = ThreadPool();
-  p.buffers.resize(p.next);
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    if (!p.in_use[i]) p.buffers[i]->Release();
+  }
 }
 
 size_t ScratchBytesHeld() { return g_held.load(); }

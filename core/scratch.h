@@ -1,8 +1,9 @@
 // Scratch memory for running operators: im2col columns, oneDNN's reordered copies, FP16 <-> FP32
 // staging. An operator asks for it while it runs and gives it back when it returns, so a net
 // holds the scratch of one operator at a time (per thread) instead of every operator keeping
-// its own buffers. Each thread has one pool of 64-byte aligned buffers; the k-th request of an
-// operator run takes the pool's k-th buffer, grown to the largest request it has served.
+// its own buffers. Each thread has one pool of 64-byte aligned buffers; a request takes the
+// smallest free buffer that holds it, else grows the largest free one, so the pool holds about
+// the most scratch any one operator uses at once.
 //
 //   float* col = ScratchFloats(n, &col_);  // inside Operator::Run: pooled; outside: col_
 #pragma once

@@ -1,6 +1,9 @@
 // Sum: Y = X0 + X1 + ... (all the same shape and type: float, float16, int32, int64).
 // The gradient is a pass-through: every input's gradient is dY itself.
+#include <algorithm>
+
 #include "core/float_io.h"
+#include "core/half.h"
 #include "core/gradient.h"
 #include "core/operator.h"
 #include "operators/cpu_parallel.h"
@@ -22,16 +25,7 @@ class SumOp final : public Operator<CPUContext> {
                       "' is ", X0.DebugString(), ": all inputs must match");
     }
     const int64_t n = X0.numel();
-    if (X0.dtype() == DataType::FLOAT16) {
-      // Accumulate in float, round once.
-      acc_.assign(n, 0.f);
-      for (int i = 0; i < InputSize(); ++i) {
-        const float* x = ReadAsFloat(Input(i), &scratch_);
-        for (int64_t j = 0; j < n; ++j) acc_[j] += x[j];
-      }
-      FloatToHalfArray(acc_.data(), Output(0, X0.dims())->mutable_data<Half>(), n);
-      return;
-    }
+    if (X0.dtype() == DataType::FLOAT16) return AccumulateHalf(n);
     switch (X0.dtype()) {
       case DataType::FLOAT: return Accumulate<float>(n);
       case DataType::INT32: return Accumulate<int32_t>(n);
@@ -44,6 +38,31 @@ class SumOp final : public Operator<CPUContext> {
   }
 
  private:
+  // float16: accumulated in float, rounded once, a block at a time (no activation-sized float
+  // copies). Every input's block is read before the output's is written (in place on input 0).
+  void AccumulateHalf(int64_t n) {
+    constexpr int64_t kBlock = 2048;
+    const std::vector<int64_t> dims = Input(0).dims();
+    addends_.clear();
+    for (int i = 0; i < InputSize(); ++i) addends_.push_back(Input(i).data<Half>());
+    Half* y = Output(0, dims)->mutable_data<Half>();
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    ParallelFor(blocks, static_cast<double>(kBlock * InputSize()), [&](int64_t b0, int64_t b1) {
+      float acc[kBlock], x[kBlock];
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t begin = b * kBlock, len = std::min(kBlock, n - begin);
+        for (size_t i = 0; i < addends_.size(); ++i) {
+          const Half* xi = static_cast<const Half*>(addends_[i]) + begin;
+          HalfToFloatArray(xi, i == 0 ? acc : x, static_cast<size_t>(len));
+          if (i > 0) {
+            for (int64_t j = 0; j < len; ++j) acc[j] += x[j];
+          }
+        }
+        FloatToHalfArray(acc, y + begin, static_cast<size_t>(len));
+      }
+    });
+  }
+
   template <typename T>
   void Accumulate(int64_t n) {
     const std::vector<int64_t> dims = Input(0).dims();
@@ -62,7 +81,6 @@ class SumOp final : public Operator<CPUContext> {
     });
   }
 
-  std::vector<float> acc_, scratch_;
   std::vector<const void*> addends_;
 };
 

@@ -29,6 +29,24 @@ TEST(SumOpTest, GradientIsPassThroughAndFp16) {
   CheckFp16MatchesFp32(def, in, {"a", "b"});
 }
 
+TEST(SumOpTest, Fp16AccumulatesInFloatAndRoundsOnceAcrossBlocksAndInPlace) {
+  // 5003 elements: several of the op's blocks and a partial one; three inputs, in place on the
+  // first. Each output is the float sum of the half values, rounded once.
+  const Tensor a = ToHalf(RandomTensor({5003}, 1)), b = ToHalf(RandomTensor({5003}, 2));
+  const Tensor c = ToHalf(RandomTensor({5003}, 3));
+  const std::vector<float> fa = ToFloatVector(a), fb = ToFloatVector(b), fc = ToFloatVector(c);
+  for (const std::string out : {"y", "a"}) {
+    Workspace ws;
+    RunOp(MakeOperatorDef("Sum", "", {"a", "b", "c"}, {out}), {{"a", a}, {"b", b}, {"c", c}}, &ws);
+    const Tensor& y = ws.GetTensor(out);
+    ASSERT_EQ(y.dtype(), DataType::FLOAT16);
+    const std::vector<float> got = ToFloatVector(y);
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i], static_cast<float>(Half(fa[i] + fb[i] + fc[i]))) << out << " " << i;
+    }
+  }
+}
+
 TEST(SumOpTest, MismatchedInputsNamed) {
   Workspace ws;
   try {

@@ -13,6 +13,8 @@ framework, model, mode, device, order, precision, batch_size, status, iters, ms_
 ms_per_iter_min / max / p10 / p90, images_per_sec, peak_memory_mb. Progress goes to stderr.
 """
 import argparse
+import ctypes
+import gc
 import json
 import os
 import resource
@@ -48,6 +50,13 @@ def reset_peak_rss():
         return True
     except OSError:
         return False
+
+
+def trim_c_heap():
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except OSError:
+        pass
 
 
 def peak_rss_mb():
@@ -153,6 +162,10 @@ def main():
                 torch.cuda.reset_peak_memory_stats(device)
                 base = torch.cuda.memory_allocated(device)
             else:
+                # What earlier configurations freed but the C allocator kept would otherwise sit
+                # in the baseline and hide this configuration's own peak (halfcaf trims too).
+                gc.collect()
+                trim_c_heap()
                 hwm_reset = reset_peak_rss()
                 base = rss_mb()
             try:
