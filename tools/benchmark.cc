@@ -2,8 +2,9 @@
 // step (Trainer: synthetic data, forward, backward, momentum-SGD update; FP32 or mixed precision)
 // or the forward net alone, for each precision x batch size. Reports the median and spread of
 // ms per iteration, images/s, the fp16/fp32 speedup, peak memory and the cost per million images;
-// optionally a per-operator profile, JSON / CSV / SVG output and a side-by-side run of the
-// PyTorch peer (tools/peers/resnet_pytorch.py).
+// optionally a per-operator profile, JSON / CSV / SVG output and side-by-side runs of peers
+// (tools/benchmark_peer.h): PyTorch (tools/peers/resnet_pytorch.py) and, for inference, ONNX
+// Runtime running the same model exported by halfcaf (tools/peers/resnet_ort.py).
 #include <gflags/gflags.h>
 #include <malloc.h>
 #include <sys/resource.h>
@@ -78,8 +79,12 @@ DEFINE_double(price_per_hour, 2.5, "machine price in $/hour, for the cost per mi
 DEFINE_string(plot, "", "write an SVG chart of images/s against batch size");
 DEFINE_int32(threads, 0, "CPU threads for BLAS (0: all cores)");
 DEFINE_double(loss_scale, 128, "fp16 training: static loss scale");
-DEFINE_string(compare, "", "`pytorch`: also run the PyTorch peer with the same settings");
-DEFINE_string(python, "/usr/bin/python3", "--compare: the Python interpreter");
+DEFINE_string(compare, "", "comma-separated peers run with the same settings: `pytorch` "
+              "(torchvision's ResNet), `ort` (ONNX Runtime on the CPU, --mode forward, fp32: the "
+              "timed model exported by halfcaf with its parameters), or `pytorch,ort`");
+DEFINE_string(python, "/usr/bin/python3", "--compare pytorch: the Python interpreter");
+DEFINE_string(ort_python, "", "--compare ort: the Python interpreter with onnxruntime (default: "
+              "<source>/.venv-ort/bin/python, which tools/setup_ort.sh makes)");
 DEFINE_string(peer_script, "",
               "--compare: the peer script (default: tools/peers/resnet_pytorch.py of the source "
               "tree, found from the binary's location or the current folder)");
@@ -741,76 +746,21 @@ void WriteOutputs(const bench::RunInfo& info, const std::vector<Result>& results
     for (const auto& p : precisions) {
       bench::Series s{"halfcaf " + p, color.at(p), false, {}};
       bench::Series t{"PyTorch " + p, color.at(p), true, {}};
+      bench::Series o{"ONNX Runtime " + p, "#2ca02c", true, {}};
       for (const auto& r : results) {
         if (r.precision != p || r.status != "ok") continue;
         s.points.push_back({r.batch_size, r.images_per_sec});
-        if (r.has_peer && r.peer_images_per_sec > 0) {
-          t.points.push_back({r.batch_size, r.peer_images_per_sec});
-        }
+        if (r.pytorch.ok()) t.points.push_back({r.batch_size, r.pytorch.images_per_sec});
+        if (r.ort.ok()) o.points.push_back({r.batch_size, r.ort.images_per_sec});
       }
-      if (!s.points.empty()) series.push_back(s);
-      if (!t.points.empty()) series.push_back(t);
+      for (const auto* se : {&s, &t, &o}) {
+        if (!se->points.empty()) series.push_back(*se);
+      }
     }
     WriteFileAtomically(FLAGS_plot, bench::Svg(info.model + " " + info.mode + ", " + info.order +
                                                    ", " + info.device + ": images/s",
                                                series));
   }
-}
-
-void PrintTable(const bench::RunInfo& info, const std::vector<Result>& results, bool peer) {
-  std::cout << "\nhalfcaf benchmark: " << info.model << ", " << info.mode << ", " << info.order
-            << ", " << info.device << ", " << info.iters << " timed iterations after "
-            << info.warmup << " warm-up, $" << bench::Num(info.price_per_hour) << "/hour\n";
-  if (FLAGS_device == "cuda") {
-    std::cout << "cuDNN convolution algorithms: " << info.conv_algo_search
-              << (FLAGS_exhaustive_search ? " (timed cudnnFind, like cudnn.benchmark=True)"
-                                          : " (cuDNN heuristics)")
-              << ", ws_nbytes_limit " << info.ws_nbytes_limit << " bytes\n";
-  }
-  std::cout << std::left << std::setw(10) << "precision" << std::right << std::setw(6) << "batch"
-            << std::setw(12) << "ms/iter" << std::setw(24) << "[min .. max]" << std::setw(11)
-            << "images/s" << std::setw(11) << "fp16/fp32" << std::setw(10) << "peak MB"
-            << std::setw(11) << "$/1M img";
-  const bool shards = info.num_shards > 1;
-  if (shards) std::cout << std::setw(12) << "exchange ms" << std::setw(12) << "exposed ms";
-  if (peer) {
-    std::cout << std::setw(13) << "pytorch i/s" << std::setw(10) << "hc/pt" << std::setw(11)
-              << "pt peak MB";
-  }
-  std::cout << "\n" << std::fixed;
-  for (const auto& r : results) {
-    std::cout << std::left << std::setw(10) << r.precision << std::right << std::setw(6)
-              << r.batch_size;
-    if (r.status != "ok") {
-      std::cout << "  " << r.status << "\n";
-      continue;
-    }
-    std::ostringstream spread;
-    spread << std::fixed << std::setprecision(1) << "[" << r.ms_min << " .. " << r.ms_max << "]";
-    std::cout << std::setw(12) << std::setprecision(1) << r.ms_median << std::setw(24)
-              << spread.str() << std::setw(11) << std::setprecision(2) << r.images_per_sec
-              << std::setw(11)
-              << (r.speedup_vs_fp32 > 0 ? bench::Num(r.speedup_vs_fp32, 3) + "x" : "-")
-              << std::setw(10) << std::setprecision(0) << r.peak_memory_mb << std::setw(11)
-              << std::setprecision(2) << r.cost_per_million_images;
-    if (shards) {
-      std::cout << std::setw(12) << std::setprecision(2) << r.exchange_ms << std::setw(12)
-                << r.exposed_ms;
-    }
-    if (peer) {
-      if (r.has_peer && r.peer_images_per_sec > 0) {
-        std::cout << std::setw(13) << std::setprecision(2) << r.peer_images_per_sec << std::setw(9)
-                  << std::setprecision(2) << r.images_per_sec / r.peer_images_per_sec << "x"
-                  << std::setw(11) << std::setprecision(0) << r.peer_peak_memory_mb;
-      } else {
-        // "skipped: fp16 autocast needs CUDA" -> "skipped" (the JSON has the whole reason).
-        const std::string st = r.has_peer ? r.peer_status.substr(0, r.peer_status.find(':')) : "-";
-        std::cout << std::setw(13) << st << std::setw(10) << "-";
-      }
-    }
-    std::cout << "\n";
-  }
-  std::cout << std::defaultfloat << std::flush;
 }
 
 int Main() {
@@ -843,13 +793,22 @@ int Main() {
   HALFCAF_ENFORCE(FLAGS_loss_scale > 0, "--loss_scale must be positive, got ", FLAGS_loss_scale);
   HALFCAF_ENFORCE(FLAGS_image_size >= 0 && FLAGS_num_classes >= 0,
                   "--image_size and --num_classes must be >= 0");
-  HALFCAF_ENFORCE(FLAGS_compare.empty() || FLAGS_compare == "pytorch",
-                  "--compare must be pytorch, got '", FLAGS_compare, "'");
-  HALFCAF_ENFORCE(FLAGS_compare.empty() || FLAGS_model == "resnet50" || FLAGS_model == "resnet18",
+  const bench::Peers peers = bench::ParseCompare(FLAGS_compare);
+  HALFCAF_ENFORCE(!peers.pytorch || FLAGS_model == "resnet50" || FLAGS_model == "resnet18",
                   "--compare pytorch needs --model resnet50 or resnet18");
+  if (peers.ort) {
+    HALFCAF_ENFORCE(FLAGS_mode == "forward", "--compare ort times inference in ONNX Runtime: it "
+                    "needs --mode forward, got --mode ", FLAGS_mode);
+    HALFCAF_ENFORCE(FLAGS_device == "cpu" && FLAGS_gpus.empty(), "--compare ort runs ONNX "
+                    "Runtime on the CPU: it needs --device cpu");
+    HALFCAF_ENFORCE(onnx || FLAGS_order == "NCHW", "--compare ort exports the timed net to ONNX, "
+                    "which takes NCHW nets only: use --order NCHW");
+    HALFCAF_ENFORCE(onnx || OnnxAvailable(), "--compare ort exports the timed net to ONNX: ",
+                    OnnxMissingHint());
+  }
   HALFCAF_ENFORCE(FLAGS_ws_nbytes_limit >= 0, "--ws_nbytes_limit must be >= 0, got ",
                   FLAGS_ws_nbytes_limit);
-  if (!FLAGS_compare.empty() && FLAGS_device == "cuda" && !FLAGS_exhaustive_search) {
+  if (peers.pytorch && FLAGS_device == "cuda" && !FLAGS_exhaustive_search) {
     std::cerr << "benchmark: note: the PyTorch peer times cuDNN's algorithms "
                  "(cudnn.benchmark=True) while halfcaf uses its heuristics; add "
                  "--exhaustive_search for a like-for-like comparison"
@@ -935,6 +894,7 @@ int Main() {
   info.memory_kind = PeakMemory::Kind();
   info.conv_algo_search = FLAGS_exhaustive_search ? "exhaustive" : "heuristic";
   info.ws_nbytes_limit = FLAGS_ws_nbytes_limit;
+  info.cuda = FLAGS_device == "cuda";
   if (FLAGS_device == "cpu") {
     info.device += " (" +
                    (FLAGS_threads > 0 ? std::to_string(FLAGS_threads)
@@ -966,9 +926,10 @@ int Main() {
   if (shards.rank != 0) return 0;  // rank 0 reports and writes the outputs
   // halfcaf's results first, so a peer that fails, hangs or is killed loses nothing; then again
   // with the peer's numbers beside them.
-  PrintTable(info, results, false);
+  bench::PrintTable(std::cout, info, results, false, false);
   WriteOutputs(info, results, precisions);
-  if (!FLAGS_compare.empty()) {
+  bool pytorch_ran = false, ort_ran = false;
+  if (peers.pytorch) {
     std::cerr << "benchmark: halfcaf's results are written; the PyTorch peer runs next"
               << std::endl;
     bench::PeerRequest req;
@@ -988,11 +949,33 @@ int Main() {
     req.timeout_s = FLAGS_peer_timeout_s;
     req.batches = batches;
     req.precisions = precisions;
-    if (bench::RunPeer(req, &results)) {
-      PrintTable(info, results, true);
-      WriteOutputs(info, results, precisions);
-    }
+    pytorch_ran = bench::RunPeer(req, &results);
+    if (pytorch_ran) WriteOutputs(info, results, precisions);
   }
+  if (peers.ort) {
+    std::cerr << "benchmark: halfcaf's results are written; the ONNX Runtime peer runs next"
+              << std::endl;
+    bench::OrtRequest req;
+    req.script = bench::FindOrtScript();
+    req.python = FLAGS_ort_python.empty() ? bench::DefaultOrtPython() : FLAGS_ort_python;
+    if (onnx) {
+      req.onnx_file = FLAGS_net;
+    } else {
+      req.init = model.init;
+      req.predict = model.forward;
+    }
+    req.chw = model.chw;
+    req.iters = FLAGS_iters;
+    req.warmup = FLAGS_warmup;
+    req.threads = FLAGS_threads;
+    req.seed = FLAGS_seed;
+    req.timeout_s = FLAGS_peer_timeout_s;
+    req.batches = batches;
+    req.precisions = precisions;
+    ort_ran = bench::RunOrtPeer(req, &results);
+    if (ort_ran) WriteOutputs(info, results, precisions);
+  }
+  if (pytorch_ran || ort_ran) bench::PrintTable(std::cout, info, results, pytorch_ran, ort_ran);
   return 0;
 }
 
@@ -1005,6 +988,6 @@ int main(int argc, char** argv) {
       "benchmark --model resnet50|resnet18|lenet | --net FILE --init_net FILE --input_shape C,H,W "
       "[--device cpu|cuda] [--precision fp32,fp16] [--batch_size 32,64] [--order NCHW|NHWC] "
       "[--mode train|forward] [--iters 50] [--warmup 10] [--per_op] [--json F] [--csv F] "
-      "[--plot F.svg] [--price_per_hour 2.5] [--threads N] [--compare pytorch]",
+      "[--plot F.svg] [--price_per_hour 2.5] [--threads N] [--compare pytorch,ort]",
       argc, argv, halfcaf::Main);
 }

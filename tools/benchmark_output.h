@@ -1,5 +1,5 @@
 // What `benchmark` reports, and the ways it writes it: a table on stdout, JSON, CSV and an SVG
-// chart of images/s against batch size. Header-only: the tool is one translation unit.
+// chart of images/s against batch size. Header-only.
 #pragma once
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iomanip>
 #include <map>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,7 +27,15 @@ struct OpTypeStat {
   double gflops_per_sec = 0;
 };
 
-// One precision x batch-size measurement (halfcaf), with the PyTorch peer's numbers when run.
+// A peer's numbers for one configuration (PyTorch or ONNX Runtime), when it printed them.
+struct PeerNumbers {
+  bool ran = false;    // the peer printed a line for this configuration
+  std::string status;  // ok | skipped: <why> | out of memory
+  double images_per_sec = 0, ms_median = 0, peak_memory_mb = 0;
+  bool ok() const { return ran && images_per_sec > 0; }
+};
+
+// One precision x batch-size measurement (halfcaf), with the peers' numbers when they ran.
 struct Result {
   std::string precision;  // fp32 | fp16
   int64_t batch_size = 0;
@@ -44,10 +53,8 @@ struct Result {
   double exchange_ms = 0, exposed_ms = 0;
   std::vector<OpTypeStat> op_types;
   double op_total_ms = 0;
-  // Peer.
-  bool has_peer = false;
-  std::string peer_status;
-  double peer_images_per_sec = 0, peer_ms_median = 0, peer_peak_memory_mb = 0;
+  // The peers (benchmark --compare pytorch,ort).
+  PeerNumbers pytorch, ort;
 };
 
 // Quantile q in [0, 1] with linear interpolation between order statistics.
@@ -122,6 +129,7 @@ struct RunInfo {
   // (benchmark --exhaustive_search), within ws_nbytes_limit bytes of workspace.
   std::string conv_algo_search = "heuristic";
   int64_t ws_nbytes_limit = 0;
+  bool cuda = false;  // the timed nets ran on CUDA devices
 };
 
 inline std::string ResultJson(const RunInfo& info, const Result& r, const std::string& indent) {
@@ -158,14 +166,18 @@ inline std::string ResultJson(const RunInfo& info, const Result& r, const std::s
     field("exchange_ms_per_iter", Num(r.exchange_ms));
     field("exposed_exchange_ms_per_iter", Num(r.exposed_ms));
   }
-  if (r.has_peer) {
-    field("pytorch_status", JsonString(r.peer_status));
-    const bool peer_ok = r.peer_images_per_sec > 0;
-    field("pytorch_images_per_sec", peer_ok ? Num(r.peer_images_per_sec) : "null");
-    field("pytorch_ms_per_iter_median", peer_ok ? Num(r.peer_ms_median) : "null");
-    field("halfcaf_vs_pytorch", r.peer_images_per_sec > 0 && r.images_per_sec > 0
-                                    ? Num(r.images_per_sec / r.peer_images_per_sec)
-                                    : "null");
+  const std::pair<const char*, const PeerNumbers*> peers[] = {{"pytorch", &r.pytorch},
+                                                               {"ort", &r.ort}};
+  for (const auto& kv : peers) {
+    const std::string name = kv.first;
+    const PeerNumbers& p = *kv.second;
+    if (!p.ran) continue;
+    field(name + "_status", JsonString(p.status));
+    field(name + "_images_per_sec", p.ok() ? Num(p.images_per_sec) : "null");
+    field(name + "_ms_per_iter_median", p.ok() ? Num(p.ms_median) : "null");
+    field(name + "_peak_memory_mb", p.ok() ? Num(p.peak_memory_mb) : "null");
+    field("halfcaf_vs_" + name,
+          p.ok() && r.images_per_sec > 0 ? Num(r.images_per_sec / p.images_per_sec) : "null");
   }
   if (!r.op_types.empty()) {
     j << indent << "  \"per_op\": [\n";
@@ -205,21 +217,88 @@ inline std::string ResultsCsv(const RunInfo& info, const std::vector<Result>& re
   c << "model,mode,device,order,precision,batch_size,status,iters,ms_per_iter_median,"
        "ms_per_iter_min,ms_per_iter_max,ms_per_iter_p10,ms_per_iter_p90,images_per_sec,"
        "speedup_vs_fp32,peak_memory_mb,cost_per_million_images,pytorch_images_per_sec,"
-       "halfcaf_vs_pytorch\n";
+       "halfcaf_vs_pytorch,ort_images_per_sec,halfcaf_vs_ort,ort_peak_memory_mb\n";
+  // A peer's images/s and halfcaf's over it: empty where the peer has no number.
+  auto peer = [](const Result& r, const PeerNumbers& p) {
+    if (!p.ok()) return std::string(",");
+    return Num(p.images_per_sec) + "," +
+           (r.images_per_sec > 0 ? Num(r.images_per_sec / p.images_per_sec) : "");
+  };
   for (const auto& r : results) {
     c << info.model << "," << info.mode << "," << info.device << "," << info.order << ","
       << r.precision << "," << r.batch_size << "," << r.status << "," << r.ms.size() << ","
       << Num(r.ms_median) << "," << Num(r.ms_min) << "," << Num(r.ms_max) << "," << Num(r.ms_p10)
       << "," << Num(r.ms_p90) << "," << Num(r.images_per_sec) << ","
       << (r.speedup_vs_fp32 > 0 ? Num(r.speedup_vs_fp32) : "") << "," << Num(r.peak_memory_mb)
-      << "," << Num(r.cost_per_million_images) << ","
-      << (r.has_peer && r.peer_images_per_sec > 0 ? Num(r.peer_images_per_sec) : "") << ","
-      << (r.has_peer && r.peer_images_per_sec > 0 && r.images_per_sec > 0
-              ? Num(r.images_per_sec / r.peer_images_per_sec)
-              : "")
-      << "\n";
+      << "," << Num(r.cost_per_million_images) << "," << peer(r, r.pytorch) << ","
+      << peer(r, r.ort) << "," << (r.ort.ok() ? Num(r.ort.peak_memory_mb) : "") << "\n";
   }
   return c.str();
+}
+
+// The table on stdout: one row per configuration, with the columns of the peers named (those
+// that ran: `pytorch`, `ort`).
+inline void PrintTable(std::ostream& out, const RunInfo& info, const std::vector<Result>& results,
+                       bool pytorch, bool ort) {
+  out << "\nhalfcaf benchmark: " << info.model << ", " << info.mode << ", " << info.order << ", "
+      << info.device << ", " << info.iters << " timed iterations after " << info.warmup
+      << " warm-up, $" << Num(info.price_per_hour) << "/hour\n";
+  if (info.cuda) {
+    out << "cuDNN convolution algorithms: " << info.conv_algo_search
+        << (info.conv_algo_search == "exhaustive" ? " (timed cudnnFind, like cudnn.benchmark=True)"
+                                                  : " (cuDNN heuristics)")
+        << ", ws_nbytes_limit " << info.ws_nbytes_limit << " bytes\n";
+  }
+  out << std::left << std::setw(10) << "precision" << std::right << std::setw(6) << "batch"
+      << std::setw(12) << "ms/iter" << std::setw(24) << "[min .. max]" << std::setw(11)
+      << "images/s" << std::setw(11) << "fp16/fp32" << std::setw(10) << "peak MB" << std::setw(11)
+      << "$/1M img";
+  const bool shards = info.num_shards > 1;
+  if (shards) out << std::setw(12) << "exchange ms" << std::setw(12) << "exposed ms";
+  if (pytorch) {
+    out << std::setw(13) << "pytorch i/s" << std::setw(10) << "hc/pt" << std::setw(11)
+        << "pt peak MB";
+  }
+  if (ort) {
+    out << std::setw(13) << "ort i/s" << std::setw(10) << "hc/ort" << std::setw(12)
+        << "ort peak MB";
+  }
+  out << "\n" << std::fixed;
+  // A peer's columns: images/s, halfcaf over it, its peak memory; or its status.
+  auto peer = [&](const Result& r, const PeerNumbers& p, int peak_width) {
+    if (p.ok()) {
+      out << std::setw(13) << std::setprecision(2) << p.images_per_sec << std::setw(9)
+          << std::setprecision(2) << r.images_per_sec / p.images_per_sec << "x"
+          << std::setw(peak_width) << std::setprecision(0) << p.peak_memory_mb;
+    } else {
+      // "skipped: fp16 autocast needs CUDA" -> "skipped" (the JSON has the whole reason).
+      const std::string st = p.ran ? p.status.substr(0, p.status.find(':')) : "-";
+      out << std::setw(13) << st << std::setw(10) << "-" << std::setw(peak_width) << "-";
+    }
+  };
+  for (const auto& r : results) {
+    out << std::left << std::setw(10) << r.precision << std::right << std::setw(6)
+        << r.batch_size;
+    if (r.status != "ok") {
+      out << "  " << r.status << "\n";
+      continue;
+    }
+    std::ostringstream spread;
+    spread << std::fixed << std::setprecision(1) << "[" << r.ms_min << " .. " << r.ms_max << "]";
+    out << std::setw(12) << std::setprecision(1) << r.ms_median << std::setw(24) << spread.str()
+        << std::setw(11) << std::setprecision(2) << r.images_per_sec << std::setw(11)
+        << (r.speedup_vs_fp32 > 0 ? Num(r.speedup_vs_fp32, 3) + "x" : "-") << std::setw(10)
+        << std::setprecision(0) << r.peak_memory_mb << std::setw(11) << std::setprecision(2)
+        << r.cost_per_million_images;
+    if (shards) {
+      out << std::setw(12) << std::setprecision(2) << r.exchange_ms << std::setw(12)
+          << r.exposed_ms;
+    }
+    if (pytorch) peer(r, r.pytorch, 11);
+    if (ort) peer(r, r.ort, 12);
+    out << "\n";
+  }
+  out << std::defaultfloat << std::flush;
 }
 
 // "Nice" tick step (1, 2 or 5 times a power of ten) giving about `n` ticks over [0, hi].

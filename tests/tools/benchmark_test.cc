@@ -1,11 +1,15 @@
 // benchmark on good and bad input, at tiny sizes: JSON / CSV / SVG outputs, the per-operator
-// profile, forward mode, a net from files, out-of-memory batches, the PyTorch comparison.
+// profile, forward mode, a net from files, out-of-memory batches, the PyTorch and ONNX Runtime
+// comparisons.
+#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "onnx/onnx_import.h"
+#include "tests/tools/ort_compare.h"
 #include "tests/tools/tool_test_util.h"
 
 namespace halfcaf {
@@ -242,6 +246,174 @@ TEST(BenchmarkTest, CompareWithPyTorch) {
   EXPECT_NE(Field(results[1], "pytorch_status").find("skipped"), std::string::npos);
 }
 
+// The cells of CSV row `row` (0: the header).
+std::vector<std::string> CsvCells(const std::string& csv, int row) {
+  size_t p = 0;
+  for (int i = 0; i < row && p != std::string::npos; ++i) {
+    p = csv.find('\n', p);
+    if (p != std::string::npos) ++p;
+  }
+  std::vector<std::string> cells;
+  if (p == std::string::npos || p >= csv.size()) return cells;
+  const std::string line = csv.substr(p, csv.find('\n', p) - p);
+  size_t b = 0;
+  for (size_t e; (e = line.find(',', b)) != std::string::npos; b = e + 1) {
+    cells.push_back(line.substr(b, e - b));
+  }
+  cells.push_back(line.substr(b));
+  return cells;
+}
+
+// Entries of `dir` whose name starts with `prefix`; -1 when it cannot be read.
+int CountEntries(const std::string& dir, const std::string& prefix) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return -1;
+  int n = 0;
+  while (dirent* e = readdir(d)) n += std::string(e->d_name).rfind(prefix, 0) == 0;
+  closedir(d);
+  return n;
+}
+
+// --compare ort: ONNX Runtime (the venv tools/setup_ort.sh makes) runs the timed model exported
+// by halfcaf; skipped without the venv or without ONNX support in this build.
+class BenchmarkOrtTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!OnnxAvailable()) GTEST_SKIP() << OnnxMissingHint();
+    if (OrtPython().empty()) {
+      GTEST_SKIP() << "no ONNX Runtime (run tools/setup_ort.sh to make " << SourceDir()
+                   << "/.venv-ort)";
+    }
+  }
+};
+
+TEST_F(BenchmarkOrtTest, ForwardNumbersInTheOrtColumns) {
+  const std::string dir = TestTempDir() + "/ort_cmp";
+  const std::string tmp = dir + "/tmp";
+  ASSERT_EQ(RunShell("mkdir -p " + tmp).exit_code, 0);
+  const std::string json = dir + "/ort.json", csv = dir + "/ort.csv";
+  // Where the exported models go (TMPDIR: a folder halfcaf_ort.XXXXXX), to see them removed
+  // afterwards (onnxruntime leaves a file .ses of its own there).
+  auto r = RunTool("benchmark",
+                   "--model resnet18 --image_size 32 --num_classes 10 --mode forward "
+                   "--batch_size 1,2 --precision fp32,fp16 --iters 2 --warmup 1 --threads 1 "
+                   "--compare ort --json " + json + " --csv " + csv,
+                   "TMPDIR=" + tmp + " ");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("running the ONNX Runtime peer"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("ort i/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hc/ort"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ort peak MB"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("pytorch i/s"), std::string::npos) << r.out;
+  EXPECT_EQ(CountEntries(tmp, "halfcaf_ort."), 0) << "the exported models are left in " << tmp;
+
+  const auto results = ResultObjects(ReadFile(json));
+  ASSERT_EQ(results.size(), 4u) << ReadFile(json);  // fp32, fp16 x batch 1, 2
+  for (int i = 0; i < 2; ++i) {
+    const std::string& o = results[i];
+    ASSERT_EQ(Field(o, "precision"), "fp32");
+    EXPECT_EQ(Field(o, "ort_status"), "ok") << o;
+    const double ips = Number(o, "ort_images_per_sec"), ms = Number(o, "ort_ms_per_iter_median");
+    EXPECT_GT(ips, 0) << o;
+    EXPECT_NEAR(ips, 1000 * Number(o, "batch_size") / ms, 1e-3 * ips) << o;
+    EXPECT_NEAR(Number(o, "halfcaf_vs_ort"), Number(o, "images_per_sec") / ips,
+                1e-3 * Number(o, "halfcaf_vs_ort"))
+        << o;
+    EXPECT_GE(Number(o, "ort_peak_memory_mb"), 0) << o;
+    EXPECT_LT(Number(o, "ort_peak_memory_mb"), 4096) << o;
+    EXPECT_EQ(Field(o, "pytorch_status"), "<missing>") << o;
+  }
+  for (int i = 2; i < 4; ++i) {  // the ONNX Runtime peer runs the fp32 model only
+    EXPECT_EQ(Field(results[i], "precision"), "fp16");
+    EXPECT_EQ(Field(results[i], "ort_status").rfind("skipped", 0), 0u) << results[i];
+    EXPECT_EQ(Field(results[i], "ort_images_per_sec"), "null") << results[i];
+  }
+
+  const std::string c = ReadFile(csv);
+  const std::vector<std::string> head = CsvCells(c, 0), fp32 = CsvCells(c, 1),
+                                 fp16 = CsvCells(c, 3);
+  ASSERT_EQ(head.size(), fp32.size()) << c;
+  ASSERT_EQ(head.size(), fp16.size()) << c;
+  for (const char* col : {"ort_images_per_sec", "halfcaf_vs_ort", "ort_peak_memory_mb"}) {
+    size_t k = 0;
+    while (k < head.size() && head[k] != col) ++k;
+    ASSERT_LT(k, head.size()) << col << " not in " << c;
+    EXPECT_FALSE(fp32[k].empty()) << col << "\n" << c;
+    EXPECT_TRUE(fp16[k].empty()) << col << "\n" << c;
+  }
+}
+
+// --net model.onnx: the file goes to ONNX Runtime as it is; a batch size its input cannot take is
+// reported skipped, the others timed.
+TEST_F(BenchmarkOrtTest, OnnxNetIsRunAsItIs) {
+  const std::string dir = TestTempDir() + "/ort_net";
+  ASSERT_EQ(RunTool("make_model", "--model lenet --is_test --out " + dir).exit_code, 0);
+  const std::string model = dir + "/lenet.onnx", json = dir + "/net.json";
+  auto e = RunTool("caffe2_to_onnx", "--init_net " + dir + "/init_net.pbtxt --predict_net " + dir +
+                                         "/train_net.pbtxt --input_shape 1,1,28,28 --out " + model);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  auto r = RunTool("benchmark", "--net " + model + " --mode forward --precision fp32 "
+                                "--batch_size 1 --iters 2 --warmup 1 --threads 1 --compare ort "
+                                "--json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("exporting"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--onnx '" + model + "'"), std::string::npos) << r.err;
+  const auto results = ResultObjects(ReadFile(json));
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(Field(results[0], "ort_status"), "ok") << results[0];
+  EXPECT_GT(Number(results[0], "ort_images_per_sec"), 0) << results[0];
+  // The peer alone, at a batch size the model's fixed input cannot take.
+  auto p = RunShell(OrtPython() + " " + SourceDir() + "/tools/peers/resnet_ort.py --onnx " +
+                    model + " --batch_sizes 1,2 --input_shape 1,28,28 --iters 1 --warmup 0");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(CountLines(p.out), 2) << p.out;
+  EXPECT_NE(p.out.find("\"batch_size\": 1, \"status\": \"ok\""), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("\"batch_size\": 2, \"status\": \"skipped: the model's input"),
+            std::string::npos)
+      << p.out;
+}
+
+// Without ONNX Runtime at --ort_python: said once on stderr; halfcaf's own results stand.
+TEST(BenchmarkTest, CompareOrtWithoutOnnxRuntimeFallsBackToHalfcafAlone) {
+  if (!OnnxAvailable()) GTEST_SKIP() << OnnxMissingHint();
+  const std::string json = TestTempDir() + "/noort.json";
+  auto r = RunTool("benchmark", std::string(kTinyResNet) +
+                                    "--mode forward --precision fp32 --compare ort "
+                                    "--ort_python /nonexistent/python --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("--compare ort: no ONNX Runtime at /nonexistent/python; run "
+                       "tools/setup_ort.sh"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("images/s"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ort i/s"), std::string::npos) << r.out;
+  const auto results = ResultObjects(ReadFile(json));
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_GT(Number(results[0], "images_per_sec"), 0);
+  EXPECT_EQ(Field(results[0], "ort_status"), "<missing>");
+}
+
+// Both peers in one run: each one's columns, and neither's numbers in the other's.
+TEST_F(BenchmarkOrtTest, PyTorchAndOrtTogether) {
+  if (std::system("/usr/bin/python3 -c 'import torch, torchvision' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch and torchvision";
+  }
+  const std::string json = TestTempDir() + "/both.json";
+  auto r = RunTool("benchmark", std::string(kTinyResNet) +
+                                    "--mode forward --precision fp32 --compare pytorch,ort "
+                                    "--json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pytorch i/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ort i/s"), std::string::npos) << r.out;
+  const auto results = ResultObjects(ReadFile(json));
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(Field(results[0], "pytorch_status"), "ok") << results[0];
+  EXPECT_EQ(Field(results[0], "ort_status"), "ok") << results[0];
+  EXPECT_GT(Number(results[0], "pytorch_images_per_sec"), 0);
+  EXPECT_GT(Number(results[0], "ort_images_per_sec"), 0);
+  EXPECT_NE(Number(results[0], "pytorch_images_per_sec"), Number(results[0], "ort_images_per_sec"));
+}
+
 // --max_batch finds the largest batch within --mem_limit_mb (the limit the allocator enforces):
 // a batch that fits, with the plan at least as large as without it; a limit below the model's
 // own size fits nothing, and a timed configuration over the limit is reported, not killed.
@@ -282,7 +454,14 @@ TEST(BenchmarkTest, BadFlagsGiveOneClearErrorLine) {
       {"--model lenet --device tpu", "--device must be cpu or cuda"},
       {"--model lenet --iters 0", "--iters must be positive"},
       {"--model lenet --compare pytorch", "--compare pytorch needs --model resnet50 or resnet18"},
-      {"--model resnet18 --compare tensorflow", "--compare must be pytorch"},
+      {"--model resnet18 --compare tensorflow", "--compare must be pytorch, ort or pytorch,ort"},
+      {"--model resnet18 --compare ort,tf", "--compare must be pytorch, ort or pytorch,ort"},
+      {"--model lenet --compare ort", "--compare ort times inference in ONNX Runtime: it needs "
+                                      "--mode forward, got --mode train"},
+      {"--model resnet18 --mode train --compare pytorch,ort", "needs --mode forward"},
+      {"--model lenet --mode forward --compare ort --device cuda", "it needs --device cpu"},
+      {"--model lenet --mode forward --compare ort --order NHWC", "use --order NCHW"},
+      {"--model lenet --mode forward --compare pytorch,ort", "--compare pytorch needs --model"},
       {"--model lenet --batch_size 2 extra", "unexpected argument 'extra'"},
       {"--model lenet --batch_size 9 --replicas 2",
        "--batch_size 9 is not a multiple of the number of replicas (2)"},
