@@ -15,9 +15,11 @@ namespace {
 // CreateDB / TensorProtosDBInput), the iteration counter (Caffe2 keeps Iter on the CPU;
 // LearningRate reads it there), its locked form AtomicIter and the host mutex it locks
 // (CreateMutex: a host object, not a tensor), checkpoint I/O and host-side debugging output.
+// ConvFusion is written only by the CPU inference plan (models/inference_optimize.h), which
+// leaves CUDA nets alone; a cuDNN conv-bias-activation version waits for a GPU to test it on.
 const std::set<std::string> kCpuOnly = {
     "DataInput", "CreateDB", "TensorProtosDBInput", "Iter",     "AtomicIter",
-    "CreateMutex", "Save",   "Load",                "Print",    "Summarize",
+    "CreateMutex", "Save",   "Load",                "Print",    "Summarize", "ConvFusion",
 };
 // CPU-only in builds with Gloo (as in Caffe2, whose Allgather has no CUDA version); absent without.
 const std::set<std::string> kCpuOnlyWhenPresent = {"Allgather"};
