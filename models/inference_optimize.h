@@ -11,7 +11,8 @@
 //      NCHW2NHWC / NHWC2NCHW ops convert at the edges of those regions, and the filters are
 //      transposed once here.
 // Outputs equal the unoptimized net's within float rounding (1e-5 relative, tested on ResNet-50
-// and LeNet). The new parameters are a snapshot: re-run the optimizer after changing the old ones.
+// and LeNet), except that oneDNN's fused relu may turn a NaN into 0 (as ONNX Runtime's fused
+// convolutions do), where the Relu op keeps it. The new parameters are a snapshot: re-run the optimizer after changing the old ones.
 // Nets that are not forward-only are left alone (the report says why): gradient ops, an op that
 // writes a blob an earlier op reads (an update), or a non-CPU device.
 //

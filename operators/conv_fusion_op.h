@@ -9,6 +9,8 @@
 // The filter and bias are treated as constants: the oneDNN engine keeps its reordered copy of
 // the filter until the filter tensor's storage changes (re-run the optimizer after changing the
 // parameters in place). No gradient: this is an inference operator.
+// NaN: the default implementation keeps it (Relu's rule); the oneDNN engine's fused relu is
+// max(x, 0) in some kernels and then maps NaN to 0, as ONNX Runtime's fused Conv+Relu does.
 #pragma once
 
 #include <memory>
