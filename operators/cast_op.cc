@@ -161,41 +161,26 @@ OPERATOR_SCHEMA(Cast)
     .Input(0, "X", "input")
     .Output(0, "Y", "converted output, same shape");
 
-OPERATOR_SCHEMA(FloatToHalf)
-    .NumInputs(1)
-    .NumOutputs(1)
-    .TensorInferenceFunction(FixedCastShape<DataType::FLOAT16>)
-    .PointwiseCost(0)
-    .SetDoc("Converts a float tensor to float16 (round to nearest even; overflow gives inf).")
-    .Input(0, "X", "float input")
-    .Output(0, "Y", "float16 output");
+// A fixed cast: X of type `from` (a name) -> Y of DataType `to`, same shape.
+#define HALFCAF_FIXED_CAST_SCHEMA(type, from, to, doc)       \
+  OPERATOR_SCHEMA(type)                                      \
+      .NumInputs(1)                                          \
+      .NumOutputs(1)                                         \
+      .TensorInferenceFunction(FixedCastShape<DataType::to>) \
+      .PointwiseCost(0)                                      \
+      .SetDoc(doc)                                           \
+      .Input(0, "X", from " input")                          \
+      .Output(0, "Y", "output, X's shape")
 
-OPERATOR_SCHEMA(HalfToFloat)
-    .NumInputs(1)
-    .NumOutputs(1)
-    .TensorInferenceFunction(FixedCastShape<DataType::FLOAT>)
-    .PointwiseCost(0)
-    .SetDoc("Converts a float16 tensor to float (exact).")
-    .Input(0, "X", "float16 input")
-    .Output(0, "Y", "float output");
-
-OPERATOR_SCHEMA(FloatToBFloat16)
-    .NumInputs(1)
-    .NumOutputs(1)
-    .TensorInferenceFunction(FixedCastShape<DataType::BFLOAT16>)
-    .PointwiseCost(0)
-    .SetDoc("Converts a float tensor to bfloat16 (round to nearest even, subnormals kept; "
-            "overflow gives inf; NaN stays NaN).")
-    .Input(0, "X", "float input")
-    .Output(0, "Y", "bfloat16 output");
-
-OPERATOR_SCHEMA(BFloat16ToFloat)
-    .NumInputs(1)
-    .NumOutputs(1)
-    .TensorInferenceFunction(FixedCastShape<DataType::FLOAT>)
-    .PointwiseCost(0)
-    .SetDoc("Converts a bfloat16 tensor to float (exact).")
-    .Input(0, "X", "bfloat16 input")
-    .Output(0, "Y", "float output");
+HALFCAF_FIXED_CAST_SCHEMA(FloatToHalf, "float", FLOAT16,
+                          "Converts a float tensor to float16 (round to nearest even; overflow "
+                          "gives inf).");
+HALFCAF_FIXED_CAST_SCHEMA(HalfToFloat, "float16", FLOAT,
+                          "Converts a float16 tensor to float (exact).");
+HALFCAF_FIXED_CAST_SCHEMA(FloatToBFloat16, "float", BFLOAT16,
+                          "Converts a float tensor to bfloat16 (round to nearest even, subnormals "
+                          "kept; overflow gives inf; NaN stays NaN).");
+HALFCAF_FIXED_CAST_SCHEMA(BFloat16ToFloat, "bfloat16", FLOAT,
+                          "Converts a bfloat16 tensor to float (exact).");
 
 }  // namespace halfcaf

@@ -182,7 +182,7 @@ TEST(BFloat16Test, ArrayPathsMatchScalar) {
       for (size_t i = 0; i < m; ++i) ASSERT_EQ(Bits(back[i]), (offset + i) << 16) << i;
     }
   }
-  EXPECT_GE(paths, 1);
+  RecordProperty("vector_paths_run", paths - 1);  // 2 on a CPU with AVX512_BF16
   std::vector<BFloat16> best(floats.size());
   FloatToBFloat16Array(floats.data(), best.data(), floats.size());
   for (size_t i = 0; i < floats.size(); ++i) ASSERT_EQ(best[i].x, FloatToBFloat16Bits(floats[i]));
