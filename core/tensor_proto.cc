@@ -64,6 +64,11 @@ void TensorToProto(const Tensor& tensor, const std::string& name, TensorProto* p
       for (int64_t i = 0; i < n; ++i) proto->add_int32_data(d[i].x);
       break;
     }
+    case DataType::BFLOAT16: {
+      const BFloat16* d = src->data<BFloat16>();
+      for (int64_t i = 0; i < n; ++i) proto->add_int32_data(d[i].x);
+      break;
+    }
     case DataType::BYTE: {
       proto->set_byte_data(std::string(static_cast<const char*>(src->raw_data()), n));
       break;
@@ -150,6 +155,11 @@ void TensorFromProto(const TensorProto& proto, Tensor* tensor) {
       return;
     case DataType::FLOAT16: {
       Half* d = static_cast<Half*>(raw);
+      for (int64_t i = 0; i < n; ++i) d[i].x = static_cast<uint16_t>(proto.int32_data(i));
+      return;
+    }
+    case DataType::BFLOAT16: {
+      BFloat16* d = static_cast<BFloat16*>(raw);
       for (int64_t i = 0; i < n; ++i) d[i].x = static_cast<uint16_t>(proto.int32_data(i));
       return;
     }
@@ -299,6 +309,9 @@ int64_t CountNonFinite(const TensorProto& proto) {
   for (double v : proto.double_data()) n += !std::isfinite(v);
   if (proto.data_type() == TensorProto::FLOAT16) {
     for (int32_t v : proto.int32_data()) n += (v & 0x7c00) == 0x7c00;  // exponent all ones
+  }
+  if (proto.data_type() == TensorProto::BFLOAT16) {
+    for (int32_t v : proto.int32_data()) n += (v & 0x7f80) == 0x7f80;
   }
   return n;
 }

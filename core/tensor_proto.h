@@ -1,5 +1,6 @@
 // Tensor <-> TensorProto, with Caffe2's storage rules (FLOAT16 as uint16 bit patterns in
-// int32_data; small integer types and BOOL in int32_data; raw_data accepted on read).
+// int32_data, and halfcaf's BFLOAT16 the same way; small integer types and BOOL in int32_data;
+// raw_data accepted on read).
 #pragma once
 
 #include <string>
@@ -39,7 +40,8 @@ int FeedTensorProtosFile(const std::string& path, Workspace* ws,
 // Writes the named blobs as a TensorProtos file (text for .pbtxt, binary otherwise), atomically.
 void WriteBlobsToFile(const Workspace& ws, const std::vector<std::string>& names,
                       const std::string& path);
-// The float, double and float16 values of `proto` that are inf or NaN (0 for other types).
+// The float, double, float16 and bfloat16 values of `proto` that are inf or NaN (0 for other
+// types).
 int64_t CountNonFinite(const TensorProto& proto);
 
 }  // namespace halfcaf

@@ -535,8 +535,8 @@ void Fill(int64_t n, DataType type, double value, void* y, cudaStream_t stream) 
   DispatchAllTypes(type, [&](auto tag) {
     using T = decltype(tag);
     T v;
-    if constexpr (std::is_same_v<T, Half>) {
-      v = Half(static_cast<float>(value));
+    if constexpr (kIsFloat16Storage<T>) {
+      v = T(static_cast<float>(value));
     } else {
       v = static_cast<T>(value);
     }

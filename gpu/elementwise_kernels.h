@@ -92,12 +92,13 @@ void AddTo(int64_t n, DataType x_type, const void* x, DataType y_type, void* y,
 void ScaleByDeviceScalar(int64_t n, DataType w_type, const void* w, DataType x_type, const void* x,
                          DataType y_type, void* y, bool accumulate, cudaStream_t stream);
 
-// dst = src converted element by element, between any numeric types (float16 through float,
-// rounded to nearest even; float to integer truncates toward zero).
+// dst = src converted element by element, between any numeric types (float16 and bfloat16
+// through float, rounded to nearest even; float to integer truncates toward zero).
 void Convert(int64_t n, DataType src_type, const void* src, DataType dst_type, void* dst,
              cudaStream_t stream);
 
-// y[i] = value converted to `type` with the CPU's rules (static_cast; float16 rounded).
+// y[i] = value converted to `type` with the CPU's rules (static_cast; float16 and bfloat16
+// rounded).
 void Fill(int64_t n, DataType type, double value, void* y, cudaStream_t stream);
 
 // SquaredL2DistanceGradient over (rows, cols): dx[r, j] = dd[r] * (x[r, j] - y[r, j]) and

@@ -2,10 +2,11 @@
 //   kutil:  the CUDA type of a halfcaf element type, float loads/stores (float16 is computed in
 //           float and rounded once on store), launch sizes, block-wide reductions.
 //   detail: float / float16 access chosen at run time, dispatch from a DataType to the device
-//           element type, element conversion with the CPU's rules.
+//           element type (bfloat16 included), element conversion with the CPU's rules.
 // Both use the grid-stride loop HALFCAF_KERNEL_LOOP.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -182,8 +183,13 @@ template <>
 struct DevType<Half> {
   using type = __half;
 };
+template <>
+struct DevType<BFloat16> {
+  using type = __nv_bfloat16;
+};
 
-// Calls f(T{}) with T the device type of a numeric DataType (float16 -> __half).
+// Calls f(T{}) with T the device type of a numeric DataType (float16 -> __half, bfloat16 ->
+// __nv_bfloat16).
 template <typename F>
 void DispatchDevice(DataType t, F&& f) {
   DispatchAllTypes(t, [&](auto tag) {
@@ -192,7 +198,9 @@ void DispatchDevice(DataType t, F&& f) {
   });
 }
 
-// Element conversion with the CPU's rules: through float for float16, static_cast otherwise.
+// Element conversion with the CPU's rules: through float for float16 and bfloat16 (rounded to
+// nearest even; a NaN stays NaN, though CUDA gives it its canonical payload), static_cast
+// otherwise.
 template <typename D, typename S>
 struct Converter {
   __device__ __forceinline__ static D Apply(S v) { return static_cast<D>(v); }
@@ -210,6 +218,34 @@ struct Converter<__half, S> {
 template <>
 struct Converter<__half, __half> {
   __device__ __forceinline__ static __half Apply(__half v) { return v; }
+};
+template <typename D>
+struct Converter<D, __nv_bfloat16> {
+  __device__ __forceinline__ static D Apply(__nv_bfloat16 v) {
+    return static_cast<D>(__bfloat162float(v));
+  }
+};
+template <typename S>
+struct Converter<__nv_bfloat16, S> {
+  __device__ __forceinline__ static __nv_bfloat16 Apply(S v) {
+    return __float2bfloat16_rn(static_cast<float>(v));
+  }
+};
+template <>
+struct Converter<__nv_bfloat16, __nv_bfloat16> {
+  __device__ __forceinline__ static __nv_bfloat16 Apply(__nv_bfloat16 v) { return v; }
+};
+template <>
+struct Converter<__half, __nv_bfloat16> {
+  __device__ __forceinline__ static __half Apply(__nv_bfloat16 v) {
+    return __float2half_rn(__bfloat162float(v));
+  }
+};
+template <>
+struct Converter<__nv_bfloat16, __half> {
+  __device__ __forceinline__ static __nv_bfloat16 Apply(__half v) {
+    return __float2bfloat16_rn(__half2float(v));
+  }
 };
 }  // namespace detail
 }  // namespace gpu

@@ -1,4 +1,5 @@
-// CUDA versions of Cast, FloatToHalf / HalfToFloat, and the CPU<->GPU copy operators.
+// CUDA versions of Cast, FloatToHalf / HalfToFloat, FloatToBFloat16 / BFloat16ToFloat, and the
+// CPU<->GPU copy operators.
 #include "core/gradient.h"
 #include "core/operator.h"
 #include "gpu/cuda_context.h"
@@ -69,6 +70,19 @@ class HalfToFloatCUDAOp final : public Operator<CUDAContext> {
   }
 };
 
+// A cast between two fixed types (FloatToBFloat16, BFloat16ToFloat), by gpu::Convert.
+template <DataType kFrom, DataType kTo>
+class FixedCastCUDAOp final : public Operator<CUDAContext> {
+ public:
+  using Operator::Operator;
+  void RunOnDevice() override {
+    const Tensor& X = Input(0);
+    EnforceFixedCastInput(X, kFrom, type());
+    Tensor* Y = Output(0, X.dims());
+    gpu::Convert(X.numel(), kFrom, X.raw_data(), kTo, Y->raw_mutable_data(kTo), context_.stream());
+  }
+};
+
 // Copies between the host and the op's GPU; runs under a CUDA device option. To the GPU: through
 // a pinned staging buffer, queued on the op's stream (the host does not wait for the transfer;
 // kernels queued after it on the stream see the data). To the host: after the op's stream has
@@ -117,6 +131,8 @@ class GetCopyGPUToCPUGradient : public GradientMakerBase {
 REGISTER_CUDA_OPERATOR(Cast, CastCUDAOp);
 REGISTER_CUDA_OPERATOR(FloatToHalf, FloatToHalfCUDAOp);
 REGISTER_CUDA_OPERATOR(HalfToFloat, HalfToFloatCUDAOp);
+REGISTER_CUDA_OPERATOR(FloatToBFloat16, FixedCastCUDAOp<DataType::FLOAT, DataType::BFLOAT16>);
+REGISTER_CUDA_OPERATOR(BFloat16ToFloat, FixedCastCUDAOp<DataType::BFLOAT16, DataType::FLOAT>);
 REGISTER_CUDA_OPERATOR(CopyCPUToGPU, CopyHostDeviceOp<true>);
 REGISTER_CUDA_OPERATOR(CopyGPUToCPU, CopyHostDeviceOp<false>);
 // CopyFromCPUInput (schema in copy_op.cc) is CopyCPUToGPU under the name Caffe2 gives the

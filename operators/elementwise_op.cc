@@ -87,7 +87,7 @@ void BinaryElementwiseOp<Functor>::RunOnDevice() {
     case DataType::INT64: RunTyped<int64_t>(A, B); return;
     default: break;
   }
-  HALFCAF_THROW(type(), " supports float, float16, double, int32 and int64 tensors, got ",
+  HALFCAF_THROW(type(), " supports float, float16, bfloat16, double, int32 and int64 tensors, got ",
                 A.DebugString());
 }
 

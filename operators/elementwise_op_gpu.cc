@@ -39,7 +39,7 @@ class BinaryElementwiseCUDAOp final : public Operator<CUDAContext> {
       s = ComputeBinaryOpSizes(A.dims(), B.dims(), bargs_);
     }
     const DataType dtype = A.dtype();
-    if (!(IsFloatType(dtype) && IsFloatType(B.dtype()))) {
+    if (!(IsCudaFloatType(dtype) && IsCudaFloatType(B.dtype()))) {
       HALFCAF_ENFORCE(dtype == B.dtype(), type(), ": A and B must have the same type, got ",
                       A.DebugString(), " and ", B.DebugString());
       HALFCAF_ENFORCE(dtype == DataType::DOUBLE || dtype == DataType::INT32 ||
@@ -94,7 +94,7 @@ class SumReduceLikeCUDAOp final : public Operator<CUDAContext> {
     const Tensor& B = Input(1);
     const BroadcastSizes s = ComputeBroadcastSizes(A.dims(), B.dims(), axis_);
     const DataType dtype = A.dtype();
-    HALFCAF_ENFORCE(dtype == DataType::DOUBLE || IsFloatType(dtype),
+    HALFCAF_ENFORCE(dtype == DataType::DOUBLE || IsCudaFloatType(dtype),
                     "SumReduceLike: A must be float, float16 or double, got ", A.DebugString());
     Tensor* C = Output(0, B.dims());
     // A as (pre, n, post), summed over pre and post.

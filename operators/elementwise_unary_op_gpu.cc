@@ -24,7 +24,7 @@ class NegativeCUDAOp final : public Operator<CUDAContext> {
   void RunOnDevice() override {
     const Tensor& X = Input(0);
     const DataType dtype = X.dtype();
-    HALFCAF_ENFORCE(IsFloatType(dtype) || dtype == DataType::DOUBLE ||
+    HALFCAF_ENFORCE(IsCudaFloatType(dtype) || dtype == DataType::DOUBLE ||
                         dtype == DataType::INT32 || dtype == DataType::INT64,
                     "Negative supports float, float16, double, int32 and int64 tensors, got ",
                     X.DebugString());

@@ -75,7 +75,7 @@ std::vector<int64_t> FillOutputDims(const OperatorDef& def, const std::vector<Te
 
 namespace {
 
-// Writes float values produced by gen(i) into a float or float16 tensor.
+// Writes float values produced by gen(i) into a float, float16 or bfloat16 tensor.
 template <typename Gen>
 void FillFloat(Tensor* out, DataType dtype, Gen gen) {
   std::vector<float> scratch;
@@ -133,7 +133,7 @@ class ConstantFillSpec final : public FillSpec {
 
 DataType FloatFillDType(const std::string& type, const ArgumentHelper& args) {
   const DataType dtype = FillDType(args, DataType::FLOAT);
-  HALFCAF_ENFORCE(IsFloatType(dtype), type, " fills float or float16, not ",
+  HALFCAF_ENFORCE(IsFloatType(dtype), type, " fills float, float16 or bfloat16, not ",
                   DataTypeName(dtype));
   return dtype;
 }
@@ -278,11 +278,12 @@ NO_GRADIENT(MSRAFill);
 HALFCAF_FILL_SCHEMA(ConstantFill, DataType::FLOAT,
                     "Fills with `value` (float in f or integer in i, default 0). `dtype` (enum "
                     "value or name; default FLOAT, or INT64 when value is given in i) selects the "
-                    "type: float, float16, double, int8/16/32/64, uint8/16, bool.")
+                    "type: float, float16, bfloat16, double, int8/16/32/64, uint8/16, bool.")
     .Arg("value", "the constant")
     .Arg("dtype", "element type");
 HALFCAF_FILL_SCHEMA(UniformFill, DataType::FLOAT,
-                    "Fills with uniform random values in [min, max) (float or float16 via dtype).")
+                    "Fills with uniform random values in [min, max) (float, float16 or bfloat16 "
+                    "via dtype).")
     .Arg("min", "float, default 0")
     .Arg("max", "float, default 1; must exceed min");
 HALFCAF_FILL_SCHEMA(UniformIntFill, DataType::INT32,

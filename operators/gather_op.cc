@@ -111,7 +111,8 @@ void CheckSparseToDenseInputs(const Tensor& indices, const Tensor& values, const
   EnforceIndexType(indices, op);
   const DataType t = values.dtype();
   HALFCAF_ENFORCE(IsFloatType(t) || t == DataType::INT32 || t == DataType::INT64, op,
-                  ": values must be float, float16, int32 or int64, got ", values.DebugString());
+                  ": values must be float, float16, bfloat16, int32 or int64, got ",
+                  values.DebugString());
   SparseToDenseDims(indices.dims(), values.dims(), 0, op);
 }
 

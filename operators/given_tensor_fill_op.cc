@@ -1,7 +1,7 @@
 // GivenTensorFill and its typed variants: a tensor of `shape` holding exactly `values`.
-//   GivenTensorFill       values in floats; `dtype` may select DOUBLE, FLOAT16 (stored rounded),
-//                         INT32, INT64 or BOOL (then values are read from ints for the integer
-//                         types, as Caffe2 does)
+//   GivenTensorFill       values in floats; `dtype` may select DOUBLE, FLOAT16 or BFLOAT16
+//                         (stored rounded), INT32, INT64 or BOOL (then values are read from ints
+//                         for the integer types, as Caffe2 does)
 //   GivenTensorIntFill    int32 from ints      GivenTensorInt64Fill  int64 from ints
 //   GivenTensorDoubleFill double from floats   GivenTensorBoolFill   bool from ints
 #include "core/float_io.h"
@@ -113,7 +113,8 @@ NO_GRADIENT(GivenTensorBoolFill);
 
 HALFCAF_GIVEN_SCHEMA(GivenTensorFill, DataType::FLOAT,
                      "A tensor holding exactly `values` (floats). `dtype` may select DOUBLE, "
-                     "FLOAT16 (values rounded to half), or INT32/INT64/BOOL (values from ints).")
+                     "FLOAT16 or BFLOAT16 (values rounded to nearest even), or INT32/INT64/BOOL "
+                     "(values from ints).")
     .Arg("dtype", "element type (enum value or name), default FLOAT");
 HALFCAF_GIVEN_SCHEMA(GivenTensorIntFill, DataType::INT32, "An int32 tensor holding `values` (ints).");
 HALFCAF_GIVEN_SCHEMA(GivenTensorInt64Fill, DataType::INT64,

@@ -47,13 +47,19 @@ void EnforceFloatScalar(const Tensor& t, const char* what) {
 
 namespace {
 
+// No element of d has all of `exponent`'s bits set (inf or nan).
+template <typename T>
+bool NoAllOnesExponent(const T* d, int64_t n, uint16_t exponent) {
+  for (int64_t i = 0; i < n; ++i) {
+    if ((d[i].x & exponent) == exponent) return false;
+  }
+  return true;
+}
+
 bool AllFinite(const Tensor& t) {
-  if (t.dtype() == DataType::FLOAT16) {
-    const Half* d = t.data<Half>();
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if ((d[i].x & 0x7c00) == 0x7c00) return false;  // exponent all ones: inf or nan
-    }
-    return true;
+  if (t.dtype() == DataType::FLOAT16) return NoAllOnesExponent(t.data<Half>(), t.numel(), 0x7c00);
+  if (t.dtype() == DataType::BFLOAT16) {
+    return NoAllOnesExponent(t.data<BFloat16>(), t.numel(), 0x7f80);
   }
   const float* d = t.data<float>();
   float acc = 0.f;
@@ -121,8 +127,8 @@ OPERATOR_SCHEMA(CheckFinite)
       return std::vector<TensorShape>{TensorShape{{}, DataType::FLOAT}};
     })
     .SetDoc("halfcaf extension (mixed precision). found_inf = 1 if any element of any input "
-            "(float or float16 gradients) is inf or nan, else 0. Used to skip the update of a "
-            "step whose scaled gradients overflowed.")
+            "(float, float16 or bfloat16 gradients) is inf or nan, else 0. Used to skip the "
+            "update of a step whose scaled gradients overflowed.")
     .Input(0, "grad", "gradients; any number of inputs")
     .Output(0, "found_inf", "0-d float, 1 or 0");
 

@@ -11,7 +11,14 @@ void NegativeOp::Negate(const Tensor& X) {
   const T* x = X.data<T>();
   T* y = Output(0, X.dims())->mutable_data<T>();
   const int64_t n = X.numel();
-  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(-x[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (kIsFloat16Storage<T>) {
+      // Flipping the sign bit is exact negation in float16 and bfloat16 (zeros, inf, nan too).
+      y[i] = T::FromBits(static_cast<uint16_t>(x[i].x ^ 0x8000u));
+    } else {
+      y[i] = static_cast<T>(-x[i]);
+    }
+  }
 }
 
 void NegativeOp::RunOnDevice() {
@@ -21,20 +28,12 @@ void NegativeOp::RunOnDevice() {
     case DataType::DOUBLE: Negate<double>(X); return;
     case DataType::INT32: Negate<int32_t>(X); return;
     case DataType::INT64: Negate<int64_t>(X); return;
-    case DataType::FLOAT16: {
-      // Flipping the sign bit is exact negation in binary16 (zeros, inf and nan included).
-      const Half* x = X.data<Half>();
-      Half* y = Output(0, X.dims())->mutable_data<Half>();
-      const int64_t n = X.numel();
-      for (int64_t i = 0; i < n; ++i) {
-        y[i] = Half::FromBits(static_cast<uint16_t>(x[i].x ^ 0x8000u));
-      }
-      return;
-    }
+    case DataType::FLOAT16: Negate<Half>(X); return;
+    case DataType::BFLOAT16: Negate<BFloat16>(X); return;
     default: break;
   }
-  HALFCAF_THROW("Negative supports float, float16, double, int32 and int64 tensors, got ",
-                X.DebugString());
+  HALFCAF_THROW("Negative supports float, float16, bfloat16, double, int32 and int64 tensors, "
+                "got ", X.DebugString());
 }
 
 namespace {
@@ -58,8 +57,8 @@ OPERATOR_SCHEMA(Negative)
     .AllowInplace({{0, 0}})
     .IdenticalTypeAndShape()
     .PointwiseCost(1)
-    .SetDoc("Element-wise negation Y = -X. Float, float16, double, int32, int64. May run in "
-            "place. Its gradient is Negative(dY).")
+    .SetDoc("Element-wise negation Y = -X. Float, float16, bfloat16, double, int32, int64. May "
+            "run in place. Its gradient is Negative(dY).")
     .Input(0, "X", "input of any shape")
     .Output(0, "Y", "-X, X's shape and type");
 

@@ -69,7 +69,7 @@ std::string PrintOp::Format() const {
     using T = decltype(tag);
     const T* d = t->data<T>();
     for (int64_t i = 0; i < shown; ++i) {
-      if constexpr (std::is_same_v<T, Half>) {
+      if constexpr (kIsFloat16Storage<T>) {
         ss << ' ' << static_cast<float>(d[i]);
       } else if constexpr (std::is_integral_v<T>) {
         ss << ' ' << static_cast<int64_t>(d[i]);

@@ -25,40 +25,43 @@ class SumOp final : public Operator<CPUContext> {
                       "' is ", X0.DebugString(), ": all inputs must match");
     }
     const int64_t n = X0.numel();
-    if (X0.dtype() == DataType::FLOAT16) return AccumulateHalf(n);
     switch (X0.dtype()) {
+      case DataType::FLOAT16: return Accumulate16<Half>(n);
+      case DataType::BFLOAT16: return Accumulate16<BFloat16>(n);
       case DataType::FLOAT: return Accumulate<float>(n);
       case DataType::INT32: return Accumulate<int32_t>(n);
       case DataType::INT64: return Accumulate<int64_t>(n);
       case DataType::DOUBLE: return Accumulate<double>(n);
       default:
-        HALFCAF_THROW("Sum supports float, float16, double, int32 and int64, got ",
+        HALFCAF_THROW("Sum supports float, float16, bfloat16, double, int32 and int64, got ",
                       X0.DebugString());
     }
   }
 
  private:
-  // float16: accumulated in float, rounded once, a block at a time (no activation-sized float
-  // copies). Every input's block is read before the output's is written (in place on input 0).
-  void AccumulateHalf(int64_t n) {
+  // float16 / bfloat16: accumulated in float, rounded once, a block at a time (no
+  // activation-sized float copies). Every input's block is read before the output's is written
+  // (in place on input 0).
+  template <typename T>
+  void Accumulate16(int64_t n) {
     constexpr int64_t kBlock = 2048;
     const std::vector<int64_t> dims = Input(0).dims();
     addends_.clear();
-    for (int i = 0; i < InputSize(); ++i) addends_.push_back(Input(i).data<Half>());
-    Half* y = Output(0, dims)->mutable_data<Half>();
+    for (int i = 0; i < InputSize(); ++i) addends_.push_back(Input(i).data<T>());
+    T* y = Output(0, dims)->mutable_data<T>();
     const int64_t blocks = (n + kBlock - 1) / kBlock;
     ParallelFor(blocks, static_cast<double>(kBlock * InputSize()), [&](int64_t b0, int64_t b1) {
       float acc[kBlock], x[kBlock];
       for (int64_t b = b0; b < b1; ++b) {
         const int64_t begin = b * kBlock, len = std::min(kBlock, n - begin);
         for (size_t i = 0; i < addends_.size(); ++i) {
-          const Half* xi = static_cast<const Half*>(addends_[i]) + begin;
-          HalfToFloatArray(xi, i == 0 ? acc : x, static_cast<size_t>(len));
+          const T* xi = static_cast<const T*>(addends_[i]) + begin;
+          ToFloatArray(xi, i == 0 ? acc : x, static_cast<size_t>(len));
           if (i > 0) {
             for (int64_t j = 0; j < len; ++j) acc[j] += x[j];
           }
         }
-        FloatToHalfArray(acc, y + begin, static_cast<size_t>(len));
+        FromFloatArray(acc, y + begin, static_cast<size_t>(len));
       }
     });
   }
@@ -111,8 +114,9 @@ OPERATOR_SCHEMA(Sum)
       c.bytes_written = n * DataTypeSize(in[0].dtype);
       return c;
     })
-    .SetDoc("Element-wise sum of all inputs, which must share shape and type (float, float16 "
-            "(accumulated in float), double, int32, int64). May run in place on input 0.")
+    .SetDoc("Element-wise sum of all inputs, which must share shape and type (float; float16 "
+            "and bfloat16, accumulated in float; double, int32, int64). May run in place on "
+            "input 0.")
     .Input(0, "X0", "first addend; further inputs X1, X2, ...")
     .Output(0, "Y", "the sum");
 

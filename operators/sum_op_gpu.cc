@@ -30,10 +30,9 @@ class SumCUDAOp final : public Operator<CUDAContext> {
                       "' is ", X0.DebugString(), ": all inputs must match");
     }
     const DataType dtype = X0.dtype();
-    HALFCAF_ENFORCE(IsFloatType(dtype) || dtype == DataType::INT32 || dtype == DataType::INT64 ||
-                        dtype == DataType::DOUBLE,
-                    "Sum supports float, float16, double, int32 and int64, got ",
-                    X0.DebugString());
+    HALFCAF_ENFORCE(IsCudaFloatType(dtype) || dtype == DataType::INT32 ||
+                        dtype == DataType::INT64 || dtype == DataType::DOUBLE,
+                    "Sum supports float, float16, double, int32 and int64, got ", X0.DebugString());
     const int64_t n = X0.numel();
     cudaStream_t stream = context_.stream();
     if (dtype == DataType::FLOAT16) {
@@ -63,7 +62,7 @@ class SumCUDAOp final : public Operator<CUDAContext> {
 void CheckWeight(const Tensor& w, int index) {
   HALFCAF_ENFORCE(w.numel() == 1, "weight w", index, " must have exactly one element, got dims ",
                   DimsString(w.dims()));
-  HALFCAF_ENFORCE(IsFloatType(w.dtype()), "weight w", index, " must be float, got ",
+  HALFCAF_ENFORCE(IsCudaFloatType(w.dtype()), "weight w", index, " must be float, got ",
                   w.DebugString());
 }
 

@@ -39,7 +39,8 @@ void SumReduceLikeOp::RunOnDevice() {
     std::copy(acc_.begin(), acc_.end(), c);
     return;
   }
-  HALFCAF_ENFORCE(IsFloatType(dtype), "SumReduceLike: A must be float, float16 or double, got ",
+  HALFCAF_ENFORCE(IsFloatType(dtype),
+                  "SumReduceLike: A must be float, float16, bfloat16 or double, got ",
                   A.DebugString());
   SumToSpan(ReadAsFloat(A, &a_), s, &acc_);
   FloatWriter c(Output(0, B.dims()), dtype, &c_);

@@ -1,6 +1,8 @@
 // Fill operators and Cast on CUDA against the CPU operators. The random fills draw from the same
 // host generator as the CPU ones, so with one random_seed both devices give identical tensors.
 // Device tests skip without a GPU.
+#include <cstring>
+
 #include <gtest/gtest.h>
 
 #include "tests/gpu/gpu_op_test_util.h"
@@ -13,7 +15,7 @@ TEST(FillGpuTest, Registered) {
   for (const char* type :
        {"ConstantFill", "UniformFill", "UniformIntFill", "GaussianFill", "XavierFill", "MSRAFill",
         "GivenTensorFill", "GivenTensorIntFill", "GivenTensorInt64Fill", "GivenTensorDoubleFill",
-        "GivenTensorBoolFill", "Cast"}) {
+        "GivenTensorBoolFill", "Cast", "FloatToBFloat16", "BFloat16ToFloat"}) {
     EXPECT_TRUE(OperatorRegistry::HasType(DeviceType::CUDA, type)) << type;
   }
 }
@@ -32,6 +34,7 @@ TEST(FillGpuTest, ConstantFillAllTypes) {
       {"int64", MakeArgument("value", int64_t{1} << 40)}, {"int8", MakeArgument("value", -3)},
       {"int16", MakeArgument("value", 300)},    {"uint8", MakeArgument("value", 200)},
       {"uint16", MakeArgument("value", 60000)}, {"bool", MakeArgument("value", 1)},
+      {"bfloat16", MakeArgument("value", 0.1f)},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.first);
@@ -100,8 +103,8 @@ TEST(CastGpuTest, AllTypePairsMatchCpu) {
   // Values every type can hold: 0..100 (with fractions for the float types).
   Tensor base = RandomTensor({7, 37}, 5, 0.f, 100.f);
   base.mutable_data<float>()[0] = 0.f;
-  const char* types[] = {"float", "float16", "double", "int32", "int64",
-                         "int16", "int8",    "uint8",  "uint16", "bool"};
+  const char* types[] = {"float", "float16", "double", "int32", "int64", "int16",
+                         "int8",  "uint8",   "uint16", "bool",  "bfloat16"};
   for (const char* from : types) {
     Workspace ws;
     RunOp(MakeOperatorDef("Cast", "", {"B"}, {"X"}, {MakeArgument("to", std::string(from))}),
@@ -121,6 +124,41 @@ TEST(CastGpuTest, AllTypePairsMatchCpu) {
   // `to` as an enum value; Cast rounds to nearest even into float16 on both devices.
   ExpectCudaIdentical(MakeOperatorDef("Cast", "", {"X"}, {"Y"}, {MakeArgument("to", 12)}),
                       {{"X", RandomTensor({1000}, 6, -70000.f, 70000.f)}});
+}
+
+// float -> bfloat16 rounds to nearest even on both devices (ties, subnormals, overflow to inf);
+// bfloat16 -> float is exact. NaNs are left out: CUDA gives them its canonical payload.
+TEST(CastGpuTest, BFloat16ConversionsMatchCpu) {
+  REQUIRE_GPU();
+  std::vector<uint16_t> patterns;
+  std::vector<float> floats;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    if ((h & 0x7f80) == 0x7f80 && (h & 0x7f)) continue;  // NaN
+    patterns.push_back(static_cast<uint16_t>(h));
+    // The value itself, the tie above it and just above the tie (inf: itself only).
+    const bool inf = (h & 0x7f80) == 0x7f80;
+    for (uint32_t low : {0u, 0x8000u, 0x8001u}) {
+      const uint32_t u = (h << 16) | (inf ? 0u : low);
+      float f;
+      std::memcpy(&f, &u, 4);
+      floats.push_back(f);
+    }
+  }
+  Tensor xs({static_cast<int64_t>(floats.size())}, DataType::FLOAT);
+  std::copy(floats.begin(), floats.end(), xs.mutable_data<float>());
+  Tensor bs({static_cast<int64_t>(patterns.size())}, DataType::BFLOAT16);
+  for (size_t i = 0; i < patterns.size(); ++i) bs.mutable_data<BFloat16>()[i].x = patterns[i];
+  ExpectCudaIdentical(MakeOperatorDef("FloatToBFloat16", "", {"X"}, {"Y"}), {{"X", xs}});
+  ExpectCudaIdentical(MakeOperatorDef("Cast", "", {"X"}, {"Y"}, {MakeArgument("to", 16)}),
+                      {{"X", xs}});
+  ExpectCudaIdentical(MakeOperatorDef("BFloat16ToFloat", "", {"B"}, {"Y"}), {{"B", bs}});
+  ExpectCudaIdentical(MakeOperatorDef("Cast", "", {"B"}, {"Y"}, {MakeArgument("to", 12)}),
+                      {{"B", bs}});
+  ExpectCudaError(MakeOperatorDef("BFloat16ToFloat", "", {"X"}, {"Y"}), {{"X", xs}},
+                  "BFloat16ToFloat expects bfloat16 input");
+  // Operators that do not take bfloat16 on CUDA yet say so.
+  ExpectCudaError(MakeOperatorDef("Relu", "", {"B"}, {"Y"}), {{"B", bs}},
+                  "must be float or float16 on CUDA (CUDA operators do not take bfloat16 yet");
 }
 
 }  // namespace

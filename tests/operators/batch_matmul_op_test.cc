@@ -206,7 +206,7 @@ TEST(BatchMatMulOpTest, Errors) {
   ExpectError(MatMulDef(0, 0), {{"A", A}, {"B", ToHalf(RandomTensor({2, 4, 6}, 2))}},
               "A and B must have one dtype");
   ExpectError(MatMulDef(0, 0), {{"A", IntTensor({1, 1}, {1})}, {"B", IntTensor({1, 1}, {1})}},
-              "float or float16");
+              "float, float16 or bfloat16");
   ExpectError(MatMulDef(0, 0, 1), {{"A", FloatTensor({}, {1})}, {"B", A}},
               "must have at least one dim");
 }

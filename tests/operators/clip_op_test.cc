@@ -77,7 +77,8 @@ TEST(ClipOpTest, Errors) {
     RunOp(MakeOperatorDef("Clip", "", {"X"}, {"Y"}), {{"X", IntTensor({2}, {1, 2})}}, &ws);
     FAIL();
   } catch (const EnforceNotMet& e) {
-    EXPECT_NE(std::string(e.what()).find("float or float16"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("float, float16 or bfloat16"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -315,7 +315,7 @@ TEST(ConvOpTest, BadArguments) {
   ExpectError(ConvDef({MakeArgument("kernel", 3)}),
               {{"X", IntTensor({1, 1, 3, 3}, std::vector<int32_t>(9, 1))},
                {"W", RandomTensor({1, 1, 3, 3}, 2)}},
-              "float or float16");
+              "float, float16 or bfloat16");
   // dY shape checked by the gradient op.
   auto gdef = MakeOperatorDef("ConvGradient", "", {"X", "W", "dY"}, {"dW", "db", "dX"},
                               {MakeArgument("kernel", 3)});

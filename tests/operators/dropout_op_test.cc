@@ -183,7 +183,7 @@ TEST(DropoutOpTest, BadArguments) {
   ExpectError(DropoutDef(-0.1f, 0, {"Y", "mask"}), in, "'ratio' must be in [0, 1)");
   ExpectError(DropoutDef(0.5f, 0, {"Y"}), in, "needs 2 outputs (Y, mask), got 1");
   ExpectError(DropoutDef(0.5f, 0, {"Y", "mask"}), {{"X", IntTensor({2}, {1, 2})}},
-                      "float or float16");
+                      "float, float16 or bfloat16");
   ExpectError(MakeOperatorDef("DropoutGrad", "", {"dY"}, {"dX"}),
                       {{"dY", RandomTensor({4}, 14)}}, "needs 2 inputs (dY, mask), got 1");
   ExpectError(MakeOperatorDef("DropoutGrad", "", {"dY", "mask"}, {"dX"}),

@@ -218,7 +218,7 @@ TEST(FCTransposedOpTest, BadShapes) {
               "b has 4 elements");
   ExpectError(def, {{"X", RandomTensor({2, 6}, 1)}, {"W", RandomTensor({6, 3}, 2)},
                     {"b", IntTensor({3}, {1, 2, 3})}},
-              "b must be float or float16, got int32");
+              "b must be float, float16 or bfloat16, got int32");
   ExpectError(MakeOperatorDef("FCTransposedGradient", "", {"X", "W", "dY"}, {"dW", "db", "dX"}),
               {{"X", RandomTensor({2, 6}, 1)}, {"W", RandomTensor({6, 3}, 2)},
                {"dY", RandomTensor({2, 4}, 3)}},

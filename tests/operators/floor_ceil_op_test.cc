@@ -69,7 +69,7 @@ TEST(FloorCeilOpTest, NoGradient) {
 TEST(FloorCeilOpTest, BadInput) {
   for (const char* type : {"Floor", "Ceil"}) {
     SCOPED_TRACE(type);
-    ExpectError(Def(type), {{"X", IntTensor({2}, {1, 2})}}, "float or float16");
+    ExpectError(Def(type), {{"X", IntTensor({2}, {1, 2})}}, "float, float16 or bfloat16");
     ExpectError(MakeOperatorDef(type, "", {"X", "Z"}, {"Y"}),
                 {{"X", RandomTensor({2}, 1)}, {"Z", RandomTensor({2}, 1)}}, "got 2 input(s)");
   }

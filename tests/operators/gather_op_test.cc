@@ -212,7 +212,7 @@ TEST(GatherOpTest, Errors) {
   ExpectError(s2d, {{"I", IntTensor({2}, {0, 1})}, {"V", RandomTensor({3}, 1)}},
               "values [3] must start with the indices' dims [2]");
   ExpectError(s2d, {{"I", IntTensor({1}, {0})}, {"V", Tensor({1}, DataType::BOOL)}},
-              "values must be float, float16, int32 or int64");
+              "values must be float, float16, bfloat16, int32 or int64");
   ExpectError(MakeOperatorDef("SparseToDense", "", {"I", "V"}, {"Y"},
                               {MakeArgument("output_first_dim", 2)}),
               {{"I", IntTensor({1}, {2})}, {"V", RandomTensor({1}, 1)}},

@@ -92,13 +92,13 @@ TEST(HardSigmoidOpTest, NaNPropagates) {
 }
 
 TEST(HardSigmoidOpTest, BadInput) {
-  ExpectError(Def(), {{"X", IntTensor({2}, {1, 2})}}, "float or float16");
+  ExpectError(Def(), {{"X", IntTensor({2}, {1, 2})}}, "float, float16 or bfloat16");
   ExpectError(Def(AlphaBeta(std::numeric_limits<float>::infinity(), 0.5f)),
               {{"X", RandomTensor({2}, 1)}}, "HardSigmoid needs finite alpha and beta");
   ExpectError(GradDef(), {{"Y", RandomTensor({2, 3}, 1)}, {"dY", RandomTensor({6}, 2)}},
               "Y and dY must have the same shape, got [2, 3] and [6]");
   ExpectError(GradDef(), {{"Y", IntTensor({2}, {1, 2})}, {"dY", RandomTensor({2}, 2)}},
-              "float or float16");
+              "float, float16 or bfloat16");
   ExpectError(MakeOperatorDef("HardSigmoid", "", {"X"}, {"Y", "Z"}), {{"X", RandomTensor({2}, 1)}},
               "got 2 output(s)");
 }

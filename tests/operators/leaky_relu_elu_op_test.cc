@@ -124,13 +124,13 @@ TEST(LeakyReluEluOpTest, BadInput) {
   for (const char* type : {"LeakyRelu", "Elu"}) {
     SCOPED_TRACE(type);
     const std::string grad = std::string(type) + "Gradient";
-    ExpectError(Def(type), {{"X", IntTensor({2}, {1, 2})}}, "float or float16");
+    ExpectError(Def(type), {{"X", IntTensor({2}, {1, 2})}}, "float, float16 or bfloat16");
     ExpectError(MakeOperatorDef(type, "", {"X"}, {"Y", "Z"}), {{"X", RandomTensor({2}, 1)}},
                 "got 2 output(s)");
     ExpectError(GradDef(grad), {{"Y", RandomTensor({2, 3}, 1)}, {"dY", RandomTensor({6}, 2)}},
                 "Y and dY must have the same shape, got [2, 3] and [6]");
     ExpectError(GradDef(grad), {{"Y", IntTensor({2}, {1, 2})}, {"dY", RandomTensor({2}, 2)}},
-                "float or float16");
+                "float, float16 or bfloat16");
   }
   ExpectError(GradDef("LeakyReluGradient", {MakeArgument("alpha", -0.1f)}),
               {{"Y", RandomTensor({2}, 1)}, {"dY", RandomTensor({2}, 2)}},

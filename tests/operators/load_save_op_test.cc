@@ -56,9 +56,14 @@ void FillWorkspace(Workspace* ws) {
   d[2] = 9;
   SetInput(ws, "i64", i64);
   SetInput(ws, "scalar", FloatTensor({}, {2.5f}));
+  // bfloat16, with the bit patterns that must survive as they are: -0, inf, a NaN, a subnormal.
+  Tensor bf = ToBFloat16(RandomTensor({2, 4}, 3, -1e20f, 1e20f));
+  const uint16_t special[] = {0x8000, 0xff80, 0x7fc1, 0x0003};
+  for (int i = 0; i < 4; ++i) bf.mutable_data<BFloat16>()[i].x = special[i];
+  SetInput(ws, "bf", bf);
 }
 
-const std::vector<std::string> kNames = {"f", "h", "i32", "i64", "scalar"};
+const std::vector<std::string> kNames = {"f", "h", "i32", "i64", "scalar", "bf"};
 
 void ExpectSameTensor(const Tensor& got, const Tensor& want, const std::string& name) {
   EXPECT_EQ(got.dtype(), want.dtype()) << name;
@@ -88,6 +93,7 @@ TEST_F(LoadSaveTest, RoundTripTextAndBinary) {
     CreateOperator(SaveDef(kNames, db), &src)->Run(0);
     const std::string bytes = ReadFile(db);
     EXPECT_EQ(LooksLikeText(bytes), db == "ckpt.pbtxt") << db;
+    if (db == "ckpt.pbtxt") EXPECT_NE(bytes.find("data_type: BFLOAT16"), std::string::npos);
 
     Workspace dst(dir_);
     CreateOperator(LoadDef(kNames, db), &dst)->Run(0);
@@ -103,7 +109,7 @@ TEST_F(LoadSaveTest, LoadAll) {
   CreateOperator(SaveDef(kNames, "all.pb"), &src)->Run(0);
   Workspace dst(dir_);
   CreateOperator(LoadDef({}, "all.pb", {MakeArgument("load_all", true)}), &dst)->Run(0);
-  EXPECT_EQ(dst.Blobs(), (std::vector<std::string>{"f", "h", "i32", "i64", "scalar"}));
+  EXPECT_EQ(dst.Blobs(), (std::vector<std::string>{"bf", "f", "h", "i32", "i64", "scalar"}));
   for (const auto& name : kNames) ExpectSameTensor(dst.GetTensor(name), src.GetTensor(name), name);
 }
 

@@ -154,7 +154,7 @@ TEST(MinMaxOpTest, BadInput) {
                 {{"X0", RandomTensor({2}, 1)}, {"X1", ToHalf(RandomTensor({2}, 2))}},
                 "all inputs must have one shape and type");
     ExpectError(Def(type, 2), {{"X0", IntTensor({2}, {1, 2})}, {"X1", IntTensor({2}, {3, 4})}},
-                "float or float16");
+                "float, float16 or bfloat16");
     ExpectError(MakeOperatorDef(type, "", {}, {"Y"}), {}, "got 0 input(s)");
     ExpectError(Def(type, 2, "X1"), {{"X0", RandomTensor({2}, 1)}, {"X1", RandomTensor({2}, 2)}},
                 "cannot run in place on that pair");

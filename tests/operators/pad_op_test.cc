@@ -130,7 +130,7 @@ TEST(PadImageOpTest, Errors) {
   ExpectError(PadDef("constant", kPads), {{"X", RandomTensor({1, 2, 3}, 1)}},
               "X must be 4-D (NCHW), got dims [1, 2, 3]");
   ExpectError(PadDef("constant", kPads), {{"X", IntTensor({1, 1, 1, 1}, {1})}},
-              "X must be float or float16");
+              "X must be float, float16 or bfloat16");
   ExpectError(PadDef("constant", kPads, "NHWC", {}, "PadImageGradient"),
               {{"X", RandomTensor({1, 1, 2, 1}, 1)}},
               "dY [1, 1, 2, 1] is smaller than the pads (t 1, l 2, b 1, r 1)");

@@ -152,9 +152,9 @@ TEST(PowOpTest, BadInput) {
   ExpectError(MakeOperatorDef("Pow", "", {"X", "E"}, {"Y"}, {MakeArgument("broadcast", 1)}),
               {{"X", RandomTensor({2, 3}, 1)}, {"E", RandomTensor({1}, 2)}},
               "broadcasting is not supported");
-  ExpectError(PowArg(2.f), {{"X", IntTensor({2}, {1, 2})}}, "float or float16");
+  ExpectError(PowArg(2.f), {{"X", IntTensor({2}, {1, 2})}}, "float, float16 or bfloat16");
   ExpectError(PowTensor(), {{"X", RandomTensor({2}, 1)}, {"E", IntTensor({2}, {1, 2})}},
-              "float or float16");
+              "float, float16 or bfloat16");
   ExpectError(MakeOperatorDef("Pow", "", {"X", "E", "F"}, {"Y"}),
               {{"X", RandomTensor({2}, 1)}, {"E", RandomTensor({2}, 2)},
                {"F", RandomTensor({2}, 3)}},

@@ -182,8 +182,8 @@ TEST(PReluOpTest, BadInput) {
   ExpectError(Def({MakeArgument("order", std::string("NCWH"))}),
               {{"X", X}, {"Slope", RandomTensor({3}, 12)}}, "unknown order 'NCWH'");
   ExpectError(Def(), {{"X", IntTensor({2}, {1, 2})}, {"Slope", RandomTensor({1}, 12)}},
-              "float or float16");
-  ExpectError(Def(), {{"X", X}, {"Slope", IntTensor({1}, {1})}}, "float or float16");
+              "float, float16 or bfloat16");
+  ExpectError(Def(), {{"X", X}, {"Slope", IntTensor({1}, {1})}}, "float, float16 or bfloat16");
   ExpectError(
       GradDef(),
       {{"Y", X}, {"dY", RandomTensor({30}, 14)}, {"X", X}, {"Slope", RandomTensor({3}, 12)}},

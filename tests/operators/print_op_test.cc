@@ -86,7 +86,7 @@ TEST_F(DebugOpsTest, SummarizeErrors) {
     RunOp(MakeOperatorDef("Summarize", "", {"X"}, {"s"}), {{"X", IntTensor({2}, {1, 2})}}, &ws);
     FAIL() << "expected an error";
   } catch (const EnforceNotMet& e) {
-    EXPECT_NE(std::string(e.what()).find("must be float or float16"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("must be float, float16 or bfloat16"), std::string::npos)
         << e.what();
   }
   try {

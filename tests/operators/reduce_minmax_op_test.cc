@@ -165,7 +165,8 @@ TEST(ReduceMinMaxOpTest, Errors) {
   ExpectError(MinMaxDef("ReduceMin", {-3}, 1), {{"X", X}}, "out of range");
   ExpectError(MinMaxDef("ReduceMax", {1, -1}, 1), {{"X", X}}, "lists dim 1 more than once");
   ExpectError(MinMaxDef("ReduceMin", {0, 0}, 1), {{"X", X}}, "more than once");
-  ExpectError(MinMaxDef("ReduceMax", {0}, 1), {{"X", IntTensor({2}, {1, 2})}}, "float or float16");
+  ExpectError(MinMaxDef("ReduceMax", {0}, 1), {{"X", IntTensor({2}, {1, 2})}},
+              "float, float16 or bfloat16");
   const OperatorDef g = MakeOperatorDef("ReduceMaxGradient", "", {"dY", "X", "Y"}, {"dX"},
                                         {MakeArgument("axes", std::vector<int>{0})});
   ExpectError(g, {{"dY", RandomTensor({2}, 2)}, {"X", X}, {"Y", RandomTensor({1, 3}, 3)}},

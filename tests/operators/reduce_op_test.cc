@@ -97,7 +97,7 @@ TEST(ReduceOpTest, Errors) {
   ExpectError(ReduceDef("ReduceMean", {1, -1}, 1), {{"X", X}}, "lists dim 1 more than once");
   ExpectError(ReduceDef("ReduceMean", {0, 0}, 1), {{"X", X}}, "more than once");
   ExpectError(ReduceDef("ReduceSum", {0}, 1), {{"X", IntTensor({2}, {1, 2})}},
-              "float or float16");
+              "float, float16 or bfloat16");
   auto gdef = MakeOperatorDef("ReduceSumGradient", "", {"dY", "X", "Y"}, {"dX"},
                               {MakeArgument("axes", std::vector<int>{0})});
   ExpectError(gdef, {{"dY", RandomTensor({2}, 2)}, {"X", X}, {"Y", X}},

@@ -15,7 +15,8 @@ namespace {
 
 // Forward operators. Names follow Caffe2 (CAFFE2_OPS.md), including the 1D/2D/3D pooling / conv
 // aliases, Load/Save and the typed GivenTensor*Fill variants; CheckFinite, UpdateLossScale,
-// MixedPrecisionMomentumSGDUpdate and DataInput are halfcaf's own (mixed precision, data input).
+// MixedPrecisionMomentumSGDUpdate, DataInput, FloatToBFloat16 and BFloat16ToFloat are halfcaf's
+// own (mixed precision, data input, bfloat16).
 const std::vector<std::string> kForwardOps = {
     "Abs", "Accuracy", "Add", "Alias", "AtomicIter", "AveragePool", "AveragePool1D",
     "AveragePool2D", "AveragePool3D", "AveragedLoss", "Cast", "CheckFinite", "Clip", "Concat",
@@ -32,7 +33,7 @@ const std::vector<std::string> kForwardOps = {
     "Scale", "Sigmoid", "Slice", "Softmax", "SoftmaxWithLoss", "SpatialBN", "Split", "Sqr", "Sqrt",
     "SquaredL2Distance", "StopGradient", "Sub", "Sum", "Summarize", "Tanh", "TensorProtosDBInput",
     "Transpose", "UniformFill", "UniformIntFill", "UpdateLossScale", "WeightedSum", "XavierFill",
-    "ZeroGradient",
+    "ZeroGradient", "FloatToBFloat16", "BFloat16ToFloat",
     // Reductions, indexing and shape ops (SparseToDense is also Gather's dense gradient).
     "ArgMax", "ArgMin", "BatchMatMul", "ExpandDims", "Gather", "PadImage", "ReduceMax",
     "ReduceMin", "SparseToDense", "Squeeze",
@@ -129,6 +130,9 @@ std::vector<GradientCase> GradientCases() {
       {"Cast", 1, 1, {MakeArgument("to", 10), MakeArgument("from_type", 1)}, {"Cast"}},
       {"FloatToHalf", 1, 1, {}, {"HalfToFloat"}},
       {"HalfToFloat", 1, 1, {}, {"FloatToHalf"}},
+      {"FloatToBFloat16", 1, 1, {}, {"BFloat16ToFloat"}},
+      {"BFloat16ToFloat", 1, 1, {}, {"FloatToBFloat16"}},
+      {"Cast", 1, 1, {MakeArgument("to", 16), MakeArgument("from_type", 1)}, {"Cast"}},
       {"Scale", 1, 1, {MakeArgument("scale", 2.f)}, {"Scale"}},
       {"Sqr", 1, 1, {}, {"Scale", "Mul"}},
       {"ReduceSum", 1, 1, {}, {"ReduceSumGradient"}},

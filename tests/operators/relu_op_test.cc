@@ -45,7 +45,8 @@ TEST(ReluOpTest, RejectsIntegerInput) {
     RunOp(def, {{"X", IntTensor({2}, {1, 2})}}, &ws);
     FAIL() << "expected an error";
   } catch (const EnforceNotMet& e) {
-    EXPECT_NE(std::string(e.what()).find("float or float16"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("float, float16 or bfloat16"), std::string::npos)
+        << e.what();
   }
 }
 

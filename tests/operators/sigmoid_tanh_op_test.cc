@@ -100,7 +100,8 @@ TEST(SigmoidTanhOpTest, RejectsIntegerInput) {
       RunOp(MakeOperatorDef(type, "", {"X"}, {"Y"}), {{"X", IntTensor({2}, {1, 2})}}, &ws);
       FAIL() << "expected an error for " << type;
     } catch (const EnforceNotMet& e) {
-      EXPECT_NE(std::string(e.what()).find("float or float16"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("float, float16 or bfloat16"), std::string::npos)
+          << e.what();
     }
   }
 }

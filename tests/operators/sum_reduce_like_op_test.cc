@@ -112,7 +112,7 @@ TEST(SumReduceLikeOpTest, Errors) {
     RunOp(def, {{"A", IntTensor({2}, {1, 2})}, {"B", IntTensor({2}, {1, 2})}}, &ws);
     FAIL() << "expected an error";
   } catch (const EnforceNotMet& e) {
-    EXPECT_NE(std::string(e.what()).find("float, float16 or double"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("float, float16, bfloat16 or double"), std::string::npos)
         << e.what();
   }
 }

@@ -142,7 +142,7 @@ TEST(UnaryMathOpTest, Fp16MatchesFp32) {
 TEST(UnaryMathOpTest, BadInput) {
   for (const char* type : {"Exp", "Log", "Sqrt", "Abs", "Reciprocal"}) {
     SCOPED_TRACE(type);
-    ExpectError(Def(type), {{"X", IntTensor({2}, {1, 2})}}, "float or float16");
+    ExpectError(Def(type), {{"X", IntTensor({2}, {1, 2})}}, "float, float16 or bfloat16");
     ExpectError(MakeOperatorDef(type, "", {"X", "X2"}, {"Y"}),
                 {{"X", RandomTensor({2}, 1)}, {"X2", RandomTensor({2}, 2)}}, "got 2 input(s)");
   }
@@ -154,7 +154,7 @@ TEST(UnaryMathOpTest, BadInput) {
     ExpectError(def, {{"T", RandomTensor({2, 3}, 1)}, {"dY", RandomTensor({3, 2}, 2)}},
                 "must have the same shape, got [2, 3] and [3, 2]");
     ExpectError(def, {{"T", RandomTensor({2}, 1)}, {"dY", IntTensor({2}, {1, 2})}},
-                "float or float16");
+                "float, float16 or bfloat16");
   }
 }
 

@@ -141,7 +141,7 @@ TEST(WeightedSumOpTest, Errors) {
 
   in["X1"] = IntTensor({3}, {1, 2, 3});
   msg = ErrorOf(WeightedSumDef(2), in);
-  EXPECT_NE(msg.find("X1 must be float or float16"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("X1 must be float, float16 or bfloat16"), std::string::npos) << msg;
 }
 
 }  // namespace

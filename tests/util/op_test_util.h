@@ -56,26 +56,37 @@ inline Tensor FloatTensor(std::vector<int64_t> dims, std::vector<float> values) 
   return t;
 }
 
-// Values of a float or float16 tensor as a vector of floats.
+// Values of a float, float16 or bfloat16 tensor as a vector of floats.
 inline std::vector<float> ToFloatVector(const Tensor& t) {
   std::vector<float> scratch;
   const float* p = ReadAsFloat(t, &scratch);
   return std::vector<float>(p, p + t.numel());
 }
 
-inline Tensor ToHalf(const Tensor& t) {
-  Tensor h(t.dims(), DataType::FLOAT16);
-  FloatToHalfArray(t.data<float>(), h.mutable_data<Half>(), t.numel());
-  return h;
+// A float tensor's values rounded (to nearest even) into `dtype`: FLOAT16 or BFLOAT16.
+inline Tensor ToFloat16Type(const Tensor& t, DataType dtype) {
+  Tensor out(t.dims(), dtype);
+  std::vector<float> scratch;
+  FloatWriter w(&out, dtype, &scratch);
+  std::copy(t.data<float>(), t.data<float>() + t.numel(), w.data());
+  w.Commit();
+  return out;
 }
+inline Tensor ToHalf(const Tensor& t) { return ToFloat16Type(t, DataType::FLOAT16); }
+inline Tensor ToBFloat16(const Tensor& t) { return ToFloat16Type(t, DataType::BFLOAT16); }
 
-// Float copy of a float16 tensor's values (what an FP32 op sees when fed the same rounded data).
-inline Tensor RoundThroughHalf(const Tensor& t) {
-  Tensor h = ToHalf(t);
+// Float copy of t's values rounded into `dtype` (what an FP32 op sees when fed the same rounded
+// data).
+inline Tensor RoundThrough(const Tensor& t, DataType dtype) {
+  const Tensor rounded = ToFloat16Type(t, dtype);
+  std::vector<float> scratch;
+  const float* v = ReadAsFloat(rounded, &scratch);
   Tensor f(t.dims(), DataType::FLOAT);
-  HalfToFloatArray(h.data<Half>(), f.mutable_data<float>(), f.numel());
+  std::copy(v, v + f.numel(), f.mutable_data<float>());
   return f;
 }
+inline Tensor RoundThroughHalf(const Tensor& t) { return RoundThrough(t, DataType::FLOAT16); }
+inline Tensor RoundThroughBFloat16(const Tensor& t) { return RoundThrough(t, DataType::BFLOAT16); }
 
 inline void SetInput(Workspace* ws, const std::string& name, const Tensor& value) {
   ws->CreateTensor(name)->CopyFrom(value);
