@@ -1,5 +1,7 @@
 #include "core/tensor.h"
 
+#include <atomic>
+
 #include "core/checked_math.h"
 
 namespace halfcaf {
@@ -72,6 +74,8 @@ void* Tensor::raw_mutable_data(DataType dtype) {
     capacity_ = 0;
     try {
       storage_ = GetAllocator(device_.type)->Allocate(need, device_);
+      static std::atomic<uint64_t> next_id{0};
+      storage_id_ = ++next_id;
     } catch (EnforceNotMet& e) {
       e.AddContext(Label() + " " + DataTypeName(dtype) + DimsString(dims_));
       throw;
@@ -99,6 +103,7 @@ void Tensor::ShareData(const Tensor& src) {
   dtype_ = src.dtype_;
   device_ = src.device_;
   storage_ = src.storage_;
+  storage_id_ = src.storage_id_;
   capacity_ = src.capacity_;
 }
 

@@ -65,6 +65,10 @@ class Tensor {
   bool SharesStorageWith(const Tensor& other) const {
     return storage_ != nullptr && storage_ == other.storage_;
   }
+  // Identifies the current storage: unique in the process for each allocation (0: none), the
+  // same for tensors that share it. An address can be reused after a free; this cannot (caches
+  // of derived data, such as oneDNN's reordered filters, key on it).
+  uint64_t storage_id() const { return storage_ ? storage_id_ : 0; }
   // Drops shape, type and storage.
   void Reset();
 
@@ -85,6 +89,7 @@ class Tensor {
   DataType dtype_ = DataType::UNDEFINED;
   Device device_;
   std::shared_ptr<void> storage_;
+  uint64_t storage_id_ = 0;
   size_t capacity_ = 0;
   std::string name_;
 };

@@ -302,7 +302,7 @@ class ConvFusionDnnlOp final : public ConvDnnlBase {
 
     try {
       src_.Load(X.data<float>());
-      weights_.LoadConstant(W.data<float>());
+      weights_.LoadConstant(W.data<float>(), W.storage_id());
       if (has_bias) bias_.Load(Input(2).data<float>());
       float* y = Y->mutable_data<float>();
       if (S) {

@@ -63,15 +63,16 @@ class DnnlArg {
     }
   }
   // Input that stays the same between runs (an inference filter): reordered once into a buffer
-  // owned here, and again only when `data` is not the storage it was reordered from last time.
-  void LoadConstant(const void* data) {
+  // owned here, and again only when the tensor's storage (Tensor::storage_id) is not the one it
+  // was reordered from last time.
+  void LoadConstant(const void* data, uint64_t storage_id) {
     user_.set_data_handle(const_cast<void*>(data));
-    if (!inner_ || data == constant_from_) return;
+    if (!inner_ || (storage_id != 0 && storage_id == constant_from_)) return;
     owned_.resize(inner_bytes_ / sizeof(float) + 16);
     const uintptr_t p = reinterpret_cast<uintptr_t>(owned_.data());
     inner_->set_data_handle(reinterpret_cast<void*>((p + 63) & ~uintptr_t{63}));
     reorder_->execute(DnnlStream(), user_, *inner_);
-    constant_from_ = data;
+    constant_from_ = storage_id;
   }
   // Output of a primitive that adds to what its destination holds (a sum post-op): points at
   // `data` and starts the destination from `init` (same plain layout; may be `data` itself).
@@ -102,7 +103,7 @@ class DnnlArg {
   std::optional<dnnl::reorder> reorder_, load_;
   std::vector<float> fallback_;  // outside an operator run
   std::vector<float> owned_;     // LoadConstant's copy
-  const void* constant_from_ = nullptr;
+  uint64_t constant_from_ = 0;
 };
 
 }  // namespace halfcaf
