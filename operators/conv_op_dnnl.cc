@@ -177,6 +177,29 @@ dnnl::convolution_forward::primitive_desc InferencePd(const ConvDescs& d, ConvFu
   return dnnl::convolution_forward::primitive_desc(desc, attr, DnnlEngine());
 }
 
+// A forward convolution primitive and its arguments, for Conv and ConvFusion alike.
+struct ForwardPrimitive {
+  void Build(const ConvDescs& d, const dnnl::convolution_forward::primitive_desc& pd,
+             bool has_bias) {
+    src = DnnlArg(d.src, pd.src_desc(), DnnlArg::kInput);
+    weights = DnnlArg(d.weights, pd.weights_desc(), DnnlArg::kInput);
+    dst = DnnlArg(d.dst, pd.dst_desc(), DnnlArg::kOutput);
+    args = {{DNNL_ARG_SRC, src.memory()},
+            {DNNL_ARG_WEIGHTS, weights.memory()},
+            {DNNL_ARG_DST, dst.memory()}};
+    if (has_bias) {
+      bias = DnnlArg(d.bias, pd.bias_desc(), DnnlArg::kInput);
+      args[DNNL_ARG_BIAS] = bias.memory();
+    }
+    prim = dnnl::convolution_forward(pd);
+  }
+  void Execute() { prim.execute(DnnlStream(), args); }
+
+  DnnlArg src, weights, bias, dst;
+  dnnl::primitive prim;
+  std::unordered_map<int, memory> args;
+};
+
 // Common part of the operators: construction rules and the default-op fallback.
 class ConvDnnlBase : public ConvPoolOpBase<CPUContext> {
  protected:
@@ -229,12 +252,12 @@ class ConvDnnlOp final : public ConvDnnlBase {
     if (!usable_) return RunFallback();
 
     try {
-      src_.Load(X.data<float>());
-      weights_.Load(W.data<float>());
-      if (has_bias) bias_.Load(Input(2).data<float>());
-      dst_.Bind(Y->mutable_data<float>());
-      prim_.execute(DnnlStream(), args_);
-      dst_.Store();
+      fwd_.src.Load(X.data<float>());
+      fwd_.weights.Load(W.data<float>());
+      if (has_bias) fwd_.bias.Load(Input(2).data<float>());
+      fwd_.dst.Bind(Y->mutable_data<float>());
+      fwd_.Execute();
+      fwd_.dst.Store();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN convolution failed: ", e.what());
     }
@@ -249,26 +272,14 @@ class ConvDnnlOp final : public ConvDnnlBase {
     try {
       const ConvDescs d = MakeConvDescs(cp_, g, M, has_bias);
       const auto pd = ForwardPd(d);
-      src_ = DnnlArg(d.src, pd.src_desc(), DnnlArg::kInput);
-      weights_ = DnnlArg(d.weights, pd.weights_desc(), DnnlArg::kInput);
-      dst_ = DnnlArg(d.dst, pd.dst_desc(), DnnlArg::kOutput);
-      args_ = {{DNNL_ARG_SRC, src_.memory()},
-               {DNNL_ARG_WEIGHTS, weights_.memory()},
-               {DNNL_ARG_DST, dst_.memory()}};
-      if (has_bias) {
-        bias_ = DnnlArg(d.bias, pd.bias_desc(), DnnlArg::kInput);
-        args_[DNNL_ARG_BIAS] = bias_.memory();
-      }
-      prim_ = dnnl::convolution_forward(pd);
+      fwd_.Build(d, pd, has_bias);
       usable_ = true;
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this shape: the default op runs it.
     }
   }
 
-  DnnlArg src_, weights_, bias_, dst_;
-  dnnl::primitive prim_;
-  std::unordered_map<int, memory> args_;
+  ForwardPrimitive fwd_;
 };
 
 // ConvFusion (conv_fusion_op.h): the plain layouts of X, S and Y are kept (the inference optimizer
@@ -301,17 +312,17 @@ class ConvFusionDnnlOp final : public ConvDnnlBase {
     if (!usable_) return RunFallback();
 
     try {
-      src_.Load(X.data<float>());
-      weights_.LoadConstant(W.data<float>(), W.storage_id());
-      if (has_bias) bias_.Load(Input(2).data<float>());
+      fwd_.src.Load(X.data<float>());
+      fwd_.weights.LoadConstant(W.data<float>(), W.storage_id());
+      if (has_bias) fwd_.bias.Load(Input(2).data<float>());
       float* y = Y->mutable_data<float>();
       if (S) {
-        dst_.BindAccumulate(y, S->data<float>());
+        fwd_.dst.BindAccumulate(y, S->data<float>());
       } else {
-        dst_.Bind(y);
+        fwd_.dst.Bind(y);
       }
-      prim_.execute(DnnlStream(), args_);
-      dst_.Store();
+      fwd_.Execute();
+      fwd_.dst.Store();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN convolution failed: ", e.what());
     }
@@ -326,17 +337,7 @@ class ConvFusionDnnlOp final : public ConvDnnlBase {
     try {
       const ConvDescs d = MakeConvDescs(cp_, g, M, has_bias);
       const auto pd = InferencePd(d, type_, cp_.order == StorageOrder::NHWC);
-      src_ = DnnlArg(d.src, pd.src_desc(), DnnlArg::kInput);
-      weights_ = DnnlArg(d.weights, pd.weights_desc(), DnnlArg::kInput);
-      dst_ = DnnlArg(d.dst, pd.dst_desc(), DnnlArg::kOutput);
-      args_ = {{DNNL_ARG_SRC, src_.memory()},
-               {DNNL_ARG_WEIGHTS, weights_.memory()},
-               {DNNL_ARG_DST, dst_.memory()}};
-      if (has_bias) {
-        bias_ = DnnlArg(d.bias, pd.bias_desc(), DnnlArg::kInput);
-        args_[DNNL_ARG_BIAS] = bias_.memory();
-      }
-      prim_ = dnnl::convolution_forward(pd);
+      fwd_.Build(d, pd, has_bias);
       usable_ = true;
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this shape: the default op runs it.
@@ -345,9 +346,7 @@ class ConvFusionDnnlOp final : public ConvDnnlBase {
 
   ConvFusionType type_;
   int conv_inputs_;
-  DnnlArg src_, weights_, bias_, dst_;
-  dnnl::primitive prim_;
-  std::unordered_map<int, memory> args_;
+  ForwardPrimitive fwd_;
 };
 
 class ConvGradientDnnlOp final : public ConvDnnlBase {
