@@ -8,10 +8,14 @@
 // DnnlArg reorders into and out of them around each run. Measured on ResNet-50 training (batch 8,
 // 2 threads, AVX-512): the blocked kernels plus the reorders take ~15% less time than oneDNN's
 // kernels on the plain layouts (backward ~20% less, forward about the same).
+// bfloat16 (every input bfloat16) runs on oneDNN's BF16 kernels with FP32 accumulation when
+// DnnlBFloat16Enabled() (dnnl_util.h): AMX or AVX512_BF16, not switched off by HALFCAF_DNNL_BF16=0.
 // Declines (HALFCAF_UNSUPPORTED, so the default op is created) for float16 inputs, for more than
-// 3 spatial dims and for NHWC other than 2-D; float16 data arriving later, an empty tensor, or a shape oneDNN rejects
-// run through a default op created on demand.
+// 3 spatial dims and for NHWC other than 2-D; other dtypes arriving later (float16, mixed types,
+// bfloat16 with the BF16 kernels off), an empty tensor, or a shape oneDNN rejects (or has only
+// reference code for) run through a default op created on demand.
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #ifdef _OPENMP
@@ -45,10 +49,10 @@ void DeclineNonFloatInputs(const OperatorBase& op, const ConvPoolArgs& a) {
     const Blob& b = op.InputBlob(i);
     if (!b.IsTensor()) continue;
     const DataType t = b.GetTensor().dtype();
-    if (t != DataType::UNDEFINED && t != DataType::FLOAT) {
-      HALFCAF_UNSUPPORTED(a.op_label, ": the DNNL engine computes in float only, input ", i, " is ",
-                          DataTypeName(t));
-    }
+    if (t == DataType::UNDEFINED || t == DataType::FLOAT) continue;
+    if (t == DataType::BFLOAT16 && DnnlBFloat16Enabled()) continue;
+    HALFCAF_UNSUPPORTED(a.op_label, ": the DNNL engine computes in float (and bfloat16 on CPUs with ",
+                        "BF16 instructions) only, input ", i, " is ", DataTypeName(t));
   }
 }
 
@@ -110,14 +114,15 @@ memory::dims DenseStrides(int64_t inner, const std::vector<int64_t>& spatial, bo
   return st;
 }
 
-ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_t M, bool bias) {
-  const auto f32 = memory::data_type::f32;
+// `dt`: the type of every tensor (f32, or bf16 with FP32 accumulation inside the primitive).
+ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_t M, bool bias,
+                        memory::data_type dt) {
   const bool nhwc = a.order == StorageOrder::NHWC;
   const int64_t N = g.N, C = g.C, G = a.group, Cg = C / G, Mg = M / G;
   auto image = [&](int64_t ch, const std::vector<int64_t>& spatial) {
     memory::dims dims{N, ch};
     dims.insert(dims.end(), spatial.begin(), spatial.end());
-    return memory::desc(dims, f32, DenseStrides(ch, spatial, nhwc));
+    return memory::desc(dims, dt, DenseStrides(ch, spatial, nhwc));
   };
   ConvDescs d;
   d.src = image(C, g.in);
@@ -127,16 +132,16 @@ ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_
   memory::dims wdims{M, Cg};
   wdims.insert(wdims.end(), g.kernel.begin(), g.kernel.end());
   if (G == 1) {
-    d.weights = memory::desc(wdims, f32, ws);
+    d.weights = memory::desc(wdims, dt, ws);
   } else {
     // Grouped: (G, Mg, Cg, kernel...), group g's filters start Mg filters after group g-1's.
     wdims[0] = Mg;
     wdims.insert(wdims.begin(), G);
     memory::dims gws = ws;
     gws.insert(gws.begin(), Mg * ws[0]);
-    d.weights = memory::desc(wdims, f32, gws);
+    d.weights = memory::desc(wdims, dt, gws);
   }
-  if (bias) d.bias = memory::desc({M}, f32, memory::dims{1});
+  if (bias) d.bias = memory::desc({M}, dt, memory::dims{1});
   const int nd = g.num_spatial_dims();
   for (int i = 0; i < nd; ++i) {
     d.strides.push_back(g.stride[i]);
@@ -208,11 +213,30 @@ class ConvDnnlBase : public ConvPoolOpBase<CPUContext> {
     DeclineNonFloatInputs(*this, cp_);
   }
 
-  bool AllInputsFloat() const {
-    for (int i = 0; i < InputSize(); ++i) {
-      if (Input(i).dtype() != DataType::FLOAT) return false;
+  // The type the primitives run in: f32 when every input is float, bf16 when every input is
+  // bfloat16 and the BF16 kernels are on; nullopt (the default op runs) otherwise.
+  std::optional<memory::data_type> KernelType() const {
+    const DataType t = Input(0).dtype();
+    for (int i = 1; i < InputSize(); ++i) {
+      if (Input(i).dtype() != t) return std::nullopt;
     }
-    return true;
+    if (t == DataType::FLOAT) return memory::data_type::f32;
+    if (t == DataType::BFLOAT16 && DnnlBFloat16Enabled()) return memory::data_type::bf16;
+    return std::nullopt;
+  }
+  // Whether the primitives must be made again for this shape and type.
+  bool NeedsPrepare(const Tensor& X, const Tensor& W, memory::data_type dt) const {
+    return X.dims() != x_dims_ || W.dims() != w_dims_ || dt != dt_;
+  }
+  // Counts a run of the BF16 primitives (DnnlBFloat16Runs).
+  void CountRun() const {
+    if (dt_ == memory::data_type::bf16) ++DnnlBFloat16Runs();
+  }
+  void StartPrepare(const Tensor& X, const Tensor& W, memory::data_type dt) {
+    x_dims_ = X.dims();
+    w_dims_ = W.dims();
+    dt_ = dt;
+    usable_ = false;
   }
 
   // Runs the default implementation (created once, on first use).
@@ -225,8 +249,10 @@ class ConvDnnlBase : public ConvPoolOpBase<CPUContext> {
     fallback_->Run(0);
   }
 
-  // The shape the primitives were made for; usable_ is false when oneDNN rejected it.
+  // The shape and type the primitives were made for; usable_ is false when oneDNN rejected them
+  // (or has only reference code for them).
   std::vector<int64_t> x_dims_, w_dims_;
+  memory::data_type dt_ = memory::data_type::undef;
   bool usable_ = false;
 
  private:
@@ -238,7 +264,8 @@ class ConvDnnlOp final : public ConvDnnlBase {
   ConvDnnlOp(const OperatorDef& def, Workspace* ws) : ConvDnnlBase(def, ws) {}
 
   void RunOnDevice() override {
-    if (!AllInputsFloat()) return RunFallback();  // float16, or a dtype the default op reports
+    const auto dt = KernelType();
+    if (!dt) return RunFallback();  // float16, mixed types, or a dtype the default op reports
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const bool has_bias = InputSize() == 3;
@@ -248,30 +275,30 @@ class ConvDnnlOp final : public ConvDnnlBase {
     Tensor* Y = Output(0, g.OutputDims(M, cp_.order));
     if (X.numel() == 0 || Y->numel() == 0) return RunFallback();
     SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallConvMacs);
-    if (X.dims() != x_dims_ || W.dims() != w_dims_) Prepare(g, M, has_bias, X.dims(), W.dims());
+    if (NeedsPrepare(X, W, *dt)) Prepare(g, M, has_bias, X, W, *dt);
     if (!usable_) return RunFallback();
 
     try {
-      fwd_.src.Load(X.data<float>());
-      fwd_.weights.Load(W.data<float>());
-      if (has_bias) fwd_.bias.Load(Input(2).data<float>());
-      fwd_.dst.Bind(Y->mutable_data<float>());
+      fwd_.src.Load(X.raw_data());
+      fwd_.weights.Load(W.raw_data());
+      if (has_bias) fwd_.bias.Load(Input(2).raw_data());
+      fwd_.dst.Bind(Y->raw_mutable_data(X.dtype()));
       fwd_.Execute();
       fwd_.dst.Store();
+      CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN convolution failed: ", e.what());
     }
   }
 
  private:
-  void Prepare(const ConvPoolGeometry& g, int64_t M, bool has_bias,
-               const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims) {
-    x_dims_ = x_dims;
-    w_dims_ = w_dims;
-    usable_ = false;
+  void Prepare(const ConvPoolGeometry& g, int64_t M, bool has_bias, const Tensor& X,
+               const Tensor& W, memory::data_type dt) {
+    StartPrepare(X, W, dt);
     try {
-      const ConvDescs d = MakeConvDescs(cp_, g, M, has_bias);
+      const ConvDescs d = MakeConvDescs(cp_, g, M, has_bias, dt);
       const auto pd = ForwardPd(d);
+      if (dt != memory::data_type::f32 && IsReferenceImpl(pd)) return;
       fwd_.Build(d, pd, has_bias);
       usable_ = true;
     } catch (const dnnl::error&) {
@@ -292,7 +319,8 @@ class ConvFusionDnnlOp final : public ConvDnnlBase {
         conv_inputs_(ConvFusionConvInputs(def, type_)) {}
 
   void RunOnDevice() override {
-    if (!AllInputsFloat()) return RunFallback();
+    const auto dt = KernelType();
+    if (!dt) return RunFallback();
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const bool has_bias = conv_inputs_ == 3;
@@ -308,35 +336,35 @@ class ConvFusionDnnlOp final : public ConvDnnlBase {
     Tensor* Y = Output(0, y_dims);
     if (X.numel() == 0 || Y->numel() == 0) return RunFallback();
     SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallConvMacs);
-    if (X.dims() != x_dims_ || W.dims() != w_dims_) Prepare(g, M, has_bias, X.dims(), W.dims());
+    if (NeedsPrepare(X, W, *dt)) Prepare(g, M, has_bias, X, W, *dt);
     if (!usable_) return RunFallback();
 
     try {
-      fwd_.src.Load(X.data<float>());
-      fwd_.weights.LoadConstant(W.data<float>(), W.storage_id());
-      if (has_bias) fwd_.bias.Load(Input(2).data<float>());
-      float* y = Y->mutable_data<float>();
+      fwd_.src.Load(X.raw_data());
+      fwd_.weights.LoadConstant(W.raw_data(), W.storage_id());
+      if (has_bias) fwd_.bias.Load(Input(2).raw_data());
+      void* y = Y->raw_mutable_data(X.dtype());
       if (S) {
-        fwd_.dst.BindAccumulate(y, S->data<float>());
+        fwd_.dst.BindAccumulate(y, S->raw_data());
       } else {
         fwd_.dst.Bind(y);
       }
       fwd_.Execute();
       fwd_.dst.Store();
+      CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN convolution failed: ", e.what());
     }
   }
 
  private:
-  void Prepare(const ConvPoolGeometry& g, int64_t M, bool has_bias,
-               const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims) {
-    x_dims_ = x_dims;
-    w_dims_ = w_dims;
-    usable_ = false;
+  void Prepare(const ConvPoolGeometry& g, int64_t M, bool has_bias, const Tensor& X,
+               const Tensor& W, memory::data_type dt) {
+    StartPrepare(X, W, dt);
     try {
-      const ConvDescs d = MakeConvDescs(cp_, g, M, has_bias);
+      const ConvDescs d = MakeConvDescs(cp_, g, M, has_bias, dt);
       const auto pd = InferencePd(d, type_, cp_.order == StorageOrder::NHWC);
+      if (dt != memory::data_type::f32 && IsReferenceImpl(pd)) return;
       fwd_.Build(d, pd, has_bias);
       usable_ = true;
     } catch (const dnnl::error&) {
@@ -357,7 +385,8 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
   }
 
   void RunOnDevice() override {
-    if (!AllInputsFloat()) return RunFallback();
+    const auto dt = KernelType();
+    if (!dt) return RunFallback();
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const Tensor& dY = Input(2);
@@ -367,46 +396,49 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
     const bool compute_dx = OutputSize() == (no_bias_ ? 2 : 3);
     if (X.numel() == 0 || dY.numel() == 0) return RunFallback();
     SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallConvMacs);
-    if (X.dims() != x_dims_ || W.dims() != w_dims_) Prepare(g, M, compute_dx, X.dims(), W.dims());
+    if (NeedsPrepare(X, W, *dt)) Prepare(g, M, compute_dx, X, W, *dt);
     if (!usable_) return RunFallback();
 
+    // Gradients in the inputs' type, as the default op writes them.
+    const DataType type = X.dtype();
     Tensor* dW = Output(0, W.dims());
-    float* db = no_bias_ ? nullptr : Output(1, {M})->mutable_data<float>();
-    float* dx = compute_dx ? Output(no_bias_ ? 1 : 2, X.dims())->mutable_data<float>() : nullptr;
+    void* db = no_bias_ ? nullptr : Output(1, {M})->raw_mutable_data(type);
+    void* dx = compute_dx ? Output(no_bias_ ? 1 : 2, X.dims())->raw_mutable_data(type) : nullptr;
     try {
-      src_.Load(X.data<float>());
-      dst_w_.Load(dY.data<float>());
-      dweights_.Bind(dW->mutable_data<float>());
+      src_.Load(X.raw_data());
+      dst_w_.Load(dY.raw_data());
+      dweights_.Bind(dW->raw_mutable_data(type));
       if (db) dbias_.Bind(db);
       prim_w_.execute(DnnlStream(), args_w_);
       dweights_.Store();
       if (db) dbias_.Store();
       if (dx) {
-        if (!share_dst_) dst_d_.Load(dY.data<float>());
-        weights_.Load(W.data<float>());
+        if (!share_dst_) dst_d_.Load(dY.raw_data());
+        weights_.Load(W.raw_data());
         dsrc_.Bind(dx);
         prim_d_.execute(DnnlStream(), args_d_);
         dsrc_.Store();
       }
+      CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN convolution gradient failed: ", e.what());
     }
   }
 
  private:
-  void Prepare(const ConvPoolGeometry& g, int64_t M, bool compute_dx,
-               const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims) {
-    x_dims_ = x_dims;
-    w_dims_ = w_dims;
-    usable_ = false;
+  void Prepare(const ConvPoolGeometry& g, int64_t M, bool compute_dx, const Tensor& X,
+               const Tensor& W, memory::data_type dt) {
+    StartPrepare(X, W, dt);
+    const bool f32 = dt == memory::data_type::f32;
     try {
-      const ConvDescs d = MakeConvDescs(cp_, g, M, !no_bias_);
+      const ConvDescs d = MakeConvDescs(cp_, g, M, !no_bias_, dt);
       const auto fwd = ForwardPd(d);
       const auto algo = dnnl::algorithm::convolution_direct;
       const dnnl::convolution_backward_weights::desc wdesc(algo, Any(d.src), Any(d.weights), d.bias,
                                                            Any(d.dst), d.strides, d.dilates,
                                                            d.pad_l, d.pad_r);
       const dnnl::convolution_backward_weights::primitive_desc wpd(wdesc, DnnlEngine(), fwd);
+      if (!f32 && IsReferenceImpl(wpd)) return;
       src_ = DnnlArg(d.src, wpd.src_desc(), DnnlArg::kInput);
       dst_w_ = DnnlArg(d.dst, wpd.diff_dst_desc(), DnnlArg::kInput);
       dweights_ = DnnlArg(d.weights, wpd.diff_weights_desc(), DnnlArg::kOutput);
@@ -422,6 +454,7 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
         const dnnl::convolution_backward_data::desc ddesc(
             algo, Any(d.src), Any(d.weights), Any(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r);
         const dnnl::convolution_backward_data::primitive_desc dpd(ddesc, DnnlEngine(), fwd);
+        if (!f32 && IsReferenceImpl(dpd)) return;
         // dY is reordered once when both primitives want the same layout.
         share_dst_ = dpd.diff_dst_desc() == wpd.diff_dst_desc();
         if (!share_dst_) dst_d_ = DnnlArg(d.dst, dpd.diff_dst_desc(), DnnlArg::kInput);

@@ -4,12 +4,15 @@
 // Only compiled when the build found oneDNN (HALFCAF_WITH_DNNL).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <dnnl.hpp>
 #include <optional>
 #include <vector>
 
+#include "core/bfloat16.h"
 #include "core/scratch.h"
 
 namespace halfcaf {
@@ -25,6 +28,31 @@ inline dnnl::engine& DnnlEngine() {
 inline dnnl::stream& DnnlStream() {
   thread_local dnnl::stream stream(DnnlEngine());
   return stream;
+}
+
+// oneDNN's BF16 kernels run bfloat16 tensors (FP32 accumulation) when the CPU has BF16
+// instructions (AVX512_BF16; AMX-BF16 processors have it too) and the environment variable
+// HALFCAF_DNNL_BF16 is not "0". Otherwise bfloat16 runs on the default operators (FP32 math on
+// converted copies, one rounding on output). Read when an operator decides, so a test can switch.
+inline bool DnnlBFloat16Enabled() {
+  const char* env = std::getenv("HALFCAF_DNNL_BF16");
+  if (env != nullptr && env[0] == '0' && env[1] == '\0') return false;
+  static const bool cpu = CpuHasAvx512Bf16();
+  return cpu;
+}
+
+// Runs of BF16 primitives in this process: tests check that the fast path ran.
+inline std::atomic<int64_t>& DnnlBFloat16Runs() {
+  static std::atomic<int64_t> runs{0};
+  return runs;
+}
+
+// A primitive oneDNN made from its reference code (no JIT kernel for this CPU, type or shape):
+// far slower than halfcaf's own loops, so the caller runs its default operator instead.
+template <class PrimitiveDesc>
+bool IsReferenceImpl(const PrimitiveDesc& pd) {
+  const char* impl = pd.impl_info_str();
+  return impl != nullptr && std::strncmp(impl, "ref", 3) == 0;
 }
 
 // dnnl dims from halfcaf dims.

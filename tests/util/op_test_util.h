@@ -119,20 +119,21 @@ inline void ExpectNear(const std::vector<float>& got, const std::vector<float>& 
   }
 }
 
-// FP16 vs FP32: runs `def` once with every input named in `half_inputs` fed as float16, and once
-// with the same (half-rounded) values as float; the float outputs listed in `outputs` must agree
-// within FP16 tolerance (outputs are rounded once to FP16: relative 2^-11, plus `atol`).
-inline void CheckFp16MatchesFp32(const OperatorDef& def,
-                                 const std::map<std::string, Tensor>& inputs,
-                                 const std::vector<std::string>& half_inputs,
-                                 const std::vector<int>& outputs = {0}, float atol = 1e-3f,
-                                 float rtol = 2e-3f) {
+// Low precision vs FP32: runs `def` once with every input named in `low_inputs` fed as `dtype`
+// (FLOAT16 or BFLOAT16), and once with the same (rounded) values as float; the outputs listed in
+// `outputs` must agree within `atol` + `rtol` relative (outputs are rounded once: 2^-11 relative
+// for float16, 2^-8 for bfloat16, plus what the op's own arithmetic adds).
+inline void CheckLowPrecisionMatchesFp32(const OperatorDef& def,
+                                         const std::map<std::string, Tensor>& inputs,
+                                         const std::vector<std::string>& low_inputs,
+                                         DataType dtype, const std::vector<int>& outputs,
+                                         float atol, float rtol) {
   std::map<std::string, Tensor> in32, in16;
   for (const auto& kv : inputs) {
-    bool half = std::find(half_inputs.begin(), half_inputs.end(), kv.first) != half_inputs.end();
-    if (half) {
-      in32[kv.first] = RoundThroughHalf(kv.second);
-      in16[kv.first] = ToHalf(kv.second);
+    bool low = std::find(low_inputs.begin(), low_inputs.end(), kv.first) != low_inputs.end();
+    if (low) {
+      in32[kv.first] = RoundThrough(kv.second, dtype);
+      in16[kv.first] = ToFloat16Type(kv.second, dtype);
     } else {
       in32[kv.first].CopyFrom(kv.second);
       in16[kv.first].CopyFrom(kv.second);
@@ -146,8 +147,17 @@ inline void CheckFp16MatchesFp32(const OperatorDef& def,
     const Tensor& t32 = ws32.GetTensor(def.output(o));
     EXPECT_EQ(t16.dims(), t32.dims()) << def.type() << " output " << o;
     ExpectNear(ToFloatVector(t16), ToFloatVector(t32), atol, rtol,
-               def.type() + " fp16 vs fp32, output " + std::to_string(o));
+               def.type() + " " + DataTypeName(dtype) + " vs float, output " + std::to_string(o));
   }
+}
+
+// FP16 vs FP32 (CheckLowPrecisionMatchesFp32 with float16).
+inline void CheckFp16MatchesFp32(const OperatorDef& def,
+                                 const std::map<std::string, Tensor>& inputs,
+                                 const std::vector<std::string>& half_inputs,
+                                 const std::vector<int>& outputs = {0}, float atol = 1e-3f,
+                                 float rtol = 2e-3f) {
+  CheckLowPrecisionMatchesFp32(def, inputs, half_inputs, DataType::FLOAT16, outputs, atol, rtol);
 }
 
 // Feeds `inputs` into `ws` (a fresh workspace when null), creates `def` and runs it once, and

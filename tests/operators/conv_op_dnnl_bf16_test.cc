@@ -1,0 +1,174 @@
+// Conv / ConvGradient on bfloat16 through the DNNL engine: oneDNN's BF16 kernels (AMX or
+// AVX512_BF16, FP32 accumulation) when the CPU has them, the emulated default op (FP32 math on
+// converted copies) when it does not or when HALFCAF_DNNL_BF16=0 switches them off. Both must
+// agree with each other and with FP32 within bfloat16 tolerance. Skips without oneDNN.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+
+#include "tests/util/conv_case.h"
+#include "tests/util/op_test_util.h"
+
+#ifdef HALFCAF_WITH_DNNL
+#include "operators/dnnl_util.h"
+#endif
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+#ifdef HALFCAF_WITH_DNNL
+
+// Sets HALFCAF_DNNL_BF16=0 for the scope (restored after). Without it the tests run as the
+// environment says: `HALFCAF_DNNL_BF16=0 operators_tests` is a CPU without BF16 instructions.
+class ScopedBf16Off {
+ public:
+  ScopedBf16Off() {
+    const char* old = std::getenv("HALFCAF_DNNL_BF16");
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv("HALFCAF_DNNL_BF16", "0", 1);
+  }
+  ~ScopedBf16Off() {
+    if (had_) {
+      setenv("HALFCAF_DNNL_BF16", old_.c_str(), 1);
+    } else {
+      unsetenv("HALFCAF_DNNL_BF16");
+    }
+  }
+
+ private:
+  std::string old_;
+  bool had_ = false;
+};
+
+struct Case : ConvShape {
+  std::vector<Argument> Args() const {
+    return {MakeArgument("kernels", std::vector<int64_t>{kh, kw}),
+            MakeArgument("strides", std::vector<int64_t>{sh, sw}),
+            MakeArgument("pads", std::vector<int64_t>{pt, pl, pb, pr}),
+            MakeArgument("group", static_cast<int>(group)),
+            MakeArgument("order", std::string(nhwc ? "NHWC" : "NCHW"))};
+  }
+  std::map<std::string, Tensor> Inputs(uint32_t seed) const {
+    return ConvOpInputs(XDims(), WDims(), M, bias, seed, YDims());
+  }
+};
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  Case base{2, 16, 9, 9, 32, 3, 3};  // ResNet's 3x3
+  base.pt = base.pl = base.pb = base.pr = 1;
+  base.bias = false;
+  cases.push_back(base);
+  Case biased{2, 5, 7, 9, 6, 3, 3};  // odd channels, bias
+  biased.pt = biased.pl = biased.pb = biased.pr = 1;
+  cases.push_back(biased);
+  Case stem{2, 3, 17, 15, 8, 7, 7};  // ResNet's first layer, small
+  stem.sh = stem.sw = 2;
+  stem.pt = stem.pl = stem.pb = stem.pr = 3;
+  stem.bias = false;
+  cases.push_back(stem);
+  Case pointwise{2, 32, 9, 7, 48, 1, 1};  // strided 1x1 (a projection shortcut)
+  pointwise.sh = pointwise.sw = 2;
+  pointwise.bias = false;
+  cases.push_back(pointwise);
+  Case grouped{2, 8, 7, 9, 8, 3, 3};
+  grouped.group = 2;
+  grouped.pt = grouped.pl = grouped.pb = grouped.pr = 1;
+  cases.push_back(grouped);
+  return cases;
+}
+
+std::map<std::string, Tensor> AsBFloat16(const std::map<std::string, Tensor>& in) {
+  std::map<std::string, Tensor> out;
+  for (const auto& kv : in) out[kv.first] = ToBFloat16(kv.second);
+  return out;
+}
+
+// Runs `def` as a net would create it (CreateOperator: DNNL first) on `in`; returns the outputs.
+std::vector<Tensor> RunChosen(const OperatorDef& def, const std::map<std::string, Tensor>& in) {
+  Workspace ws;
+  RunOp(def, in, &ws);
+  std::vector<Tensor> out;
+  for (const auto& name : def.output()) {
+    out.emplace_back();
+    out.back().CopyFrom(ws.GetTensor(name));
+  }
+  return out;
+}
+
+std::vector<OperatorDef> Defs(const Case& c) {
+  return {ConvOpDef("Conv", c.bias, c.Args()), ConvGradientOpDef("Conv", c.bias, true, c.Args()),
+          ConvGradientOpDef("Conv", c.bias, false, c.Args())};
+}
+
+TEST(ConvDnnlBFloat16Test, FastPathMatchesEmulatedPath) {
+  if (OperatorRegistry::Find(DeviceType::CPU, "Conv", "DNNL") == nullptr) {
+    GTEST_SKIP() << "built without oneDNN";
+  }
+  // The BF16 kernels run where the CPU has them, unless the environment switched them off.
+  const bool fast = DnnlBFloat16Enabled();
+  if (!fast) std::cout << "[ NOTE     ] BF16 kernels off: the emulated path only\n";
+  for (bool nhwc : {false, true}) {
+    uint32_t seed = 300;
+    for (Case c : Cases()) {
+      c.nhwc = nhwc;
+      SCOPED_TRACE(::testing::Message() << (nhwc ? "NHWC" : "NCHW") << " seed " << seed);
+      const auto in = AsBFloat16(c.Inputs(seed++));
+      for (const OperatorDef& def : Defs(c)) {
+        std::vector<Tensor> on, off;
+        const int64_t before = DnnlBFloat16Runs();
+        on = RunChosen(def, in);
+        // The BF16 kernels ran exactly when the CPU has them.
+        EXPECT_EQ(DnnlBFloat16Runs() - before, fast ? 1 : 0) << def.type();
+        {
+          ScopedBf16Off s;
+          off = RunChosen(def, in);
+        }
+        EXPECT_EQ(DnnlBFloat16Runs() - before, fast ? 1 : 0) << "forced off, " << def.type();
+        for (size_t i = 0; i < on.size(); ++i) {
+          EXPECT_EQ(on[i].dtype(), DataType::BFLOAT16) << def.output(i);
+          EXPECT_EQ(on[i].dims(), off[i].dims()) << def.output(i);
+          // Both accumulate in float and round once: at most a bfloat16 step or so apart (the
+          // sums run in different orders), 2^-8 relative, and a little absolute for
+          // cancellations.
+          ExpectNear(ToFloatVector(on[i]), ToFloatVector(off[i]), 2e-2f, 8e-3f,
+                     def.type() + " " + def.output(i) + " fast vs emulated");
+        }
+      }
+    }
+  }
+}
+
+TEST(ConvDnnlBFloat16Test, AgreesWithFloat32) {
+  if (OperatorRegistry::Find(DeviceType::CPU, "Conv", "DNNL") == nullptr) {
+    GTEST_SKIP() << "built without oneDNN";
+  }
+  for (bool off : {false, true}) {
+    std::optional<ScopedBf16Off> s;
+    if (off) s.emplace();
+    SCOPED_TRACE(off ? "BF16 kernels off" : "BF16 kernels as the environment says");
+    uint32_t seed = 500;
+    for (const Case& c : Cases()) {
+      const auto in = c.Inputs(seed++);
+      std::vector<std::string> names{"X", "W", "dY"};
+      if (c.bias) names.push_back("b");
+      const std::vector<OperatorDef> defs = Defs(c);
+      CheckLowPrecisionMatchesFp32(defs[0], in, names, DataType::BFLOAT16, {0}, 2e-2f, 8e-3f);
+      std::vector<int> outs{0, 1};
+      if (c.bias) outs.push_back(2);
+      CheckLowPrecisionMatchesFp32(defs[1], in, names, DataType::BFLOAT16, outs, 3e-2f, 8e-3f);
+    }
+  }
+}
+
+#else
+TEST(ConvDnnlBFloat16Test, NeedsOneDnn) { GTEST_SKIP() << "built without oneDNN"; }
+#endif
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
