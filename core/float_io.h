@@ -43,6 +43,40 @@ class FloatWriter {
   float* data_;
 };
 
+// Pieces of a float, float16 or bfloat16 tensor read and written as floats without a tensor-sized
+// copy: a 16-bit piece is converted into (or out of) a buffer of the calling thread, so a loop
+// over pieces reads and writes 16-bit data once, in cache. Float data is used in place.
+//
+// Per-thread float buffer `slot` (0 to 3) of at least n floats, valid until this thread asks for
+// the same slot again.
+float* ThreadFloats(int slot, size_t n);
+
+class FloatIn {
+ public:
+  explicit FloatIn(const Tensor& t);  // t float, float16 or bfloat16 (throws otherwise)
+  // Floats [off, off + n): t's own data for float, else converted into ThreadFloats(slot, n).
+  const float* Read(int64_t off, int64_t n, int slot) const;
+  DataType dtype() const { return dtype_; }
+
+ private:
+  DataType dtype_;
+  const void* data_;
+};
+
+class FloatOut {
+ public:
+  // Allocates out (its current shape) in `dtype`: float, float16 or bfloat16.
+  FloatOut(Tensor* out, DataType dtype);
+  // Where to write floats [off, off + n): out's own data for float, else ThreadFloats(slot, n).
+  float* Begin(int64_t off, int64_t n, int slot) const;
+  // Stores what was written at Begin's pointer (converts it for 16-bit outputs).
+  void End(int64_t off, int64_t n, const float* written) const;
+
+ private:
+  DataType dtype_;
+  void* data_;
+};
+
 // The bulk conversions of the 16-bit float types by overload (templates over Half / BFloat16).
 inline void ToFloatArray(const Half* src, float* dst, size_t n) { HalfToFloatArray(src, dst, n); }
 inline void ToFloatArray(const BFloat16* src, float* dst, size_t n) {

@@ -28,6 +28,21 @@ bool WritesBlob(const OperatorDef& op, const std::string& blob) {
 
 std::string Fp16CopyName(const std::string& param) { return param + "_fp16"; }
 
+std::string LowPrecisionCopyName(const std::string& param, DataType type) {
+  HALFCAF_ENFORCE(type == DataType::FLOAT16 || type == DataType::BFLOAT16,
+                  "mixed precision: the low-precision type must be float16 or bfloat16, got ",
+                  DataTypeName(type));
+  return type == DataType::FLOAT16 ? Fp16CopyName(param) : param + "_bf16";
+}
+
+std::string CastOpType(DataType from, DataType to) {
+  if (from == DataType::FLOAT && to == DataType::FLOAT16) return "FloatToHalf";
+  if (from == DataType::FLOAT16 && to == DataType::FLOAT) return "HalfToFloat";
+  if (from == DataType::FLOAT && to == DataType::BFLOAT16) return "FloatToBFloat16";
+  if (from == DataType::BFLOAT16 && to == DataType::FLOAT) return "BFloat16ToFloat";
+  HALFCAF_THROW("no cast operator from ", DataTypeName(from), " to ", DataTypeName(to));
+}
+
 bool RunsInFloat32(const std::string& type) {
   static const std::set<std::string> kFloat32{
       "Softmax", "SoftmaxWithLoss", "LabelCrossEntropy", "AveragedLoss", "Accuracy",
@@ -37,7 +52,8 @@ bool RunsInFloat32(const std::string& type) {
 
 MixedPrecisionResult ToMixedPrecision(const NetDef& forward,
                                       const std::set<std::string>& float16_inputs,
-                                      const std::set<std::string>& params) {
+                                      const std::set<std::string>& params, DataType low_type) {
+  const std::string low_suffix = LowPrecisionCopyName("", low_type);
   MixedPrecisionResult result;
   NetDef& out = result.net;
   out = forward;
@@ -55,8 +71,10 @@ MixedPrecisionResult ToMixedPrecision(const NetDef& forward,
     auto it = casts.find(key);
     if (it != casts.end()) return it->second;
     const bool to_half = target == Precision::kHalf;
-    std::string name = blob + (to_half ? "_fp16" : "_fp32");
-    OperatorDef cast = MakeOperatorDef(to_half ? "FloatToHalf" : "HalfToFloat", "", {blob}, {name});
+    std::string name = blob + (to_half ? low_suffix : "_fp32");
+    OperatorDef cast = MakeOperatorDef(to_half ? CastOpType(DataType::FLOAT, low_type)
+                                               : CastOpType(low_type, DataType::FLOAT),
+                                       "", {blob}, {name});
     if (user.has_device_option()) *cast.mutable_device_option() = user.device_option();
     *out.add_op() = cast;
     casts[key] = name;
@@ -71,7 +89,7 @@ MixedPrecisionResult ToMixedPrecision(const NetDef& forward,
     if (IsConvOrFCType(type)) {
       for (int i = 1; i < op.input_size(); ++i) {
         if (params.count(op.input(i))) {
-          const std::string copy = Fp16CopyName(op.input(i));
+          const std::string copy = LowPrecisionCopyName(op.input(i), low_type);
           if (!copies.count(op.input(i))) {
             copies.insert(op.input(i));
             result.fp16_params.push_back(op.input(i));

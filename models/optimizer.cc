@@ -41,11 +41,17 @@ void AddMomentumSGD(const OptimizerOptions& o, const std::vector<ParamGradient>&
       in.push_back(loss_scale);
       if (!found_inf.empty()) in.push_back(found_inf);
     }
-    if (!pg.fp16_copy.empty()) out.push_back(pg.fp16_copy);
-    *train->add_op() = MakeOperatorDef(
-        "MixedPrecisionMomentumSGDUpdate", "update_" + pg.param, in, out,
-        {MakeArgument("momentum", o.momentum), MakeArgument("nesterov", o.nesterov ? 1 : 0),
-         MakeArgument("weight_decay", decay ? o.weight_decay : 0.f)});
+    std::vector<Argument> args{MakeArgument("momentum", o.momentum),
+                               MakeArgument("nesterov", o.nesterov ? 1 : 0),
+                               MakeArgument("weight_decay", decay ? o.weight_decay : 0.f)};
+    if (!pg.copy.empty()) {
+      out.push_back(pg.copy);
+      if (pg.copy_dtype != DataType::FLOAT16) {
+        args.push_back(MakeArgument("copy_dtype", std::string(DataTypeName(pg.copy_dtype))));
+      }
+    }
+    *train->add_op() = MakeOperatorDef("MixedPrecisionMomentumSGDUpdate", "update_" + pg.param,
+                                       in, out, args);
     *init->add_op() = MakeOperatorDef("ConstantFill", "", {pg.param}, {MomentumBlob(pg.param)},
                                       {MakeArgument("value", 0.f)});
   }

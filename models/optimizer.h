@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/types.h"
 #include "models/model_helper.h"
 #include "proto/halfcaf.pb.h"
 
@@ -26,9 +27,10 @@ struct OptimizerOptions {
 
 struct ParamGradient {
   std::string param;       // FP32 master
-  std::string grad;        // its gradient blob (FP16 when it flows through an FP16 copy)
+  std::string grad;        // its gradient blob (FP16/BF16 when it flows through such a copy)
   ParamRole role = ParamRole::WEIGHT;
-  std::string fp16_copy;   // empty when the parameter has no FP16 copy
+  std::string copy;        // its FP16 or BF16 copy; empty when the parameter has none
+  DataType copy_dtype = DataType::FLOAT16;
 };
 
 // Blob names the optimizer uses.

@@ -250,7 +250,7 @@ NetDef Trainer::MakeDataNet(const std::string& source, bool train, int64_t globa
       MakeArgument("mean", opt_.data_mean),
       MakeArgument("std", opt_.data_std),
       MakeArgument("order", opt_.order),
-      MakeArgument("dtype", opt_.float16 ? "float16" : "float"),
+      MakeArgument("dtype", std::string(DataTypeName(opt_.precision))),
       MakeArgument("prefetch", opt_.prefetch ? 1 : 0),
       MakeArgument("crop", opt_.crop),
       MakeArgument("pad", opt_.pad),
@@ -285,7 +285,7 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   // makes the FP16 copies itself. The masters are trained; the net is not transformed again.
   const std::map<std::string, std::string> premade = ReadyMadeFp16Copies(init, forward);
   if (!premade.empty()) {
-    HALFCAF_ENFORCE(opt_.float16, "the forward net is already mixed precision (its init net makes "
+    HALFCAF_ENFORCE(opt_.precision == DataType::FLOAT16, "the forward net is already mixed precision (its init net makes "
                     "the float16 copy '", premade.begin()->first, "'); train it with float16 "
                     "(--dtype float16) or give the float32 net");
     NetDef on_masters = forward;
@@ -310,8 +310,9 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   std::set<std::string> fp16_copies;
   if (!premade.empty()) {
     for (const auto& kv : premade) fp16_copies.insert(kv.second);
-  } else if (opt_.float16) {
-    MixedPrecisionResult mp = ToMixedPrecision(forward, {opt_.data_blob}, trainable);
+  } else if (opt_.mixed_precision()) {
+    MixedPrecisionResult mp =
+        ToMixedPrecision(forward, {opt_.data_blob}, trainable, opt_.precision);
     fwd = mp.net;
     fp16_copies.insert(mp.fp16_params.begin(), mp.fp16_params.end());
   }
@@ -320,7 +321,7 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   NetDef body = fwd;
   const int first_grad = body.op_size();
   std::map<std::string, std::string> seeds;
-  if (opt_.float16) seeds[opt_.loss_blob] = kLossScale;
+  if (opt_.mixed_precision()) seeds[opt_.loss_blob] = kLossScale;
   // Data parallel: each replica's loss is the mean over its share of the batch, so its gradient
   // is seeded with loss_scale / N (N replicas in all processes) and the summed gradients are
   // those of the whole batch.
@@ -333,16 +334,20 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
     e.AddContext("building the backward pass for loss '" + opt_.loss_blob + "'");
     throw;
   }
-  // Gradient of each trainable master (through its FP16 copy when it has one).
+  // Gradient of each trainable master (through its FP16 / BF16 copy when it has one).
+  auto copy_name = [&](const std::string& p) {
+    return opt_.mixed_precision() ? LowPrecisionCopyName(p, opt_.precision) : std::string();
+  };
   std::vector<ParamGradient> param_grads;
   std::set<std::string> wanted;
   for (const auto& p : params_) {
     if (!trainable.count(p.name)) continue;
-    std::string via = fp16_copies.count(p.name) ? Fp16CopyName(p.name) : p.name;
+    std::string via = fp16_copies.count(p.name) ? copy_name(p.name) : p.name;
     auto it = grads.find(via);
     if (it == grads.end() || !it->second.IsDense()) continue;  // not differentiable: frozen
     param_grads.push_back(ParamGradient{p.name, it->second.dense, p.role,
-                                        fp16_copies.count(p.name) ? Fp16CopyName(p.name) : ""});
+                                        fp16_copies.count(p.name) ? copy_name(p.name) : "",
+                                        opt_.precision});
     wanted.insert(it->second.dense);
   }
   HALFCAF_ENFORCE(!param_grads.empty(), "no parameter of the net receives a gradient from '",
@@ -362,15 +367,16 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   state.set_name("train_init");
   for (const auto& p : fp16_copies) {
     if (premade.count(Fp16CopyName(p))) continue;
-    *state.add_op() = MakeOperatorDef("FloatToHalf", "", {p}, {Fp16CopyName(p)});
+    *state.add_op() =
+        MakeOperatorDef(CastOpType(DataType::FLOAT, opt_.precision), "", {p}, {copy_name(p)});
   }
   std::vector<std::string> grad_blobs;
   for (const auto& pg : param_grads) grad_blobs.push_back(pg.grad);
   NetDef update;
-  if (opt_.float16) *update.add_op() = MakeOperatorDef("CheckFinite", "", grad_blobs, {kFoundInf});
-  AddMomentumSGD(opt_.optimizer, param_grads, opt_.float16 ? kLossScale : "",
-                 opt_.float16 ? kFoundInf : "", &update, &state);
-  if (opt_.float16) {
+  if (opt_.mixed_precision()) *update.add_op() = MakeOperatorDef("CheckFinite", "", grad_blobs, {kFoundInf});
+  AddMomentumSGD(opt_.optimizer, param_grads, opt_.mixed_precision() ? kLossScale : "",
+                 opt_.mixed_precision() ? kFoundInf : "", &update, &state);
+  if (opt_.mixed_precision()) {
     // A static scale never changes, but overflowing steps are still skipped and counted.
     std::vector<Argument> args{MakeArgument("growth_interval", opt_.scale_growth_interval)};
     if (!opt_.dynamic_loss_scale) args = {MakeArgument("growth", 1.f), MakeArgument("backoff", 1.f)};
@@ -379,7 +385,7 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
                                        {kLossScale, kGoodSteps, kSkipped}, args);
     AddSkipStreak(&update, &state);
   }
-  *state.add_op() = Fill(kLossScale, {}, DataType::FLOAT, opt_.float16 ? opt_.loss_scale : 1.f);
+  *state.add_op() = Fill(kLossScale, {}, DataType::FLOAT, opt_.mixed_precision() ? opt_.loss_scale : 1.f);
   *state.add_op() = Fill(kGoodSteps, {1}, DataType::INT64, 0.f);
   *state.add_op() = Fill(kSkipped, {1}, DataType::INT64, 0.f);
   for (const auto& op : state.op()) {
@@ -413,8 +419,8 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
     HALFCAF_ENFORCE(Writes(opt_.test_forward, opt_.loss_blob), "the test net has no loss: no op "
                     "writes '", opt_.loss_blob, "'");
     NetDef test_fwd = opt_.test_forward;
-    if (opt_.float16 && premade.empty()) {
-      test_fwd = ToMixedPrecision(test_fwd, {opt_.data_blob}, trainable).net;
+    if (opt_.mixed_precision() && premade.empty()) {
+      test_fwd = ToMixedPrecision(test_fwd, {opt_.data_blob}, trainable, opt_.precision).net;
     }
     test_forward_ = TestModeForward(test_fwd);
   }
@@ -518,7 +524,7 @@ void Trainer::CreateShardedNets(const std::string& type, int workers) {
   };
   std::vector<Grad> grads;
   for (const auto& pg : param_grads_) {
-    Grad g{pg.grad, -1, 0, pg.fp16_copy.empty() ? DataType::FLOAT : DataType::FLOAT16};
+    Grad g{pg.grad, -1, 0, pg.copy.empty() ? DataType::FLOAT : pg.copy_dtype};
     for (size_t r = 0; r < std::max<size_t>(replicas_.size(), 1); ++r) {
       auto it = last_write.find(Name(r, pg.grad));
       HALFCAF_ENFORCE(it != last_write.end(), "no op of the training net writes the gradient '",
@@ -818,7 +824,7 @@ void Trainer::Resume(const std::string& path) {
 }
 
 void Trainer::CheckSkippedSteps() const {
-  if (!opt_.float16 || opt_.max_skipped_steps <= 0) return;
+  if (!opt_.mixed_precision() || opt_.max_skipped_steps <= 0) return;
   const float longest = ReadScalar(Name(0, kMaxSkipStreak));
   HALFCAF_ENFORCE(longest < static_cast<float>(opt_.max_skipped_steps), "training diverged: ",
                   static_cast<int64_t>(longest), " consecutive steps overflowed and were skipped "
@@ -884,6 +890,7 @@ float Trainer::ReadScalar(const std::string& blob) const {
   switch (cpu.dtype()) {
     case DataType::FLOAT: return cpu.data<float>()[0];
     case DataType::FLOAT16: return static_cast<float>(cpu.data<Half>()[0]);
+    case DataType::BFLOAT16: return static_cast<float>(cpu.data<BFloat16>()[0]);
     case DataType::INT64: return static_cast<float>(cpu.data<int64_t>()[0]);
     case DataType::INT32: return static_cast<float>(cpu.data<int32_t>()[0]);
     default: HALFCAF_THROW("blob '", blob, "' is ", cpu.DebugString(), ", not a number");

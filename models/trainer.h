@@ -48,9 +48,12 @@ struct TrainerOptions {
               accuracy_blob = "accuracy";
   // Optimisation (momentum SGD, learning-rate schedule, weight decay).
   OptimizerOptions optimizer;
-  // Precision: float16 = mixed precision; loss_scale is the static scale or the initial
-  // dynamic one.
-  bool float16 = false;
+  // Precision: FLOAT trains in FP32; FLOAT16 or BFLOAT16 is mixed precision (models/
+  // mixed_precision.h: 16-bit copies of the Conv/FC parameters, activations and gradients, FP32
+  // masters). loss_scale is the static scale or the initial dynamic one; overflowing steps are
+  // skipped in both 16-bit types.
+  DataType precision = DataType::FLOAT;
+  bool mixed_precision() const { return precision != DataType::FLOAT; }
   bool dynamic_loss_scale = false;
   float loss_scale = 1.f;
   int64_t scale_growth_interval = 1000;

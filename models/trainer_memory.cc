@@ -29,7 +29,7 @@ MemoryPlan Trainer::PlanNetMemory(const NetDef& net, const std::string& prefix,
     known[reader.output(0)] = TensorShape{
         opt_.order == "NHWC" ? std::vector<int64_t>{b, chw[1], chw[2], chw[0]}
                              : std::vector<int64_t>{b, chw[0], chw[1], chw[2]},
-        opt_.float16 ? DataType::FLOAT16 : DataType::FLOAT};
+        opt_.precision};
     known[reader.output(1)] = TensorShape{{b}, DataType::INT32};
   }
   MemoryPlanOptions o;
@@ -48,7 +48,7 @@ std::set<std::string> Trainer::KeptBlobs() const {
   for (const auto& pg : param_grads_) {
     named.push_back(pg.param);
     named.push_back(pg.grad);
-    if (!pg.fp16_copy.empty()) named.push_back(pg.fp16_copy);
+    if (!pg.copy.empty()) named.push_back(pg.copy);
   }
   for (const auto& p : params_) named.push_back(p.name);
   for (const auto& b : named) {

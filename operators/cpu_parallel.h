@@ -39,4 +39,19 @@ void ParallelFor(int64_t n, double work_per_index, F&& f) {
   f(0, n);
 }
 
+// Pieces of this many elements: loops over 16-bit data convert a piece at a time, in cache
+// (core/float_io.h FloatIn / FloatOut).
+constexpr int64_t kElementwisePiece = 4096;
+
+// Calls f(off, n) for pieces [off, off + n) of at most kElementwisePiece covering [0, total), in
+// parallel (ParallelFor's split; `work_per_index` as there).
+template <typename F>
+void ForEachPiece(int64_t total, double work_per_index, F&& f) {
+  ParallelFor(total, work_per_index, [&](int64_t b, int64_t e) {
+    for (int64_t off = b; off < e; off += kElementwisePiece) {
+      f(off, std::min(kElementwisePiece, e - off));
+    }
+  });
+}
+
 }  // namespace halfcaf

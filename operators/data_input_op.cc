@@ -45,8 +45,8 @@ DataType OutputDType(const ArgumentHelper& args) {
   } else if (args.HasArgument("dtype")) {
     t = DataTypeFromInt(args.GetSingleArgument<int64_t>("dtype", 1));
   }
-  HALFCAF_ENFORCE(t == DataType::FLOAT || t == DataType::FLOAT16,
-                  "DataInput: `dtype` must be float or float16, got ", DataTypeName(t));
+  HALFCAF_ENFORCE(t == DataType::FLOAT || t == DataType::FLOAT16 || t == DataType::BFLOAT16,
+                  "DataInput: `dtype` must be float, float16 or bfloat16, got ", DataTypeName(t));
   return t;
 }
 
@@ -128,6 +128,8 @@ DataInputOp::DataInputOp(const OperatorDef& def, Workspace* ws)
   }
   lut_h_.resize(lut_f_.size());
   FloatToHalfArray(lut_f_.data(), lut_h_.data(), lut_f_.size());
+  lut_b_.resize(lut_f_.size());
+  FloatToBFloat16Array(lut_f_.data(), lut_b_.data(), lut_f_.size());
   sample_buf_.resize(static_cast<size_t>(source_->sample_numel()));
   const auto& d = source_->sample_dims();
   if (crop_ > 0) {
@@ -266,8 +268,10 @@ void DataInputOp::Produce(DataReaderState pos, Batch* batch) {
     uint8_t* out = batch->data.data() + static_cast<size_t>(b * numel) * elem;
     if (dtype_ == DataType::FLOAT) {
       Convert(pixels, lut_f_.data(), reinterpret_cast<float*>(out));
-    } else {
+    } else if (dtype_ == DataType::FLOAT16) {
       Convert(pixels, lut_h_.data(), reinterpret_cast<Half*>(out));
+    } else {
+      Convert(pixels, lut_b_.data(), reinterpret_cast<BFloat16*>(out));
     }
   }
   if (pos.index >= n) {
@@ -439,7 +443,7 @@ OPERATOR_SCHEMA(DataInput)
     .Arg("mean", "float or floats (one per channel), default 0: subtracted after scaling")
     .Arg("std", "float or floats (one per channel), default 1: divides after the mean")
     .Arg("order", "string, default NCHW: or NHWC")
-    .Arg("dtype", "float (default) or float16 (name or TensorProto enum value)")
+    .Arg("dtype", "float (default), float16 or bfloat16 (name or TensorProto enum value)")
     .Arg("synthetic_shape", "ints (C, H, W): sample shape for format synthetic")
     .Arg("num_classes", "int, default 10: labels are 0..num_classes-1 (synthetic)")
     .Arg("synthetic_count", "int, default 1024: samples per epoch (synthetic)")

@@ -6,7 +6,7 @@
 //            position  optional, int64 (2): epoch and index in the epoch of the batch's first
 //            sample
 //   args     source, format ("idx" | "cifar10" | "synthetic"), batch_size, shuffle (1), seed,
-//            scale (1/255), mean (0), std (1), order ("NCHW"), dtype ("float"),
+//            scale (1/255), mean (0), std (1), order ("NCHW"), dtype ("float"; or float16, bfloat16),
 //            synthetic_shape (C, H, W), num_classes (10), synthetic_count (1024), prefetch (1),
 //            crop (0), pad (0), mirror (0), is_test (0), num_shards (1), shard_id (0)
 //
@@ -101,6 +101,7 @@ class DataInputOp final : public Operator<CPUContext>, public ResumableReader {
   // Per channel: value of each of the 256 pixel levels, in float and in float16.
   std::vector<float> lut_f_;
   std::vector<Half> lut_h_;
+  std::vector<BFloat16> lut_b_;
 
   // Producer side (the worker thread with prefetch, else Run).
   std::vector<uint8_t> sample_buf_, crop_buf_;

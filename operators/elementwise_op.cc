@@ -4,6 +4,7 @@
 
 #include "core/float_io.h"
 #include "core/gradient.h"
+#include "operators/cpu_parallel.h"
 
 namespace halfcaf {
 
@@ -70,6 +71,20 @@ void BinaryElementwiseOp<Functor>::RunOnDevice() {
   }
   const std::vector<int64_t>& c_dims = numpy_ ? numpy_->out_dims : A.dims();
   const DataType dtype = A.dtype();
+  if (IsFloatType(dtype) && IsFloatType(B.dtype()) && A.dims() == B.dims() &&
+      (dtype != DataType::FLOAT || B.dtype() != DataType::FLOAT)) {
+    // 16-bit operands of one shape: converted piece by piece, in cache.
+    const FloatIn a(A), b(B);  // before Output: C may be A or B
+    const FloatOut c(Output(0, c_dims), dtype);
+    ForEachPiece(A.numel(), 1.0, [&](int64_t off, int64_t n) {
+      const float* ap = a.Read(off, n, 0);
+      const float* bp = b.Read(off, n, 1);
+      float* cp = c.Begin(off, n, 2);
+      for (int64_t i = 0; i < n; ++i) cp[i] = Functor::template Apply<float>(ap[i], bp[i]);
+      c.End(off, n, cp);
+    });
+    return;
+  }
   if (IsFloatType(dtype) && IsFloatType(B.dtype())) {
     const float* a = ReadAsFloat(A, &a_);
     const float* b = ReadAsFloat(B, &b_);

@@ -1,7 +1,7 @@
 // Shared machinery for one-input element-wise operators Y = f(X) and their gradient operators
 // dX = g(T, dY), where T is the forward output Y (Relu, Sigmoid, Tanh, Reciprocal, LeakyRelu,
-// Elu, ...) or the forward input X (Abs). Float and float16 data (float16 is computed in float and
-// rounded once on output). A Functor provides
+// Elu, ...) or the forward input X (Abs). Float, float16 and bfloat16 data (16-bit data is computed
+// in float, in pieces converted in cache, and rounded once on output). A Functor provides
 //   float Forward(float x) const;
 //   float Backward(float t, float dy) const;   (only when a gradient op uses it)
 // either as static members, or as members of an object built from the operator's arguments by a
@@ -37,21 +37,18 @@ class UnaryElementwiseOp final : public Operator<CPUContext> {
   void RunOnDevice() override {
     const Tensor& X = Input(0);
     EnforceFloatType(X, "X");
-    const DataType dtype = X.dtype();
-    const float* x = ReadAsFloat(X, &x_scratch_);
-    Tensor* Y = Output(0, X.dims());
-    FloatWriter y(Y, dtype, &y_scratch_);
-    float* yd = y.data();
-    const int64_t n = X.numel();
-    ParallelFor(n, 1.0, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) yd[i] = f_.Forward(x[i]);
+    const FloatIn x(X);  // before Output: Y may be X
+    const FloatOut y(Output(0, X.dims()), X.dtype());
+    ForEachPiece(X.numel(), 1.0, [&](int64_t off, int64_t n) {
+      const float* xp = x.Read(off, n, 0);
+      float* yp = y.Begin(off, n, 1);
+      for (int64_t i = 0; i < n; ++i) yp[i] = f_.Forward(xp[i]);
+      y.End(off, n, yp);
     });
-    y.Commit();
   }
 
  private:
   const Functor f_;
-  std::vector<float> x_scratch_, y_scratch_;
 };
 
 // Input 0 is the forward output Y, or the forward input X when kFromInput (AbsGradient).
@@ -69,21 +66,19 @@ class UnaryElementwiseGradientOp final : public Operator<CPUContext> {
     EnforceFloatType(dY, "dY");
     HALFCAF_ENFORCE(Y.dims() == dY.dims(), t_name, " and dY must have the same shape, got ",
                     DimsString(Y.dims()), " and ", DimsString(dY.dims()));
-    const float* y = ReadAsFloat(Y, &y_scratch_);
-    const float* dy = ReadAsFloat(dY, &dy_scratch_);
-    Tensor* dX = Output(0, Y.dims());
-    FloatWriter dx(dX, dY.dtype(), &dx_scratch_);
-    float* dxd = dx.data();
-    const int64_t n = Y.numel();
-    ParallelFor(n, 1.0, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) dxd[i] = f_.Backward(y[i], dy[i]);
+    const FloatIn y(Y), dy(dY);  // before Output: dX may be dY
+    const FloatOut dx(Output(0, Y.dims()), dY.dtype());
+    ForEachPiece(Y.numel(), 1.0, [&](int64_t off, int64_t n) {
+      const float* yp = y.Read(off, n, 0);
+      const float* dyp = dy.Read(off, n, 1);
+      float* dxp = dx.Begin(off, n, 2);
+      for (int64_t i = 0; i < n; ++i) dxp[i] = f_.Backward(yp[i], dyp[i]);
+      dx.End(off, n, dxp);
     });
-    dx.Commit();
   }
 
  private:
   const Functor f_;
-  std::vector<float> y_scratch_, dy_scratch_, dx_scratch_;
 };
 
 // Gradient maker of these ops: <Type>Gradient(Y, dY) -> dX.

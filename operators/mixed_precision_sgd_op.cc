@@ -3,11 +3,12 @@
 //   g' = g / loss_scale + weight_decay * master
 //   plain:    v = lr * g' + momentum * m;  m = v;  master -= v
 //   nesterov: m_new = momentum * m + lr * g';  master -= (1 + momentum) * m_new - momentum * m
-// then the float16 copy is refreshed from the new master (when a third output is given).
+// then the float16 (or, with copy_dtype bfloat16, bfloat16) copy is refreshed from the new master
+// (when a third output is given).
 // When found_inf is given and non-zero, nothing changes (the step is skipped).
 // Inputs:  grad, moment (float), lr (1-element float), master (float),
 //          [loss_scale (1-element float), [found_inf (1-element float)]]
-// Outputs: moment (in place), master (in place), [copy (float16, shape of master)]
+// Outputs: moment (in place), master (in place), [copy (copy_dtype, shape of master)]
 #include "operators/mixed_precision_sgd_op.h"
 
 #include "core/float_io.h"
@@ -20,7 +21,16 @@ namespace halfcaf {
 MomentumUpdateArgs::MomentumUpdateArgs(const OperatorBase& op)
     : momentum(op.GetSingleArgument<float>("momentum", 0.f)),
       weight_decay(op.GetSingleArgument<float>("weight_decay", 0.f)),
-      nesterov(op.GetSingleArgument<bool>("nesterov", false)) {}
+      nesterov(op.GetSingleArgument<bool>("nesterov", false)),
+      copy_dtype(DataType::FLOAT16) {
+  if (op.HasSingleArgumentOfType<std::string>("copy_dtype")) {
+    copy_dtype = DataTypeFromName(op.GetSingleArgument<std::string>("copy_dtype", "float16"));
+  } else if (op.HasArgument("copy_dtype")) {
+    copy_dtype = DataTypeFromInt(op.GetSingleArgument<int64_t>("copy_dtype", 0));
+  }
+  HALFCAF_ENFORCE(copy_dtype == DataType::FLOAT16 || copy_dtype == DataType::BFLOAT16,
+                  "copy_dtype must be float16 or bfloat16, got ", DataTypeName(copy_dtype));
+}
 
 void CheckMixedPrecisionUpdateInputs(const Tensor& grad, const Tensor& moment,
                                      const Tensor& master) {
@@ -55,16 +65,17 @@ class MixedPrecisionMomentumSGDUpdateOp final : public Operator<CPUContext> {
     if (InputSize() > 5 && Scalar(Input(5), "found_inf") != 0.f) return;  // skipped step
     CheckMixedPrecisionUpdateInputs(G, M, P);
     HALFCAF_ENFORCE(scale > 0.f, "loss_scale must be positive, got ", scale);
-    const float* g = ReadAsFloat(G, &g_);
+    const FloatIn g(G);
     float* m = Output(0, M.dims())->mutable_data<float>();
     float* p = Output(1, P.dims())->mutable_data<float>();
     const float inv = 1.f / scale;
     const float momentum = args_.momentum, weight_decay = args_.weight_decay;
     const bool nesterov = args_.nesterov;
     const int64_t n = P.numel();
-    ParallelFor(n, 4.0, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        const float gi = g[i] * inv + weight_decay * p[i];
+    ForEachPiece(n, 4.0, [&](int64_t off, int64_t len) {
+      const float* gp = g.Read(off, len, 0) - off;  // 16-bit gradients converted a piece at a time
+      for (int64_t i = off; i < off + len; ++i) {
+        const float gi = gp[i] * inv + weight_decay * p[i];
         if (nesterov) {
           const float m_old = m[i];
           const float m_new = momentum * m_old + lr * gi;
@@ -79,13 +90,16 @@ class MixedPrecisionMomentumSGDUpdateOp final : public Operator<CPUContext> {
     });
     if (OutputSize() > 2) {
       Tensor* copy = Output(2, P.dims());
-      FloatToHalfArray(p, copy->mutable_data<Half>(), n);
+      if (args_.copy_dtype == DataType::FLOAT16) {
+        FloatToHalfArray(p, copy->mutable_data<Half>(), n);
+      } else {
+        FloatToBFloat16Array(p, copy->mutable_data<BFloat16>(), n);
+      }
     }
   }
 
  private:
   const MomentumUpdateArgs args_;
-  std::vector<float> g_;
 };
 
 }  // namespace
@@ -105,14 +119,15 @@ OPERATOR_SCHEMA(MixedPrecisionMomentumSGDUpdate)
       return c;
     })
     .SetDoc("halfcaf extension: fused mixed-precision momentum SGD step on an FP32 master "
-            "parameter. Unscales the (float16 or float) gradient by loss_scale, adds "
+            "parameter. Unscales the (float16, bfloat16 or float) gradient by loss_scale, adds "
             "weight_decay * master, applies momentum (or Nesterov momentum) with learning rate "
-            "lr (positive; the step is subtracted), and writes the float16 copy of the new "
-            "master. A non-zero found_inf skips the step entirely.")
+            "lr (positive; the step is subtracted), and writes the float16 (or bfloat16) copy of "
+            "the new master. A non-zero found_inf skips the step entirely.")
     .Arg("momentum", "float, default 0")
     .Arg("nesterov", "int, default 0")
     .Arg("weight_decay", "float, default 0")
-    .Input(0, "grad", "gradient (float16 or float), scaled by loss_scale")
+    .Arg("copy_dtype", "type of the copy output: float16 (default) or bfloat16 (CPU only)")
+    .Input(0, "grad", "gradient (float16, bfloat16 or float), scaled by loss_scale")
     .Input(1, "moment", "float momentum buffer")
     .Input(2, "lr", "1-element float learning rate")
     .Input(3, "master", "float master parameter")
@@ -120,6 +135,6 @@ OPERATOR_SCHEMA(MixedPrecisionMomentumSGDUpdate)
     .Input(5, "found_inf", "optional 1-element float from CheckFinite")
     .Output(0, "moment", "same blob as input 1")
     .Output(1, "master", "same blob as input 3")
-    .Output(2, "copy", "optional float16 copy of the new master");
+    .Output(2, "copy", "optional float16 (copy_dtype) copy of the new master");
 
 }  // namespace halfcaf

@@ -9,12 +9,14 @@ namespace halfcaf {
 struct MomentumUpdateArgs {
   float momentum, weight_decay;
   bool nesterov;
+  DataType copy_dtype;  // of the optional copy output: float16 or bfloat16
 
-  // momentum (default 0), weight_decay (default 0), nesterov (default false).
+  // momentum (default 0), weight_decay (default 0), nesterov (default false), copy_dtype
+  // (default float16; a name or the TensorProto enum value).
   explicit MomentumUpdateArgs(const OperatorBase& op);
 };
 
-// grad float or float16, moment and master float, all three of one shape; throws naming them.
+// grad float, float16 or bfloat16, moment and master float, all three of one shape; throws naming them.
 void CheckMixedPrecisionUpdateInputs(const Tensor& grad, const Tensor& moment,
                                      const Tensor& master);
 

@@ -32,6 +32,9 @@ class MixedPrecisionMomentumSGDUpdateCUDAOp final : public Operator<CUDAContext>
     if (scale) EnforceFloatScalar(*scale, "loss_scale");
     if (found_inf) EnforceFloatScalar(*found_inf, "found_inf");
     CheckMixedPrecisionUpdateInputs(G, M, P);
+    HALFCAF_ENFORCE(OutputSize() <= 2 || args_.copy_dtype == DataType::FLOAT16,
+                    "MixedPrecisionMomentumSGDUpdate on CUDA writes a float16 copy only, got "
+                    "copy_dtype ", DataTypeName(args_.copy_dtype));
     const std::vector<int64_t> dims = P.dims();
     float* m = Output(0, dims)->mutable_data<float>();
     float* p = Output(1, dims)->mutable_data<float>();

@@ -106,19 +106,25 @@ inline double DotDeviationOf(const float* dy, const float* x, int64_t n, float m
 
 constexpr int64_t kBNChannelBlock = 16;  // NHWC: channels per parallel work item
 
+// The loops below read float16 / bfloat16 data a plane (NCHW) or a row segment (NHWC) at a time,
+// converted into per-thread buffers (core/float_io.h); float data is read in place, so FP32
+// results are those of plain pointer loops.
+
 // Per-channel mean and (biased) variance of x, two passes.
-void ChannelMeanVar(const BNShape& s, BNOrder order, const float* x, double* mean, double* var) {
+void ChannelMeanVar(const BNShape& s, BNOrder order, const FloatIn& x, double* mean, double* var) {
   const int64_t C = s.C, S = s.S, N = s.N;
   const double inv_m = 1.0 / static_cast<double>(N * S);
   if (order == BNOrder::NCHW) {
     ParallelFor(C, 2.0 * N * S, [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
         double sum = 0;
-        for (int64_t n = 0; n < N; ++n) sum += SumOf(x + (n * C + c) * S, S);
+        for (int64_t n = 0; n < N; ++n) sum += SumOf(x.Read((n * C + c) * S, S, 0), S);
         mean[c] = sum * inv_m;
         const float m = static_cast<float>(mean[c]);
         double sq = 0;
-        for (int64_t n = 0; n < N; ++n) sq += SquaredDeviationOf(x + (n * C + c) * S, S, m);
+        for (int64_t n = 0; n < N; ++n) {
+          sq += SquaredDeviationOf(x.Read((n * C + c) * S, S, 0), S, m);
+        }
         var[c] = sq * inv_m;
       }
     });
@@ -129,7 +135,7 @@ void ChannelMeanVar(const BNShape& s, BNOrder order, const float* x, double* mea
         const int64_t c0 = b * kBNChannelBlock, c1 = std::min(C, c0 + kBNChannelBlock);
         double acc[kBNChannelBlock] = {};
         for (int64_t r = 0; r < rows; ++r) {
-          const float* row = x + r * C;
+          const float* row = x.Read(r * C + c0, c1 - c0, 0) - c0;
           for (int64_t c = c0; c < c1; ++c) acc[c - c0] += row[c];
         }
         for (int64_t c = c0; c < c1; ++c) {
@@ -137,7 +143,7 @@ void ChannelMeanVar(const BNShape& s, BNOrder order, const float* x, double* mea
           acc[c - c0] = 0;
         }
         for (int64_t r = 0; r < rows; ++r) {
-          const float* row = x + r * C;
+          const float* row = x.Read(r * C + c0, c1 - c0, 0) - c0;
           for (int64_t c = c0; c < c1; ++c) {
             const double d = row[c] - mean[c];
             acc[c - c0] += d * d;
@@ -150,58 +156,63 @@ void ChannelMeanVar(const BNShape& s, BNOrder order, const float* x, double* mea
 }
 
 // y = x * a[c] + b[c]; y may alias x.
-void ChannelAffine(const BNShape& s, BNOrder order, const float* x, const float* a, const float* b,
-                   float* y) {
+void ChannelAffine(const BNShape& s, BNOrder order, const FloatIn& x, const float* a,
+                   const float* b, const FloatOut& y) {
   const int64_t C = s.C, S = s.S, N = s.N;
   if (order == BNOrder::NCHW) {
     ParallelFor(N * C, 2.0 * S, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const float av = a[p % C], bv = b[p % C];
-        const float* xp = x + p * S;
-        float* yp = y + p * S;
+        const float* xp = x.Read(p * S, S, 0);
+        float* yp = y.Begin(p * S, S, 1);
         for (int64_t k = 0; k < S; ++k) yp[k] = xp[k] * av + bv;
+        y.End(p * S, S, yp);
       }
     });
   } else {
     ParallelFor(N * S, 2.0 * C, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
-        const float* xr = x + r * C;
-        float* yr = y + r * C;
+        const float* xr = x.Read(r * C, C, 0);
+        float* yr = y.Begin(r * C, C, 1);
         for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] * a[c] + b[c];
+        y.End(r * C, C, yr);
       }
     });
   }
 }
 
 // dx = dy * a[c] + (x - mean[c]) * b[c] + k[c]; dx may alias dy.
-void ChannelBackward(const BNShape& s, BNOrder order, const float* dy, const float* x,
-                     const float* mean, const float* a, const float* b, const float* k, float* dx) {
+void ChannelBackward(const BNShape& s, BNOrder order, const FloatIn& dy, const FloatIn& x,
+                     const float* mean, const float* a, const float* b, const float* k,
+                     const FloatOut& dx) {
   const int64_t C = s.C, S = s.S, N = s.N;
   if (order == BNOrder::NCHW) {
     ParallelFor(N * C, 4.0 * S, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t c = p % C;
         const float av = a[c], bv = b[c], kv = k[c], mv = mean[c];
-        const float* dyp = dy + p * S;
-        const float* xp = x + p * S;
-        float* dxp = dx + p * S;
+        const float* dyp = dy.Read(p * S, S, 0);
+        const float* xp = x.Read(p * S, S, 1);
+        float* dxp = dx.Begin(p * S, S, 2);
         for (int64_t i = 0; i < S; ++i) dxp[i] = dyp[i] * av + (xp[i] - mv) * bv + kv;
+        dx.End(p * S, S, dxp);
       }
     });
   } else {
     ParallelFor(N * S, 4.0 * C, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
-        const float* dyr = dy + r * C;
-        const float* xr = x + r * C;
-        float* dxr = dx + r * C;
+        const float* dyr = dy.Read(r * C, C, 0);
+        const float* xr = x.Read(r * C, C, 1);
+        float* dxr = dx.Begin(r * C, C, 2);
         for (int64_t c = 0; c < C; ++c) dxr[c] = dyr[c] * a[c] + (xr[c] - mean[c]) * b[c] + k[c];
+        dx.End(r * C, C, dxr);
       }
     });
   }
 }
 
 // Per channel: sum of dy and sum of dy * (x - mean).
-void ChannelGradSums(const BNShape& s, BNOrder order, const float* x, const float* dy,
+void ChannelGradSums(const BNShape& s, BNOrder order, const FloatIn& x, const FloatIn& dy,
                      const float* mean, double* sum_dy, double* sum_dy_xc) {
   const int64_t C = s.C, S = s.S, N = s.N;
   if (order == BNOrder::NCHW) {
@@ -210,8 +221,9 @@ void ChannelGradSums(const BNShape& s, BNOrder order, const float* x, const floa
         double a = 0, b = 0;
         for (int64_t n = 0; n < N; ++n) {
           const int64_t off = (n * C + c) * S;
-          a += SumOf(dy + off, S);
-          b += DotDeviationOf(dy + off, x + off, S, mean[c]);
+          const float* dyp = dy.Read(off, S, 0);
+          a += SumOf(dyp, S);
+          b += DotDeviationOf(dyp, x.Read(off, S, 1), S, mean[c]);
         }
         sum_dy[c] = a;
         sum_dy_xc[c] = b;
@@ -224,8 +236,8 @@ void ChannelGradSums(const BNShape& s, BNOrder order, const float* x, const floa
         const int64_t c0 = b * kBNChannelBlock, c1 = std::min(C, c0 + kBNChannelBlock);
         double a[kBNChannelBlock] = {}, d[kBNChannelBlock] = {};
         for (int64_t r = 0; r < rows; ++r) {
-          const float* xr = x + r * C;
-          const float* dyr = dy + r * C;
+          const float* xr = x.Read(r * C + c0, c1 - c0, 0) - c0;
+          const float* dyr = dy.Read(r * C + c0, c1 - c0, 1) - c0;
           for (int64_t c = c0; c < c1; ++c) {
             a[c - c0] += dyr[c];
             d[c - c0] += static_cast<double>(dyr[c]) * (xr[c] - mean[c]);
@@ -306,7 +318,7 @@ void SpatialBNOp::RunOnDevice() {
   EnforceBNChannelParam(bias_t, "bias", s, dims, order_);
   const float* scale = scale_t.data<float>();
   const float* bias = bias_t.data<float>();
-  const float* x = ReadAsFloat(X, &x_);
+  const FloatIn x(X);  // before Output: Y may be X
   alpha_.resize(C);
   beta_.resize(C);
 
@@ -347,10 +359,8 @@ void SpatialBNOp::RunOnDevice() {
   }
 
   // Y may alias X: every element is read before it is written.
-  FloatWriter y(Output(0, dims), dtype, &y_);
-  float* yd = y.data();
-  ChannelAffine(s, order_, x, alpha_.data(), beta_.data(), yd);
-  y.Commit();
+  const FloatOut y(Output(0, dims), dtype);
+  ChannelAffine(s, order_, x, alpha_.data(), beta_.data(), y);
 }
 
 // ---- gradient ----------------------------------------------------------------------------------
@@ -392,8 +402,7 @@ void SpatialBNGradientOp::RunOnDevice() {
   const float* scale = scale_t.data<float>();
   const float* mean = mean_t.data<float>();
   const float* var = var_t.data<float>();
-  const float* x = ReadAsFloat(X, &x_);
-  const float* dy = ReadAsFloat(dY, &dy_);
+  const FloatIn x(X), dy(dY);  // before Output: dX may be dY
 
   inv_std_.resize(C);
   for (int64_t c = 0; c < C; ++c) {
@@ -425,10 +434,8 @@ void SpatialBNGradientOp::RunOnDevice() {
     coef_k_[c] = static_cast<float>(k);
   }
 
-  FloatWriter dx(Output(0, dims), X.dtype(), &dx_);
-  float* dxd = dx.data();
-  ChannelBackward(s, order_, dy, x, mean, coef_a_.data(), coef_b_.data(), coef_k_.data(), dxd);
-  dx.Commit();
+  const FloatOut dx(Output(0, dims), X.dtype());
+  ChannelBackward(s, order_, dy, x, mean, coef_a_.data(), coef_b_.data(), coef_k_.data(), dx);
 }
 
 // ---- gradient maker, schemas, registration -----------------------------------------------------

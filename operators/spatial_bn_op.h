@@ -66,7 +66,7 @@ class SpatialBNOp final : public Operator<CPUContext> {
   bool is_test_;
   float epsilon_, momentum_;
   BNOrder order_;
-  std::vector<float> x_, y_, alpha_, beta_;
+  std::vector<float> alpha_, beta_;
   std::vector<double> mean_, var_;
 };
 
@@ -79,7 +79,7 @@ class SpatialBNGradientOp final : public Operator<CPUContext> {
   bool is_test_;
   float epsilon_;
   BNOrder order_;
-  std::vector<float> x_, dy_, dx_, inv_std_, coef_a_, coef_b_, coef_k_;
+  std::vector<float> inv_std_, coef_a_, coef_b_, coef_k_;
   std::vector<double> sum_dy_, sum_dy_xhat_;
 };
 

@@ -1,7 +1,7 @@
 // benchmark: times a zoo model (ResNet-50 / ResNet-18 / LeNet) or a given net, as a full training
 // step (Trainer: synthetic data, forward, backward, momentum-SGD update; FP32 or mixed precision)
 // or the forward net alone, for each precision x batch size. Reports the median and spread of
-// ms per iteration, images/s, the fp16/fp32 speedup, peak memory and the cost per million images;
+// ms per iteration, images/s, the fp16 (bf16) / fp32 speedup, peak memory and the cost per million images;
 // optionally a per-operator profile, JSON / CSV / SVG output and side-by-side runs of peers
 // (tools/benchmark_peer.h): PyTorch (tools/peers/resnet_pytorch.py) and, for inference, ONNX
 // Runtime running the same model exported by halfcaf (tools/peers/resnet_ort.py).
@@ -27,6 +27,7 @@
 
 #include "core/allocator.h"
 #include "core/argument.h"
+#include "core/float_io.h"
 #include "core/math.h"
 #include "core/net.h"
 #include "core/operator.h"
@@ -65,7 +66,8 @@ DEFINE_int32(gpu, 0, "CUDA device id");
 DEFINE_string(gpus, "", "train data-parallel on these CUDA devices, e.g. 0,1 (implies --device cuda)");
 DEFINE_int32(replicas, 0, "data-parallel replicas (default: one per --gpus entry, else 1); "
              "--batch_size is the total over the replicas");
-DEFINE_string(precision, "fp32,fp16", "comma-separated: fp32 (FP32) and/or fp16 (mixed precision)");
+DEFINE_string(precision, "fp32,fp16", "comma-separated: fp32 (FP32), fp16 and/or bf16 (mixed "
+              "precision in float16 or bfloat16)");
 DEFINE_string(batch_size, "32,64", "comma-separated batch sizes");
 DEFINE_string(order, "NCHW", "storage order: NCHW or NHWC");
 DEFINE_string(mode, "train", "train (forward + backward + update) or forward (inference)");
@@ -78,7 +80,7 @@ DEFINE_string(csv, "", "write the results as CSV (one row per configuration)");
 DEFINE_double(price_per_hour, 2.5, "machine price in $/hour, for the cost per million images");
 DEFINE_string(plot, "", "write an SVG chart of images/s against batch size");
 DEFINE_int32(threads, 0, "CPU threads for BLAS (0: all cores)");
-DEFINE_double(loss_scale, 128, "fp16 training: static loss scale");
+DEFINE_double(loss_scale, 128, "fp16 training: static loss scale (bf16 trains unscaled)");
 DEFINE_string(compare, "", "comma-separated peers run with the same settings: `pytorch` "
               "(torchvision's ResNet), `ort` (ONNX Runtime on the CPU, --mode forward, fp32: the "
               "timed model exported by halfcaf with its parameters), or `pytorch,ort`");
@@ -326,6 +328,13 @@ Model LoadModel(bool is_test) {
 // Multi-process runs: the world and exchange settings every TrainSession uses (JoinRun).
 TrainerOptions g_dist;
 
+// The tensor type of a --precision entry: fp32, fp16 or bf16.
+DataType PrecisionType(const std::string& precision) {
+  if (precision == "fp16") return DataType::FLOAT16;
+  if (precision == "bf16") return DataType::BFLOAT16;
+  return DataType::FLOAT;
+}
+
 class Session {
  public:
   virtual ~Session() = default;
@@ -341,7 +350,7 @@ class Session {
 
 class TrainSession : public Session {
  public:
-  TrainSession(const Model& m, bool fp16, int64_t batch) {
+  TrainSession(const Model& m, DataType precision, int64_t batch) {
     TrainerOptions o;
     o.data_format = "synthetic";
     o.synthetic_shape = m.chw;
@@ -352,8 +361,8 @@ class TrainSession : public Session {
     o.data_blob = FLAGS_data_blob;
     o.label_blob = FLAGS_label_blob;
     o.loss_blob = FLAGS_loss_blob;
-    o.float16 = fp16;
-    o.loss_scale = fp16 ? static_cast<float>(FLAGS_loss_scale) : 1.f;
+    o.precision = precision;
+    o.loss_scale = precision == DataType::FLOAT16 ? static_cast<float>(FLAGS_loss_scale) : 1.f;
     o.optimizer.base_lr = 0.01f;
     o.optimizer.momentum = 0.9f;
     o.seed = FLAGS_seed;
@@ -397,23 +406,24 @@ class TrainSession : public Session {
   int64_t steps_ = 0, skipped_ = 0;
 };
 
-// The forward net alone, on fixed random inputs fed once. fp16: the mixed-precision forward net
-// (FP16 data, FP16 copies of the Conv/FC parameters made by the init net).
+// The forward net alone, on fixed random inputs fed once. fp16 / bf16: the mixed-precision forward
+// net (16-bit data, 16-bit copies of the Conv/FC parameters made by the init net).
 class ForwardSession : public Session {
  public:
-  ForwardSession(const Model& m, bool fp16, int64_t batch) {
+  ForwardSession(const Model& m, DataType precision, int64_t batch) {
     NetDef init = m.init, fwd = m.forward;
-    if (fp16) {
+    if (precision != DataType::FLOAT) {
       std::set<std::string> masters;
       for (const auto& p : ParamsFromNets(init, fwd)) {
         if (p.role != ParamRole::BN_RUNNING_MEAN && p.role != ParamRole::BN_RUNNING_VAR) {
           masters.insert(p.name);
         }
       }
-      MixedPrecisionResult mp = ToMixedPrecision(fwd, {FLAGS_data_blob}, masters);
+      MixedPrecisionResult mp = ToMixedPrecision(fwd, {FLAGS_data_blob}, masters, precision);
       fwd = mp.net;
       for (const auto& p : mp.fp16_params) {
-        *init.add_op() = MakeOperatorDef("FloatToHalf", "", {p}, {Fp16CopyName(p)});
+        *init.add_op() = MakeOperatorDef(CastOpType(DataType::FLOAT, precision), "", {p},
+                                         {LowPrecisionCopyName(p, precision)});
       }
     }
     const bool cuda = FLAGS_device == "cuda";
@@ -434,12 +444,11 @@ class ForwardSession : public Session {
     const std::string suffix = cuda ? "_cpu" : "";
     Tensor* data = ws_.CreateTensor(FLAGS_data_blob + suffix);
     data->Resize(dims);
-    if (fp16) {
-      Half* p = data->mutable_data<Half>();
-      for (int64_t i = 0; i < data->numel(); ++i) p[i] = Half(normal(rng));
-    } else {
-      float* p = data->mutable_data<float>();
-      for (int64_t i = 0; i < data->numel(); ++i) p[i] = normal(rng);
+    {
+      std::vector<float> scratch;
+      FloatWriter w(data, precision, &scratch);
+      for (int64_t i = 0; i < data->numel(); ++i) w.data()[i] = normal(rng);
+      w.Commit();
     }
     std::vector<std::string> fed{FLAGS_data_blob};
     if (Reads(fwd, FLAGS_label_blob)) {
@@ -648,8 +657,9 @@ void PrintProfile(const std::string& what, const NetBase& net, const OpProfile& 
 // A training step or the forward net (--mode) of `precision` at `batch`.
 std::unique_ptr<Session> MakeSession(const Model& model, const std::string& precision,
                                      int64_t batch) {
-  if (FLAGS_mode == "train") return std::make_unique<TrainSession>(model, precision == "fp16", batch);
-  return std::make_unique<ForwardSession>(model, precision == "fp16", batch);
+  const DataType type = PrecisionType(precision);
+  if (FLAGS_mode == "train") return std::make_unique<TrainSession>(model, type, batch);
+  return std::make_unique<ForwardSession>(model, type, batch);
 }
 
 // ---- the largest batch that fits -----------------------------------------------------------------
@@ -742,7 +752,8 @@ void WriteOutputs(const bench::RunInfo& info, const std::vector<Result>& results
   if (!FLAGS_csv.empty()) WriteFileAtomically(FLAGS_csv, bench::ResultsCsv(info, results));
   if (!FLAGS_plot.empty()) {
     std::vector<bench::Series> series;
-    const std::map<std::string, std::string> color{{"fp32", "#1f77b4"}, {"fp16", "#d62728"}};
+    const std::map<std::string, std::string> color{
+        {"fp32", "#1f77b4"}, {"fp16", "#d62728"}, {"bf16", "#9467bd"}};
     for (const auto& p : precisions) {
       bench::Series s{"halfcaf " + p, color.at(p), false, {}};
       bench::Series t{"PyTorch " + p, color.at(p), true, {}};
@@ -844,8 +855,8 @@ int Main() {
   const std::vector<std::string> precisions = SplitList(FLAGS_precision);
   HALFCAF_ENFORCE(!precisions.empty(), "--precision is empty");
   for (const auto& p : precisions) {
-    HALFCAF_ENFORCE(p == "fp32" || p == "fp16", "--precision: expected fp32 and/or fp16, got '", p,
-                    "'");
+    HALFCAF_ENFORCE(p == "fp32" || p == "fp16" || p == "bf16",
+                    "--precision: expected fp32, fp16 and/or bf16, got '", p, "'");
   }
   if (FLAGS_device == "cuda") {
     HALFCAF_ENFORCE(OperatorRegistry::HasType(DeviceType::CUDA, "CopyCPUToGPU"),
@@ -986,7 +997,7 @@ int main(int argc, char** argv) {
   return halfcaf::RunTool(
       "benchmark",
       "benchmark --model resnet50|resnet18|lenet | --net FILE --init_net FILE --input_shape C,H,W "
-      "[--device cpu|cuda] [--precision fp32,fp16] [--batch_size 32,64] [--order NCHW|NHWC] "
+      "[--device cpu|cuda] [--precision fp32,fp16,bf16] [--batch_size 32,64] [--order NCHW|NHWC] "
       "[--mode train|forward] [--iters 50] [--warmup 10] [--per_op] [--json F] [--csv F] "
       "[--plot F.svg] [--price_per_hour 2.5] [--threads N] [--compare pytorch,ort]",
       argc, argv, halfcaf::Main);

@@ -37,7 +37,7 @@ struct PeerNumbers {
 
 // One precision x batch-size measurement (halfcaf), with the peers' numbers when they ran.
 struct Result {
-  std::string precision;  // fp32 | fp16
+  std::string precision;  // fp32 | fp16 | bf16
   int64_t batch_size = 0;
   std::string status = "ok";  // ok | out of memory
   std::string error;
@@ -251,7 +251,7 @@ inline void PrintTable(std::ostream& out, const RunInfo& info, const std::vector
   }
   out << std::left << std::setw(10) << "precision" << std::right << std::setw(6) << "batch"
       << std::setw(12) << "ms/iter" << std::setw(24) << "[min .. max]" << std::setw(11)
-      << "images/s" << std::setw(11) << "fp16/fp32" << std::setw(10) << "peak MB" << std::setw(11)
+      << "images/s" << std::setw(11) << "vs fp32" << std::setw(10) << "peak MB" << std::setw(11)
       << "$/1M img";
   const bool shards = info.num_shards > 1;
   if (shards) out << std::setw(12) << "exchange ms" << std::setw(12) << "exposed ms";

@@ -61,10 +61,12 @@ DEFINE_double(momentum, 0.9, "momentum");
 DEFINE_bool(nesterov, false, "Nesterov momentum");
 DEFINE_double(weight_decay, 0.0, "L2 weight decay (weights only)");
 DEFINE_bool(weight_decay_all, false, "also decay biases and BatchNorm parameters");
-DEFINE_string(dtype, "float", "float (FP32 training) or float16 (mixed precision)");
+DEFINE_string(dtype, "float", "float (FP32 training), float16 or bfloat16 (mixed precision: "
+              "16-bit activations, gradients and Conv/FC weight copies, FP32 masters)");
 DEFINE_string(loss_scale, "dynamic",
-              "float16 only: a number for a static scale, `dynamic`, or `dynamic:S` for a "
-              "dynamic scale starting at S");
+              "mixed precision: a number for a static scale, `dynamic`, or `dynamic:S` for a "
+              "dynamic scale starting at S. Default: dynamic for float16; none (a static 1) for "
+              "bfloat16, whose range is float's (overflowing steps are still skipped)");
 DEFINE_double(initial_loss_scale, 65536.0, "starting value of a dynamic loss scale");
 DEFINE_int64(scale_growth_interval, 1000, "clean steps before a dynamic scale doubles");
 DEFINE_string(device, "cpu", "cpu or cuda");
@@ -94,7 +96,7 @@ DEFINE_string(log_csv, "", "write the log lines as CSV (it keeps being written w
 DEFINE_string(summary_json, "", "write a summary JSON at the end");
 // Output paths (--log_csv, --summary_json, --checkpoint_dir) are checked writable at start-up; a
 // symbolic link is written through (the file it points to is replaced, the link kept).
-DEFINE_int64(max_skipped_steps, 32, "float16: stop with an error when this many consecutive "
+DEFINE_int64(max_skipped_steps, 32, "mixed precision: stop with an error when this many consecutive "
              "steps overflow and are skipped (a diverged run); 0 = never. Dynamic scaling from "
              "the default 65536 reaches 1 after 16 overflows");
 DEFINE_bool(prefetch, true, "prepare the next batch on a background thread");
@@ -203,11 +205,14 @@ TrainerOptions OptionsFromFlags() {
   o.optimizer.nesterov = FLAGS_nesterov;
   o.optimizer.weight_decay = CheckedFloat("weight_decay", FLAGS_weight_decay, 0, 1e6);
   o.optimizer.weight_decay_on_bias_and_bn = FLAGS_weight_decay_all;
-  HALFCAF_ENFORCE(FLAGS_dtype == "float" || FLAGS_dtype == "float16",
-                  "--dtype must be float or float16, got '", FLAGS_dtype, "'");
-  o.float16 = FLAGS_dtype == "float16";
-  if (o.float16) {
-    const std::string& ls = FLAGS_loss_scale;
+  HALFCAF_ENFORCE(FLAGS_dtype == "float" || FLAGS_dtype == "float16" || FLAGS_dtype == "bfloat16",
+                  "--dtype must be float, float16 or bfloat16, got '", FLAGS_dtype, "'");
+  o.precision = DataTypeFromName(FLAGS_dtype);
+  if (o.mixed_precision()) {
+    // bfloat16 has float's exponent range: no loss scale unless asked for.
+    const bool scale_given = !gflags::GetCommandLineFlagInfoOrDie("loss_scale").is_default;
+    const std::string ls =
+        o.precision == DataType::BFLOAT16 && !scale_given ? "1" : FLAGS_loss_scale;
     if (ls.rfind("dynamic", 0) == 0) {
       o.dynamic_loss_scale = true;
       o.loss_scale = static_cast<float>(FLAGS_initial_loss_scale);
@@ -345,7 +350,7 @@ void CheckBatchFits(const TrainerOptions& o) {
     HALFCAF_ENFORCE(d > 0, "--synthetic_shape needs positive sizes, got ", FLAGS_synthetic_shape);
     values = values > kMax / d ? kMax : values * d;
   }
-  const double bytes = static_cast<double>(values) * (o.float16 ? 2 : 4);
+  const double bytes = static_cast<double>(values) * DataTypeSize(o.precision);
   const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
   HALFCAF_ENFORCE(values < kMax, "--batch_size ", FLAGS_batch_size, " with --synthetic_shape ",
                   FLAGS_synthetic_shape, ": one input batch would hold more than 2^63 values");
@@ -456,11 +461,14 @@ int Main() {
   if (all_replicas > 1) {
     placement += ", " + std::to_string(FLAGS_batch_size / all_replicas) + " images each";
   }
-  std::cout << "train_net: " << (options.float16 ? "mixed precision (float16)" : "float32")
+  std::cout << "train_net: "
+            << (options.mixed_precision()
+                    ? "mixed precision (" + std::string(DataTypeName(options.precision)) + ")"
+                    : std::string("float32"))
             << " on " << placement << ", " << n_train << " training samples, batch "
             << FLAGS_batch_size << ", "
             << total << " iterations"
-            << (options.float16 ? ", loss scale " + std::string(options.dynamic_loss_scale
+            << (options.mixed_precision() ? ", loss scale " + std::string(options.dynamic_loss_scale
                                                                      ? "dynamic from "
                                                                      : "static ") +
                                       Fmt(options.loss_scale, 8)
@@ -500,7 +508,7 @@ int Main() {
     if (iter % FLAGS_log_every == 0 || end || do_test) {
       last = trainer.ReadStats();
       HALFCAF_ENFORCE((std::isfinite(last.mean_loss) && std::isfinite(last.loss)) ||
-                          options.float16,
+                          options.mixed_precision(),
                       "the loss became ", std::isfinite(last.loss) ? last.mean_loss : last.loss,
                       " by iteration ", iter, " (checked every --log_every ", FLAGS_log_every,
                       " iterations; try a lower --base_lr)");
@@ -572,7 +580,7 @@ int Main() {
 int main(int argc, char** argv) {
   return halfcaf::RunTool("train_net",
                           "train_net --net FWD --init_net INIT --train_data PATH [--test_data PATH] "
-                          "[--dtype float|float16] [--loss_scale N|dynamic] [--epochs E | --iters N] "
+                          "[--dtype float|float16|bfloat16] [--loss_scale N|dynamic] [--epochs E | --iters N] "
                           "... (see --help). SIGINT/SIGTERM: finish the step, write the "
                           "checkpoint, exit 130/143 (a second signal: at once). A closed stdout "
                           "(train_net | head) does not stop training; it logs on to --log_csv.",

@@ -356,9 +356,9 @@ int Train(int rank, int size) {
   o.prefetch = false;
   o.optimizer.base_lr = 0.01f;
   o.optimizer.momentum = 0.9f;
-  o.float16 = Arg("dtype", "float") == "float16";
-  o.dynamic_loss_scale = o.float16;
-  o.loss_scale = o.float16 ? 1024.f : 1.f;
+  o.precision = DataTypeFromName(Arg("dtype", "float"));
+  o.dynamic_loss_scale = o.precision == DataType::FLOAT16;
+  o.loss_scale = o.dynamic_loss_scale ? 1024.f : 1.f;
   const int replicas = IntArg("replicas", 1);
   if (replicas > 1) o.replicas.assign(static_cast<size_t>(replicas), Device());
   o.bucket_bytes = IntArg("bucket_bytes", 64 << 10);

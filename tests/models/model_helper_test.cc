@@ -409,7 +409,7 @@ TEST(SetConvAlgoSearchTest, EveryConvolutionOfTheTrainingNet) {
     TrainerOptions o;
     o.data_format = "synthetic";
     o.batch_size = 2;
-    o.float16 = fp16;
+    o.precision = fp16 ? DataType::FLOAT16 : DataType::FLOAT;
     o.prefetch = false;
     Trainer t(helper.init_net(), fwd, o);
     int convs = 0, grads = 0;

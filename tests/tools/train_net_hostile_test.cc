@@ -112,7 +112,7 @@ TEST(TrainNetHostileTest, NonFiniteStateIsNeverCheckpointed) {
     o.synthetic_shape = {1, 8, 8};
     o.num_classes = 4;
     o.batch_size = 16;
-    o.float16 = fp16;
+    o.precision = fp16 ? DataType::FLOAT16 : DataType::FLOAT;
     o.dynamic_loss_scale = fp16;
     o.loss_scale = fp16 ? 1024.f : 1.f;
     Trainer trainer(init, forward, o);

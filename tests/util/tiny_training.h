@@ -26,7 +26,7 @@ inline TrainerOptions TinyTrainingOptions(bool float16, int64_t batch, Device de
   o.batch_size = batch;
   o.optimizer.base_lr = 0.05f;
   o.optimizer.weight_decay = 1e-3f;
-  o.float16 = float16;
+  o.precision = float16 ? DataType::FLOAT16 : DataType::FLOAT;
   o.dynamic_loss_scale = float16;
   o.loss_scale = float16 ? 1024.f : 1.f;
   o.prefetch = false;
