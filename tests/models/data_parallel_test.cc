@@ -148,6 +148,13 @@ TEST(DataParallelTest, MixedPrecisionReplicasFollowOneDevice) {
   // FP16 gradients of half batches, summed in FP16, vs FP16 gradients of the whole batch.
   ExpectNear(two.losses, one.losses, 2e-3f, 1e-2f);
   ExpectNear(two.fc_w, one.fc_w, 2e-3f, 1e-2f);
+  // BF16 gradients summed in BF16 (8 significant bits): the same path within BF16's precision.
+  const TinyTrainingRun one_bf16 =
+      TrainTiny(TinyTrainingOptions(DataType::BFLOAT16, 16, Device(), Cpus(1)), 15);
+  const TinyTrainingRun two_bf16 =
+      TrainTiny(TinyTrainingOptions(DataType::BFLOAT16, 16, Device(), Cpus(2)), 15);
+  ExpectNear(two_bf16.losses, one_bf16.losses, 1e-2f, 4e-2f);
+  ExpectNear(two_bf16.fc_w, one_bf16.fc_w, 1e-2f, 4e-2f);
 }
 
 // The dag executor (the default for replicas on several GPUs) runs the replicas' chains

@@ -222,12 +222,12 @@ void ExpectPlanChangesNothing(const NetDef& init, const NetDef& fwd, const Train
 TEST(MemoryPlanTrainingTest, TinyConvnetFp32Fp16ReplicasDag) {
   NetDef init, fwd;
   LoadTinyConvnet(&init, &fwd);
-  for (bool fp16 : {false, true}) {
-    SCOPED_TRACE(fp16 ? "fp16" : "fp32");
-    ExpectPlanChangesNothing(init, fwd, TinyTrainingOptions(fp16, 8), 6);
-    ExpectPlanChangesNothing(init, fwd, TinyTrainingOptions(fp16, 8, Device(), {Device(), Device()}),
-                             6);
-    TrainerOptions dag = TinyTrainingOptions(fp16, 8, Device(), {Device(), Device()});
+  for (DataType precision : {DataType::FLOAT, DataType::FLOAT16, DataType::BFLOAT16}) {
+    SCOPED_TRACE(DataTypeName(precision));
+    ExpectPlanChangesNothing(init, fwd, TinyTrainingOptions(precision, 8), 6);
+    ExpectPlanChangesNothing(init, fwd,
+                             TinyTrainingOptions(precision, 8, Device(), {Device(), Device()}), 6);
+    TrainerOptions dag = TinyTrainingOptions(precision, 8, Device(), {Device(), Device()});
     dag.net_type = "dag";
     ExpectPlanChangesNothing(init, fwd, dag, 6);
   }

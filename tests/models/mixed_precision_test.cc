@@ -86,22 +86,51 @@ TEST(MixedPrecisionTest, FloatDataGetsCastOnce) {
   EXPECT_EQ(mp.net.op(1).input(0), "data_fp16");
 }
 
-// Runs forward + backward on kConvNet in FP32 and in mixed precision (loss scale 128) from the
-// same weights, and checks the loss and every parameter gradient agree within FP16 accuracy.
-TEST(MixedPrecisionTest, LossAndGradientsMatchFp32) {
+TEST(MixedPrecisionTest, BFloat16CopiesAndCasts) {
+  MixedPrecisionResult mp = ToMixedPrecision(Parse(kConvNet), {}, kParams, DataType::BFLOAT16);
+  EXPECT_EQ(mp.fp16_params,
+            (std::vector<std::string>{"c1_w", "c1_b", "c2_w", "fc_w", "fc_b"}));
+  EXPECT_EQ(mp.net.op(0).type(), "FloatToBFloat16");
+  EXPECT_EQ(mp.net.op(1).input(0), "data_bf16");
+  int to_float = 0;
+  for (const auto& op : mp.net.op()) {
+    to_float += op.type() == "BFloat16ToFloat";
+    EXPECT_NE(op.type(), "HalfToFloat");
+    if (op.type() == "Conv" || op.type() == "FC") {
+      for (int i = 1; i < op.input_size(); ++i) {
+        EXPECT_EQ(op.input(i), LowPrecisionCopyName(op.input(i).substr(0, op.input(i).size() - 5),
+                                                    DataType::BFLOAT16))
+            << op.DebugString();
+        EXPECT_NE(op.input(i).find("_bf16"), std::string::npos) << op.DebugString();
+      }
+    }
+  }
+  EXPECT_EQ(to_float, 1);
+  EXPECT_EQ(CastOpType(DataType::FLOAT, DataType::FLOAT16), "FloatToHalf");
+  EXPECT_EQ(CastOpType(DataType::BFLOAT16, DataType::FLOAT), "BFloat16ToFloat");
+  EXPECT_THROW(ToMixedPrecision(Parse(kConvNet), {}, kParams, DataType::DOUBLE), EnforceNotMet);
+}
+
+// Runs forward + backward on kConvNet in FP32 and in mixed precision (`type`, loss scale 128)
+// from the same weights, and checks the loss and every parameter gradient agree within `tol` of
+// the largest gradient plus `atol` (FP16 or BF16 accuracy). `atol` covers c1_b, the bias of a
+// convolution that BatchNorm follows: its true gradient is 0 (FP32 gives ~1e-8), and in 16 bits
+// it is a sum of 144 rounded terms that cancel.
+void CheckLossAndGradients(DataType type, double loss_tol, float tol, float atol) {
   const float kScale = 128.f;
-  auto feed = [kScale](Workspace* ws, bool half) {
+  auto feed = [kScale, type](Workspace* ws, bool half) {
+    auto round = [type](const Tensor& t) { return RoundThrough(t, type); };
     Tensor data = RandomTensor({4, 3, 6, 6}, 1);
-    SetInput(ws, "data", half ? ToHalf(data) : RoundThroughHalf(data));
-    SetInput(ws, "c1_w", RoundThroughHalf(RandomTensor({4, 3, 3, 3}, 2, -0.5f, 0.5f)));
-    SetInput(ws, "c1_b", RoundThroughHalf(RandomTensor({4}, 3)));
+    SetInput(ws, "data", half ? ToFloat16Type(data, type) : round(data));
+    SetInput(ws, "c1_w", round(RandomTensor({4, 3, 3, 3}, 2, -0.5f, 0.5f)));
+    SetInput(ws, "c1_b", round(RandomTensor({4}, 3)));
     SetInput(ws, "bn_s", RandomTensor({4}, 4, 0.5f, 1.5f));
     SetInput(ws, "bn_b", RandomTensor({4}, 5));
     SetInput(ws, "bn_rm", RandomTensor({4}, 6));
     SetInput(ws, "bn_rv", RandomTensor({4}, 7, 0.5f, 1.5f));
-    SetInput(ws, "c2_w", RoundThroughHalf(RandomTensor({4, 4, 3, 3}, 8, -0.3f, 0.3f)));
-    SetInput(ws, "fc_w", RoundThroughHalf(RandomTensor({5, 36}, 9, -0.3f, 0.3f)));
-    SetInput(ws, "fc_b", RoundThroughHalf(RandomTensor({5}, 10)));
+    SetInput(ws, "c2_w", round(RandomTensor({4, 4, 3, 3}, 8, -0.3f, 0.3f)));
+    SetInput(ws, "fc_w", round(RandomTensor({5, 36}, 9, -0.3f, 0.3f)));
+    SetInput(ws, "fc_b", round(RandomTensor({5}, 10)));
     SetInput(ws, "label", IntTensor({4}, {0, 3, 4, 1}));
     Tensor scale({}, DataType::FLOAT);
     scale.mutable_data<float>()[0] = kScale;
@@ -113,23 +142,25 @@ TEST(MixedPrecisionTest, LossAndGradientsMatchFp32) {
   Workspace ws32;
   feed(&ws32, false);
   ws32.RunNetOnce(fp32);
-  // Mixed precision, FP16 copies made by FloatToHalf.
-  MixedPrecisionResult mp = ToMixedPrecision(Parse(kConvNet), {"data"}, kParams);
+  // Mixed precision, 16-bit copies made by FloatToHalf / FloatToBFloat16.
+  MixedPrecisionResult mp = ToMixedPrecision(Parse(kConvNet), {"data"}, kParams, type);
   NetDef net16 = mp.net;
   auto g16 = Backward(&net16, {"loss"}, {{"loss", "loss_scale"}});
   Workspace ws16;
   feed(&ws16, true);
   NetDef copies;
   for (const auto& p : mp.fp16_params) {
-    *copies.add_op() = MakeOperatorDef("FloatToHalf", "", {p}, {Fp16CopyName(p)});
+    *copies.add_op() = MakeOperatorDef(CastOpType(DataType::FLOAT, type), "", {p},
+                                       {LowPrecisionCopyName(p, type)});
   }
   ws16.RunNetOnce(copies);
   ws16.RunNetOnce(net16);
 
   EXPECT_NEAR(ToFloatVector(ws16.GetTensor("loss"))[0], ToFloatVector(ws32.GetTensor("loss"))[0],
-              5e-3);
+              loss_tol);
   for (const auto& p : kParams) {
-    std::string via = g16.count(Fp16CopyName(p)) ? Fp16CopyName(p) : p;
+    const std::string copy = LowPrecisionCopyName(p, type);
+    std::string via = g16.count(copy) ? copy : p;
     ASSERT_TRUE(g16.count(via)) << p;
     std::vector<float> a = ToFloatVector(ws16.GetTensor(g16[via].dense));
     std::vector<float> b = ToFloatVector(ws32.GetTensor(g32[p].dense));
@@ -137,9 +168,18 @@ TEST(MixedPrecisionTest, LossAndGradientsMatchFp32) {
     float max_ref = 0;
     for (float v : b) max_ref = std::max(max_ref, std::fabs(v));
     for (size_t i = 0; i < a.size(); ++i) {
-      EXPECT_NEAR(a[i] / kScale, b[i], 2e-2f * max_ref + 1e-4f) << p << "[" << i << "]";
+      EXPECT_NEAR(a[i] / kScale, b[i], tol * max_ref + atol) << p << "[" << i << "]";
     }
   }
+}
+
+TEST(MixedPrecisionTest, LossAndGradientsMatchFp32) {
+  CheckLossAndGradients(DataType::FLOAT16, 5e-3, 2e-2f, 1e-4f);
+}
+
+// BF16 keeps 8 significant bits to FP16's 11: eight times the tolerance (a bit more for c1_b).
+TEST(MixedPrecisionTest, BFloat16LossAndGradientsMatchFp32) {
+  CheckLossAndGradients(DataType::BFLOAT16, 4e-2, 1.6e-1f, 2e-3f);
 }
 
 }  // namespace

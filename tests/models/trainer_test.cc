@@ -100,6 +100,36 @@ TEST(TrainerTest, BadLabelStopsTraining) {
   }
 }
 
+// BF16 mixed precision: FP32 masters, BF16 copies (refreshed by the update, equal to the masters
+// rounded once), BF16 activations and gradients, no loss scale; it learns as FP32 does.
+TEST(TrainerTest, BFloat16TrainsWithFloatMastersAndBFloat16Copies) {
+  const TinyTrainingRun fp32 = TrainTiny(TinyTrainingOptions(DataType::FLOAT, 16), 40);
+  NetDef init, fwd;
+  LoadTinyConvnet(&init, &fwd);
+  Trainer t(init, fwd, TinyTrainingOptions(DataType::BFLOAT16, 16));
+  t.Initialize();
+  const std::vector<float> losses = Losses(&t, 40);
+  const Workspace& ws = *t.workspace();
+  EXPECT_EQ(ws.GetTensor("fc_w").dtype(), DataType::FLOAT);
+  const Tensor& copy = ws.GetTensor("fc_w_bf16");
+  ASSERT_EQ(copy.dtype(), DataType::BFLOAT16);
+  const std::vector<float> master = ToFloatVector(ws.GetTensor("fc_w"));
+  for (size_t i = 0; i < master.size(); ++i) {
+    ASSERT_EQ(copy.data<BFloat16>()[i].x, BFloat16(master[i]).x) << i;
+  }
+  EXPECT_EQ(ws.GetTensor("conv1").dtype(), DataType::BFLOAT16);  // an activation
+  EXPECT_EQ(t.ReadStats().loss_scale, 1.f);
+  EXPECT_EQ(t.ReadStats().skipped_steps, 0);
+  auto mean = [](const std::vector<float>& v, size_t from, size_t to) {
+    double s = 0;
+    for (size_t i = from; i < to; ++i) s += v[i];
+    return s / static_cast<double>(to - from);
+  };
+  EXPECT_LT(mean(losses, 30, 40), 0.7 * mean(losses, 0, 10));
+  // Within BF16's precision of the FP32 run (same data, same initial weights).
+  EXPECT_NEAR(mean(losses, 30, 40), mean(fp32.losses, 30, 40), 0.1 * mean(fp32.losses, 30, 40));
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace halfcaf

@@ -102,6 +102,33 @@ TEST(MixedPrecisionSGDTest, ShapeAndTypeErrors) {
                EnforceNotMet);
 }
 
+// copy_dtype bfloat16: a bfloat16 gradient in, the new master rounded once to bfloat16 out.
+TEST(MixedPrecisionSGDTest, BFloat16CopyAndGradient) {
+  UpdateCase c;
+  Workspace ws;
+  SetInput(&ws, "g", ToBFloat16(c.grad));
+  SetInput(&ws, "m", c.moment);
+  SetInput(&ws, "p", c.param);
+  SetInput(&ws, "lr", FloatTensor({}, {0.1f}));
+  RunOp(MakeOperatorDef("MixedPrecisionMomentumSGDUpdate", "", {"g", "m", "lr", "p"},
+                        {"m", "p", "pb"},
+                        {MakeArgument("momentum", 0.9f), MakeArgument("copy_dtype", "bfloat16")}),
+        {}, &ws);
+  UpdateCase ref_case = c;
+  ref_case.grad = RoundThroughBFloat16(c.grad);
+  std::vector<double> m, p;
+  Reference(ref_case, 0.1f, 0.9f, 0.f, 1.f, false, &m, &p);
+  const auto gp = ToFloatVector(ws.GetTensor("p"));
+  for (size_t i = 0; i < p.size(); ++i) EXPECT_NEAR(gp[i], p[i], 1e-6);
+  const Tensor& pb = ws.GetTensor("pb");
+  ASSERT_EQ(pb.dtype(), DataType::BFLOAT16);
+  for (size_t i = 0; i < gp.size(); ++i) EXPECT_EQ(pb.data<BFloat16>()[i].x, BFloat16(gp[i]).x);
+  ExpectError(MakeOperatorDef("MixedPrecisionMomentumSGDUpdate", "", {"g", "m", "lr", "p"},
+                              {"m", "p", "pb"}, {MakeArgument("copy_dtype", "double")}),
+              {{"g", c.grad}, {"m", c.moment}, {"p", c.param}, {"lr", FloatTensor({}, {0.1f})}},
+              "copy_dtype must be float16 or bfloat16, got double");
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace halfcaf

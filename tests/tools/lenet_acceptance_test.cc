@@ -24,6 +24,7 @@ double TestAccuracy(const std::string& summary_json) {
 }
 
 TEST(LeNetAcceptanceTest, Fp32AndMixedPrecisionReachTheSameAccuracy) {
+  // FP32, FP16 and BF16 mixed precision (BF16 unscaled, its default), 3 epochs each.
   struct stat st;
   if (stat((kData + "train-images-idx3-ubyte.gz").c_str(), &st) != 0) {
     GTEST_SKIP() << "dataset-fashion-mnist is not installed";
@@ -41,10 +42,14 @@ TEST(LeNetAcceptanceTest, Fp32AndMixedPrecisionReachTheSameAccuracy) {
   auto fp16 = RunTool("train_net", common + "--dtype float16 --loss_scale dynamic --summary_json " +
                                        dir + "/fp16.json");
   ASSERT_EQ(fp16.exit_code, 0) << fp16.err;
+  auto bf16 = RunTool("train_net", common + "--dtype bfloat16 --summary_json " + dir + "/bf16.json");
+  ASSERT_EQ(bf16.exit_code, 0) << bf16.err;
   const double a32 = TestAccuracy(dir + "/fp32.json"), a16 = TestAccuracy(dir + "/fp16.json");
+  const double ab16 = TestAccuracy(dir + "/bf16.json");
   EXPECT_GE(a32, 0.87) << fp32.out;
   EXPECT_GE(a16, 0.87) << fp16.out;
   EXPECT_LE(std::fabs(a32 - a16), 0.01) << "fp32 " << a32 << " vs mixed precision " << a16;
+  EXPECT_LE(std::fabs(a32 - ab16), 0.005) << "fp32 " << a32 << " vs bfloat16 " << ab16;
 }
 
 }  // namespace

@@ -41,14 +41,19 @@ double JsonNumber(const std::string& json, const std::string& key) {
   return std::stod(json.substr(p + key.size() + 4));
 }
 
-TEST(TrainNetTest, LearnsSyntheticDataInBothPrecisions) {
+TEST(TrainNetTest, LearnsSyntheticDataInEveryPrecision) {
   std::string dir = TestTempDir();
-  for (const char* dtype : {"float", "float16"}) {
+  for (const char* dtype : {"float", "float16", "bfloat16"}) {
     std::string summary = dir + "/summary_" + dtype + ".json";
     auto r = RunTool("train_net", kTiny + "--iters 120 --log_every 40 --dtype " + dtype +
                                       " --summary_json " + summary);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("iter 40"), std::string::npos) << r.out;
+    if (std::string(dtype) == "bfloat16") {
+      // Unscaled by default: bfloat16 has float's range.
+      EXPECT_NE(r.out.find("mixed precision (bfloat16)"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("loss scale static 1"), std::string::npos) << r.out;
+    }
     std::string json = ReadFile(summary);
     EXPECT_GT(JsonNumber(json, "test_accuracy"), 0.9) << dtype << "\n" << r.out;
     EXPECT_LT(JsonNumber(json, "final_loss"), 0.5) << dtype;

@@ -15,9 +15,10 @@
 namespace halfcaf {
 namespace testing {
 
-// Momentum SGD with weight decay; mixed precision uses a dynamic loss scale from 1024.
-// `replicas`: empty (or one entry) = one device, `device`.
-inline TrainerOptions TinyTrainingOptions(bool float16, int64_t batch, Device device = Device(),
+// Momentum SGD with weight decay; float16 mixed precision uses a dynamic loss scale from 1024,
+// bfloat16 none. `replicas`: empty (or one entry) = one device, `device`.
+inline TrainerOptions TinyTrainingOptions(DataType precision, int64_t batch,
+                                          Device device = Device(),
                                           std::vector<Device> replicas = {}) {
   TrainerOptions o;
   o.data_format = "synthetic";
@@ -26,13 +27,18 @@ inline TrainerOptions TinyTrainingOptions(bool float16, int64_t batch, Device de
   o.batch_size = batch;
   o.optimizer.base_lr = 0.05f;
   o.optimizer.weight_decay = 1e-3f;
-  o.precision = float16 ? DataType::FLOAT16 : DataType::FLOAT;
-  o.dynamic_loss_scale = float16;
-  o.loss_scale = float16 ? 1024.f : 1.f;
+  o.precision = precision;
+  o.dynamic_loss_scale = precision == DataType::FLOAT16;
+  o.loss_scale = o.dynamic_loss_scale ? 1024.f : 1.f;
   o.prefetch = false;
   o.device = device;
   if (replicas.size() > 1) o.replicas = std::move(replicas);
   return o;
+}
+inline TrainerOptions TinyTrainingOptions(bool float16, int64_t batch, Device device = Device(),
+                                          std::vector<Device> replicas = {}) {
+  return TinyTrainingOptions(float16 ? DataType::FLOAT16 : DataType::FLOAT, batch, device,
+                             std::move(replicas));
 }
 
 struct TinyTrainingRun {

@@ -12,8 +12,8 @@ inter_op_num_threads 1, sequential execution, every graph optimisation (ORT_ENAB
 thread pool spins while it waits, as ONNX Runtime's does by default, unless OMP_WAIT_POLICY is
 PASSIVE (benchmark sets that unless told otherwise, as for PyTorch's OpenMP threads: spinning
 threads slow down many times over on a machine shared with other work). One fixed random input
-(normal, seeded); every iteration times session.run() alone. fp32 only: fp16 rows are reported
-as skipped.
+(normal, seeded); every iteration times session.run() alone. fp32 only: fp16 and bf16 rows are
+reported as skipped.
 
 Prints one JSON line per precision x batch size on stdout, with the fields of benchmark's JSON:
 framework, model, mode, device, order, precision, batch_size, status, iters, ms_per_iter_median,

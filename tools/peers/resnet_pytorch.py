@@ -5,7 +5,8 @@ optimiser, timed the same way.
 torchvision's ResNet (v1.5, like halfcaf's zoo) trained on synthetic data (one fixed random batch,
 as halfcaf's synthetic reader costs next to nothing) with SGD momentum 0.9 and cross entropy.
 fp32 runs in FP32; fp16 runs with AMP (autocast float16 + GradScaler) and needs CUDA (on the CPU
-it is reported as skipped). NHWC uses channels_last. --mode forward times the eval-mode forward
+it is reported as skipped); bf16 runs with autocast bfloat16 (no scaler: bfloat16 has float's
+range) on the CPU or the GPU. NHWC uses channels_last. --mode forward times the eval-mode forward
 pass under no_grad.
 
 Prints one JSON line per precision x batch size on stdout, with the fields of benchmark's JSON:
@@ -76,17 +77,18 @@ def run_one(args, precision, batch, device):
     x = torch.randn(batch, 3, args.image_size, args.image_size, device=device)
     x = x.contiguous(memory_format=memory_format)
     y = torch.randint(0, args.num_classes, (batch,), device=device)
-    amp = precision == "fp16"
+    amp = precision in ("fp16", "bf16")
+    amp_dtype = torch.bfloat16 if precision == "bf16" else torch.float16
     cuda = device.type == "cuda"
     if args.mode == "train":
         model.train()
         opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-        scaler = torch.cuda.amp.GradScaler(enabled=amp)
+        scaler = torch.cuda.amp.GradScaler(enabled=precision == "fp16")
         loss_fn = nn.CrossEntropyLoss()
 
         def step():
             opt.zero_grad(set_to_none=True)
-            with torch.autocast(device_type="cuda", dtype=torch.float16, enabled=amp):
+            with torch.autocast(device_type=device.type, dtype=amp_dtype, enabled=amp):
                 loss = loss_fn(model(x), y)
             scaler.scale(loss).backward()
             scaler.step(opt)
@@ -95,7 +97,7 @@ def run_one(args, precision, batch, device):
         model.eval()
 
         def step():
-            with torch.no_grad(), torch.autocast(device_type="cuda", dtype=torch.float16,
+            with torch.no_grad(), torch.autocast(device_type=device.type, dtype=amp_dtype,
                                                  enabled=amp):
                 model(x)
 
@@ -118,7 +120,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="resnet50", choices=["resnet50", "resnet18"])
     ap.add_argument("--batch_size", default="32,64", help="comma-separated")
-    ap.add_argument("--precision", default="fp32,fp16", help="comma-separated fp32 / fp16")
+    ap.add_argument("--precision", default="fp32,fp16", help="comma-separated fp32 / fp16 / bf16")
     ap.add_argument("--order", default="NCHW", choices=["NCHW", "NHWC"])
     ap.add_argument("--mode", default="train", choices=["train", "forward"])
     ap.add_argument("--iters", type=int, default=50)
