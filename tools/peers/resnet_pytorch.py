@@ -78,7 +78,8 @@ def run_one(args, precision, batch, device):
     x = x.contiguous(memory_format=memory_format)
     y = torch.randint(0, args.num_classes, (batch,), device=device)
     amp = precision in ("fp16", "bf16")
-    amp_dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+    # (CPU autocast takes bfloat16 only, even when disabled.)
+    amp_dtype = torch.bfloat16 if precision == "bf16" or device.type == "cpu" else torch.float16
     cuda = device.type == "cuda"
     if args.mode == "train":
         model.train()
