@@ -73,9 +73,10 @@ class MixedPrecisionMomentumSGDUpdateOp final : public Operator<CPUContext> {
     const bool nesterov = args_.nesterov;
     const int64_t n = P.numel();
     ForEachPiece(n, 4.0, [&](int64_t off, int64_t len) {
-      const float* gp = g.Read(off, len, 0) - off;  // 16-bit gradients converted a piece at a time
-      for (int64_t i = off; i < off + len; ++i) {
-        const float gi = gp[i] * inv + weight_decay * p[i];
+      const float* gp = g.Read(off, len, 0);  // 16-bit gradients converted a piece at a time
+      for (int64_t j = 0; j < len; ++j) {
+        const int64_t i = off + j;
+        const float gi = gp[j] * inv + weight_decay * p[i];
         if (nesterov) {
           const float m_old = m[i];
           const float m_new = momentum * m_old + lr * gi;
