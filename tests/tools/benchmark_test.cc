@@ -446,7 +446,7 @@ TEST(BenchmarkTest, BadFlagsGiveOneClearErrorLine) {
       {"--model lenet --net x.pbtxt", "not both"},
       {"--net x.pbtxt", "--net needs --init_net"},
       {"--net x.pbtxt --init_net y.pbtxt", "--input_shape"},
-      {"--model lenet --precision fp8", "--precision: expected fp32 and/or fp16, got 'fp8'"},
+      {"--model lenet --precision fp8", "--precision: expected fp32, fp16 and/or bf16, got 'fp8'"},
       {"--model lenet --batch_size 0", "--batch_size: values must be positive"},
       {"--model lenet --batch_size 8,abc", "--batch_size: 'abc' is not an integer"},
       {"--model lenet --mode infer", "--mode must be train or forward"},
