@@ -22,8 +22,23 @@
 #include <gloo/transport/pair.h>
 #include <gloo/types.h>
 
+#include "core/bfloat16.h"
 #include "core/half.h"
 #include "distributed/store_handler.h"
+
+// Gloo has no bfloat16 type. Its algorithms reduce any T through gloo::sum<T>, which would add T
+// values; halfcaf's BFloat16 adds in float and rounds once per addition (as Gloo's float16 does).
+namespace gloo {
+template <>
+void sum<halfcaf::BFloat16>(void* c, const void* a, const void* b, size_t n) {
+  auto* out = static_cast<halfcaf::BFloat16*>(c);
+  const auto* x = static_cast<const halfcaf::BFloat16*>(a);
+  const auto* y = static_cast<const halfcaf::BFloat16*>(b);
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = halfcaf::BFloat16(static_cast<float>(x[i]) + static_cast<float>(y[i]));
+  }
+}
+}  // namespace gloo
 
 namespace halfcaf {
 
@@ -350,8 +365,10 @@ void Allreducer::Run(const std::vector<Tensor*>& tensors) {
 void Allreducer::Run(const std::vector<void*>& buffers, int64_t count, DataType dtype) {
   CheckOpen(world_, "Allreduce");
   HALFCAF_ENFORCE(!buffers.empty(), "Allreduce: no buffers");
-  HALFCAF_ENFORCE(dtype == DataType::FLOAT || dtype == DataType::FLOAT16,
-                  "Allreduce supports float and float16 tensors, got ", DataTypeName(dtype));
+  HALFCAF_ENFORCE(dtype == DataType::FLOAT || dtype == DataType::FLOAT16 ||
+                      dtype == DataType::BFLOAT16,
+                  "Allreduce supports float, float16 and bfloat16 tensors, got ",
+                  DataTypeName(dtype));
   HALFCAF_ENFORCE(count >= 0 && count <= INT_MAX, "Allreduce: ", count,
                   " elements is more than Gloo's int count allows");
   if (count == 0) return;  // every rank has the same count: nobody sends
@@ -359,10 +376,13 @@ void Allreducer::Run(const std::vector<void*>& buffers, int64_t count, DataType 
     if (!algorithm_ || buffers != ptrs_ || count != count_ || dtype != dtype_) {
       algorithm_.reset();
       const int n = static_cast<int>(count);
-      algorithm_ = dtype == DataType::FLOAT
-                       ? MakeAllreduce<float>(algorithm_kind_, world_->context(), buffers, n)
-                       : MakeAllreduce<gloo::float16>(algorithm_kind_, world_->context(),
-                                                      buffers, n);
+      if (dtype == DataType::FLOAT) {
+        algorithm_ = MakeAllreduce<float>(algorithm_kind_, world_->context(), buffers, n);
+      } else if (dtype == DataType::FLOAT16) {
+        algorithm_ = MakeAllreduce<gloo::float16>(algorithm_kind_, world_->context(), buffers, n);
+      } else {
+        algorithm_ = MakeAllreduce<BFloat16>(algorithm_kind_, world_->context(), buffers, n);
+      }
       ptrs_ = buffers;
       count_ = count;
       dtype_ = dtype;

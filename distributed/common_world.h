@@ -128,8 +128,9 @@ enum class AllreduceAlgorithm { kHalvingDoubling, kRing, kRingChunked, kBcube };
 AllreduceAlgorithm ParseAllreduceAlgorithm(const std::string& name);
 
 // Sums n equally sized buffers over every rank, in place: afterwards each buffer on every rank
-// holds the sum of all n * size buffers. FLOAT and FLOAT16. FP16 stays FP16 on the wire and is
-// added in FP32 and rounded back to FP16 after every addition (gloo::float16), in an order fixed
+// holds the sum of all n * size buffers. FLOAT, FLOAT16 and BFLOAT16. FP16 (BF16) stays FP16
+// (BF16) on the wire and is added in FP32 and rounded back after every addition (gloo::float16;
+// BF16 through halfcaf's gloo::sum<BFloat16>), in an order fixed
 // by the algorithm and world size: the result is the same on every rank (but see kRing), within
 // (n * size - 1) rounding steps (half an FP16 ulp of the partial sum each) of the exact sum.
 //

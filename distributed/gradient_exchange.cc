@@ -63,8 +63,10 @@ void GradientExchange::Start(std::vector<Tensor*> tensors) {
   HALFCAF_ENFORCE(!tensors.empty(), "GradientExchange: an empty bucket");
   const Tensor& first = *tensors[0];
   for (const Tensor* t : tensors) {
-    HALFCAF_ENFORCE(t->dtype() == DataType::FLOAT || t->dtype() == DataType::FLOAT16,
-                    "GradientExchange: gradients are float or float16, got ", t->DebugString());
+    HALFCAF_ENFORCE(t->dtype() == DataType::FLOAT || t->dtype() == DataType::FLOAT16 ||
+                        t->dtype() == DataType::BFLOAT16,
+                    "GradientExchange: gradients are float, float16 or bfloat16, got ",
+                    t->DebugString());
     HALFCAF_ENFORCE(t->dtype() == first.dtype() && t->device() == first.device(),
                     "GradientExchange: a bucket holds one dtype on one device, got ",
                     first.DebugString(), " and ", t->DebugString());

@@ -46,7 +46,8 @@ int Fail(const std::string& what) {
 }
 
 // Element i of tensor j on rank r. "exact": multiples of 1/4 in [-4, 4], whose sums are exact in
-// float and in float16 (well below 2048). Otherwise values in [0.5, 1) with 10 random bits.
+// float, in float16 (well below 2048) and in bfloat16 (at most 2 x 4 ranks x 4 = 32: 128 quarters,
+// within its 8 significant bits). Otherwise values in [0.5, 1) with 10 random bits.
 float Value(int r, int j, int64_t i, bool exact) {
   uint64_t h = static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull ^ (r * 0x632BE59BD9B4E019ull) ^
                (j * 0x85EBCA77C2B2AE63ull);
@@ -64,21 +65,26 @@ void Fill(Workspace& ws, const std::string& name, DataType dtype, int64_t count,
   if (dtype == DataType::FLOAT) {
     float* p = t->mutable_data<float>();
     for (int64_t i = 0; i < count; ++i) p[i] = Value(r, j, i, exact);
-  } else {
+  } else if (dtype == DataType::FLOAT16) {
     Half* p = t->mutable_data<Half>();
     for (int64_t i = 0; i < count; ++i) p[i] = Half(Value(r, j, i, exact));
+  } else {
+    BFloat16* p = t->mutable_data<BFloat16>();
+    for (int64_t i = 0; i < count; ++i) p[i] = BFloat16(Value(r, j, i, exact));
   }
 }
 
 float Get(const Tensor& t, int64_t i) {
-  return t.dtype() == DataType::FLOAT ? t.data<float>()[i] : float(t.data<Half>()[i]);
+  if (t.dtype() == DataType::FLOAT) return t.data<float>()[i];
+  if (t.dtype() == DataType::FLOAT16) return float(t.data<Half>()[i]);
+  return float(t.data<BFloat16>()[i]);
 }
 
-// Spacing of float16 numbers around |v| (normal range).
-double HalfUlp(double v) {
+// Spacing of float16 (bfloat16: `bits` 8) numbers around |v| (normal range).
+double HalfUlp(double v, int bits = 11) {
   int e;
   std::frexp(std::max(std::fabs(v), 6.1e-5), &e);
-  return std::ldexp(1.0, e - 11);
+  return std::ldexp(1.0, e - bits);
 }
 
 OperatorDef Op(const std::string& type, const std::string& name,
@@ -115,7 +121,7 @@ void CreateWorld(Workspace& ws, int rank, int size) {
 int Allreduce(Workspace& ws, int rank, int size) {
   const int n = 2;
   for (int64_t count : {int64_t{1}, int64_t{7}, int64_t{1000003}}) {
-    for (DataType dtype : {DataType::FLOAT, DataType::FLOAT16}) {
+    for (DataType dtype : {DataType::FLOAT, DataType::FLOAT16, DataType::BFLOAT16}) {
       for (bool exact : {true, false}) {
         if (dtype == DataType::FLOAT && !exact) continue;  // float sums are order-dependent
         const std::string tag = MakeString(count, "_", DataTypeName(dtype), exact ? "_exact" : "");
@@ -140,9 +146,10 @@ int Allreduce(Workspace& ws, int rank, int size) {
                 for (int k = 0; k < n; ++k) sum += Value(r, k, i, exact);
               }
               const double got = Get(y, i);
-              // float16: n*size-1 additions, each rounding to half an ulp of a partial sum no
-              // larger than the total (positive values).
-              const double tol = exact ? 0.0 : (n * size) * 0.5 * HalfUlp(sum);
+              // float16 / bfloat16: n*size-1 additions, each rounding to half an ulp of a
+              // partial sum no larger than the total (positive values).
+              const int bits = dtype == DataType::BFLOAT16 ? 8 : 11;
+              const double tol = exact ? 0.0 : (n * size) * 0.5 * HalfUlp(sum, bits);
               if (std::fabs(got - sum) > tol) {
                 return Fail(MakeString("Allreduce ", tag, " run ", run, " tensor ", j, " [", i,
                                        "] = ", got, ", expected ", sum, " (tolerance ", tol,
