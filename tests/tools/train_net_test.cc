@@ -217,7 +217,8 @@ TEST(TrainNetTest, BadInputGivesOneClearLine) {
   std::ofstream(dir + "/bad-labels-idx1-ubyte") << "nope";
   ExpectCleanError(RunTool("train_net", lenet + " --train_data " + bad), bad);
   // Unsupported dtype / device / loss scale.
-  ExpectCleanError(RunTool("train_net", kTiny + "--dtype float64"), "--dtype must be float or float16");
+  ExpectCleanError(RunTool("train_net", kTiny + "--dtype float64"),
+                   "--dtype must be float, float16 or bfloat16, got 'float64'");
   ExpectCleanError(RunTool("train_net", kTiny + "--data_mean 0.1,x"), "--data_mean: 'x' is not a number");
   ExpectCleanError(RunTool("train_net", kTiny + "--data_std 1,2"), "`std` needs 1 or 1");
   ExpectCleanError(RunTool("train_net", kTiny + "--crop 12"), "`crop` 12 is larger than the 8x8");
