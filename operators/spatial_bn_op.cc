@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/float_io.h"
 #include "core/gradient.h"
@@ -104,9 +105,31 @@ inline double DotDeviationOf(const float* dy, const float* x, int64_t n, float m
   return s;
 }
 
-constexpr int64_t kBNChannelBlock = 16;  // NHWC: channels per parallel work item
+// NHWC: per-channel sums over the rows (N * S rows of C values). `add(r0, r1, acc)` adds rows
+// [r0, r1) into acc (k sums per channel: k * C doubles, sum j of channel c at j * C + c). The rows
+// go in fixed chunks of kBNRowChunk, summed in parallel into per-chunk sums that are then added
+// in chunk order, so the result does not depend on the thread count; every access runs along
+// the rows, as they are stored.
+constexpr int64_t kBNRowChunk = 256;
 
-// The loops below read float16 / bfloat16 data a plane (NCHW) or a row segment (NHWC) at a time,
+template <typename F>
+void NhwcChannelSums(int64_t rows, int64_t C, int k, F&& add, double* out) {
+  const int64_t chunks = (rows + kBNRowChunk - 1) / kBNRowChunk;
+  const int64_t width = k * C;
+  std::vector<double> partial(static_cast<size_t>(chunks * width), 0.0);
+  ParallelFor(chunks, static_cast<double>(kBNRowChunk * width), [&](int64_t c0, int64_t c1) {
+    for (int64_t ch = c0; ch < c1; ++ch) {
+      add(ch * kBNRowChunk, std::min(rows, (ch + 1) * kBNRowChunk), partial.data() + ch * width);
+    }
+  });
+  std::fill(out, out + width, 0.0);
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    const double* p = partial.data() + ch * width;
+    for (int64_t j = 0; j < width; ++j) out[j] += p[j];
+  }
+}
+
+// The loops below read float16 / bfloat16 data a plane (NCHW) or a chunk of rows (NHWC) at a time,
 // converted into per-thread buffers (core/float_io.h); float data is read in place, so FP32
 // results are those of plain pointer loops.
 
@@ -129,29 +152,24 @@ void ChannelMeanVar(const BNShape& s, BNOrder order, const FloatIn& x, double* m
       }
     });
   } else {
-    const int64_t rows = N * S, blocks = (C + kBNChannelBlock - 1) / kBNChannelBlock;
-    ParallelFor(blocks, 2.0 * rows * kBNChannelBlock, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        const int64_t c0 = b * kBNChannelBlock, c1 = std::min(C, c0 + kBNChannelBlock);
-        double acc[kBNChannelBlock] = {};
-        for (int64_t r = 0; r < rows; ++r) {
-          const float* row = x.Read(r * C + c0, c1 - c0, 0) - c0;
-          for (int64_t c = c0; c < c1; ++c) acc[c - c0] += row[c];
-        }
-        for (int64_t c = c0; c < c1; ++c) {
-          mean[c] = acc[c - c0] * inv_m;
-          acc[c - c0] = 0;
-        }
-        for (int64_t r = 0; r < rows; ++r) {
-          const float* row = x.Read(r * C + c0, c1 - c0, 0) - c0;
-          for (int64_t c = c0; c < c1; ++c) {
-            const double d = row[c] - mean[c];
-            acc[c - c0] += d * d;
-          }
-        }
-        for (int64_t c = c0; c < c1; ++c) var[c] = acc[c - c0] * inv_m;
+    const int64_t rows = N * S;
+    NhwcChannelSums(rows, C, 1, [&](int64_t r0, int64_t r1, double* acc) {
+      const float* xr = x.Read(r0 * C, (r1 - r0) * C, 0);
+      for (int64_t r = 0; r < r1 - r0; ++r) {
+        for (int64_t c = 0; c < C; ++c) acc[c] += xr[r * C + c];
       }
-    });
+    }, mean);
+    for (int64_t c = 0; c < C; ++c) mean[c] *= inv_m;
+    NhwcChannelSums(rows, C, 1, [&](int64_t r0, int64_t r1, double* acc) {
+      const float* xr = x.Read(r0 * C, (r1 - r0) * C, 0);
+      for (int64_t r = 0; r < r1 - r0; ++r) {
+        for (int64_t c = 0; c < C; ++c) {
+          const double d = xr[r * C + c] - mean[c];
+          acc[c] += d * d;
+        }
+      }
+    }, var);
+    for (int64_t c = 0; c < C; ++c) var[c] *= inv_m;
   }
 }
 
@@ -230,25 +248,21 @@ void ChannelGradSums(const BNShape& s, BNOrder order, const FloatIn& x, const Fl
       }
     });
   } else {
-    const int64_t rows = N * S, blocks = (C + kBNChannelBlock - 1) / kBNChannelBlock;
-    ParallelFor(blocks, 3.0 * rows * kBNChannelBlock, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        const int64_t c0 = b * kBNChannelBlock, c1 = std::min(C, c0 + kBNChannelBlock);
-        double a[kBNChannelBlock] = {}, d[kBNChannelBlock] = {};
-        for (int64_t r = 0; r < rows; ++r) {
-          const float* xr = x.Read(r * C + c0, c1 - c0, 0) - c0;
-          const float* dyr = dy.Read(r * C + c0, c1 - c0, 1) - c0;
-          for (int64_t c = c0; c < c1; ++c) {
-            a[c - c0] += dyr[c];
-            d[c - c0] += static_cast<double>(dyr[c]) * (xr[c] - mean[c]);
-          }
-        }
-        for (int64_t c = c0; c < c1; ++c) {
-          sum_dy[c] = a[c - c0];
-          sum_dy_xc[c] = d[c - c0];
+    std::vector<double> sums(static_cast<size_t>(2 * C));
+    NhwcChannelSums(N * S, C, 2, [&](int64_t r0, int64_t r1, double* acc) {
+      const int64_t n = (r1 - r0) * C;
+      const float* xr = x.Read(r0 * C, n, 0);
+      const float* dyr = dy.Read(r0 * C, n, 1);
+      for (int64_t r = 0; r < r1 - r0; ++r) {
+        for (int64_t c = 0; c < C; ++c) {
+          const double g = dyr[r * C + c];
+          acc[c] += g;
+          acc[C + c] += g * (xr[r * C + c] - mean[c]);
         }
       }
-    });
+    }, sums.data());
+    std::copy(sums.begin(), sums.begin() + C, sum_dy);
+    std::copy(sums.begin() + C, sums.end(), sum_dy_xc);
   }
 }
 
