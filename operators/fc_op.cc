@@ -1,10 +1,14 @@
 #include "operators/fc_op.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "core/float_io.h"
 #include "core/gradient.h"
 #include "core/math.h"
+#ifdef HALFCAF_WITH_DNNL
+#include "operators/gemm_dnnl.h"
+#endif
 
 namespace halfcaf {
 
@@ -62,6 +66,29 @@ std::vector<int64_t> FCOutputDims(const std::vector<int64_t>& x_dims, const FCSh
   return y;
 }
 
+namespace {
+
+bool AllBFloat16(std::initializer_list<const Tensor*> ts) {
+  for (const Tensor* t : ts) {
+    if (t->dtype() != DataType::BFLOAT16) return false;
+  }
+  return true;
+}
+
+// bfloat16 C = op(A) op(B) [+ bias] on oneDNN's BF16 kernels; false when they are off or absent
+// (the caller computes in float).
+bool BFloat16Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const Tensor& A,
+                  const Tensor& B, const float* bias, Tensor* C) {
+#ifdef HALFCAF_WITH_DNNL
+  return DnnlBFloat16Gemm(trans_a, trans_b, M, N, K, A.data<BFloat16>(), B.data<BFloat16>(), bias,
+                          C->mutable_data<BFloat16>());
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
 template <bool kTransposed>
 FCOpT<kTransposed>::FCOpT(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
@@ -75,6 +102,12 @@ void FCOpT<kTransposed>::RunOnDevice() {
   const Tensor& B = Input(2);
   const FCShape s = CheckFCInputs(X, W, B, axis_, axis_w_, kTransposed);
   Tensor* Y = Output(0, FCOutputDims(X.dims(), s));
+  if (AllBFloat16({&X, &W, &B})) {
+    // Y = X W^T (FC, W is N x K) or X W (FCTransposed, W is K x N), plus b, on oneDNN's BF16
+    // kernels when the CPU has them.
+    const float* b = ReadAsFloat(B, &b_);
+    if (BFloat16Gemm(false, !kTransposed, s.M, s.N, s.K, X, W, b, Y)) return;
+  }
   const float* x = ReadAsFloat(X, &x_);
   const float* w = ReadAsFloat(W, &w_);
   const float* b = ReadAsFloat(B, &b_);
@@ -99,6 +132,7 @@ void FCGradientOpT<kTransposed>::RunOnDevice() {
   const Tensor& W = Input(1);
   const Tensor& dY = Input(2);
   const FCShape s = CheckFCGradientInputs(X, W, dY, axis_, axis_w_, kTransposed);
+  if (AllBFloat16({&X, &W, &dY}) && RunBFloat16(X, W, dY, s)) return;
   const float* x = ReadAsFloat(X, &x_);
   const float* w = ReadAsFloat(W, &w_);
   const float* dy = ReadAsFloat(dY, &dy_);
@@ -127,6 +161,28 @@ void FCGradientOpT<kTransposed>::RunOnDevice() {
   }
   dw.Commit();
   db.Commit();
+}
+
+template <bool kTransposed>
+bool FCGradientOpT<kTransposed>::RunBFloat16(const Tensor& X, const Tensor& W, const Tensor& dY,
+                                             const FCShape& s) {
+  Tensor* dW = Output(0, W.dims());
+  // dW = dY^T X (FC: N x K) or X^T dY (FCTransposed: K x N).
+  const bool done = kTransposed ? BFloat16Gemm(true, false, s.K, s.N, s.M, X, dY, nullptr, dW)
+                                : BFloat16Gemm(true, false, s.N, s.K, s.M, dY, X, nullptr, dW);
+  if (!done) return false;
+  // db = column sums of dY, in float, rounded once.
+  const FloatIn dy(dY);
+  db_.assign(static_cast<size_t>(s.N), 0.f);
+  for (int64_t i = 0; i < s.M; ++i) math::Axpy(s.N, 1.f, dy.Read(i * s.N, s.N, 0), db_.data());
+  FromFloatArray(db_.data(), Output(1, {s.N})->mutable_data<BFloat16>(), db_.size());
+  // dX = dY W (FC) or dY W^T (FCTransposed).
+  if (OutputSize() == 3) {
+    Tensor* dX = Output(2, X.dims());
+    HALFCAF_ENFORCE(BFloat16Gemm(false, kTransposed, s.M, s.K, s.N, dY, W, nullptr, dX),
+                    "FCGradient: the bfloat16 product for dX failed after dW's ran");
+  }
+  return true;
 }
 
 template class FCOpT<false>;

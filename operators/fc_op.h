@@ -51,6 +51,9 @@ class FCGradientOpT final : public Operator<CPUContext> {
 
  private:
   int axis_, axis_w_;
+  // All of X, W and dY bfloat16: the three products on oneDNN's BF16 kernels; false (nothing
+  // written) when they are off.
+  bool RunBFloat16(const Tensor& X, const Tensor& W, const Tensor& dY, const FCShape& s);
   std::vector<float> x_, w_, dy_, dw_, db_, dx_;
 };
 using FCGradientOp = FCGradientOpT<false>;

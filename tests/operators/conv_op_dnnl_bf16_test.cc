@@ -8,6 +8,7 @@
 #include <iostream>
 #include <optional>
 
+#include "tests/util/bf16_switch.h"
 #include "tests/util/conv_case.h"
 #include "tests/util/op_test_util.h"
 
@@ -20,29 +21,6 @@ namespace testing {
 namespace {
 
 #ifdef HALFCAF_WITH_DNNL
-
-// Sets HALFCAF_DNNL_BF16=0 for the scope (restored after). Without it the tests run as the
-// environment says: `HALFCAF_DNNL_BF16=0 operators_tests` is a CPU without BF16 instructions.
-class ScopedBf16Off {
- public:
-  ScopedBf16Off() {
-    const char* old = std::getenv("HALFCAF_DNNL_BF16");
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv("HALFCAF_DNNL_BF16", "0", 1);
-  }
-  ~ScopedBf16Off() {
-    if (had_) {
-      setenv("HALFCAF_DNNL_BF16", old_.c_str(), 1);
-    } else {
-      unsetenv("HALFCAF_DNNL_BF16");
-    }
-  }
-
- private:
-  std::string old_;
-  bool had_ = false;
-};
 
 struct Case : ConvShape {
   std::vector<Argument> Args() const {
