@@ -151,13 +151,17 @@ inline void CheckLowPrecisionMatchesFp32(const OperatorDef& def,
   }
 }
 
-// FP16 vs FP32 (CheckLowPrecisionMatchesFp32 with float16).
+// FP16 vs FP32 and BF16 vs FP32 (CheckLowPrecisionMatchesFp32 with float16, then with bfloat16
+// and 8 times the tolerances: bfloat16 keeps 3 fewer significant bits). Every operator's FP16
+// agreement test covers bfloat16 too.
 inline void CheckFp16MatchesFp32(const OperatorDef& def,
                                  const std::map<std::string, Tensor>& inputs,
                                  const std::vector<std::string>& half_inputs,
                                  const std::vector<int>& outputs = {0}, float atol = 1e-3f,
                                  float rtol = 2e-3f) {
   CheckLowPrecisionMatchesFp32(def, inputs, half_inputs, DataType::FLOAT16, outputs, atol, rtol);
+  CheckLowPrecisionMatchesFp32(def, inputs, half_inputs, DataType::BFLOAT16, outputs, 8 * atol,
+                               8 * rtol);
 }
 
 // Feeds `inputs` into `ws` (a fresh workspace when null), creates `def` and runs it once, and
