@@ -175,7 +175,8 @@ bool FCGradientOpT<kTransposed>::RunBFloat16(const Tensor& X, const Tensor& W, c
   const FloatIn dy(dY);
   db_.assign(static_cast<size_t>(s.N), 0.f);
   for (int64_t i = 0; i < s.M; ++i) math::Axpy(s.N, 1.f, dy.Read(i * s.N, s.N, 0), db_.data());
-  FromFloatArray(db_.data(), Output(1, {s.N})->mutable_data<BFloat16>(), db_.size());
+  Tensor* dB = Output(1, {s.N});
+  FromFloatArray(db_.data(), dB->mutable_data<BFloat16>(), db_.size());
   // dX = dY W (FC) or dY W^T (FCTransposed).
   if (OutputSize() == 3) {
     Tensor* dX = Output(2, X.dims());
