@@ -66,18 +66,6 @@ std::map<std::string, Tensor> AsBFloat16(const std::map<std::string, Tensor>& in
   return out;
 }
 
-// Runs `def` as a net would create it (CreateOperator: DNNL first) on `in`; returns the outputs.
-std::vector<Tensor> RunChosen(const OperatorDef& def, const std::map<std::string, Tensor>& in) {
-  Workspace ws;
-  RunOp(def, in, &ws);
-  std::vector<Tensor> out;
-  for (const auto& name : def.output()) {
-    out.emplace_back();
-    out.back().CopyFrom(ws.GetTensor(name));
-  }
-  return out;
-}
-
 std::vector<OperatorDef> Defs(const Case& c) {
   return {ConvOpDef("Conv", c.bias, c.Args()), ConvGradientOpDef("Conv", c.bias, true, c.Args()),
           ConvGradientOpDef("Conv", c.bias, false, c.Args())};
@@ -96,27 +84,7 @@ TEST(ConvDnnlBFloat16Test, FastPathMatchesEmulatedPath) {
       c.nhwc = nhwc;
       SCOPED_TRACE(::testing::Message() << (nhwc ? "NHWC" : "NCHW") << " seed " << seed);
       const auto in = AsBFloat16(c.Inputs(seed++));
-      for (const OperatorDef& def : Defs(c)) {
-        std::vector<Tensor> on, off;
-        const int64_t before = DnnlBFloat16Runs();
-        on = RunChosen(def, in);
-        // The BF16 kernels ran exactly when the CPU has them.
-        EXPECT_EQ(DnnlBFloat16Runs() - before, fast ? 1 : 0) << def.type();
-        {
-          ScopedBf16Off s;
-          off = RunChosen(def, in);
-        }
-        EXPECT_EQ(DnnlBFloat16Runs() - before, fast ? 1 : 0) << "forced off, " << def.type();
-        for (size_t i = 0; i < on.size(); ++i) {
-          EXPECT_EQ(on[i].dtype(), DataType::BFLOAT16) << def.output(i);
-          EXPECT_EQ(on[i].dims(), off[i].dims()) << def.output(i);
-          // Both accumulate in float and round once: at most a bfloat16 step or so apart (the
-          // sums run in different orders), 2^-8 relative, and a little absolute for
-          // cancellations.
-          ExpectNear(ToFloatVector(on[i]), ToFloatVector(off[i]), 2e-2f, 8e-3f,
-                     def.type() + " " + def.output(i) + " fast vs emulated");
-        }
-      }
+      for (const OperatorDef& def : Defs(c)) ExpectBFloat16PathsAgree(def, in, 1);
     }
   }
 }

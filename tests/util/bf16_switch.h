@@ -1,10 +1,18 @@
 // ScopedBf16Off: sets HALFCAF_DNNL_BF16=0 for a scope (restored after), so the operators that
 // would run bfloat16 on oneDNN's BF16 kernels take the emulated path. Without it the tests run as
 // the environment says: `HALFCAF_DNNL_BF16=0 operators_tests` is a CPU without BF16 instructions.
+// ExpectBFloat16PathsAgree runs an op both ways and compares.
 #pragma once
 
 #include <cstdlib>
 #include <string>
+#include <vector>
+
+#include "tests/util/op_test_util.h"
+
+#ifdef HALFCAF_WITH_DNNL
+#include "operators/dnnl_util.h"
+#endif
 
 namespace halfcaf {
 namespace testing {
@@ -31,6 +39,38 @@ class ScopedBf16Off {
   std::string old_;
   bool had_ = false;
 };
+
+// Runs `def` (created as nets create it: CreateOperator) on bfloat16 inputs `in` twice: with the
+// BF16 kernels as the environment says, then with them forced off (the emulated path). The first
+// run must take `kernel_runs` BF16 kernel runs (DnnlBFloat16Runs) when the kernels are on and
+// none otherwise, the second none; every output is bfloat16 and the two agree within bfloat16
+// tolerance (both accumulate in float and round once, in different orders: 2^-8 relative, and a
+// little absolute for cancellations).
+inline void ExpectBFloat16PathsAgree(const OperatorDef& def,
+                                     const std::map<std::string, Tensor>& in, int64_t kernel_runs) {
+#ifdef HALFCAF_WITH_DNNL
+  const bool fast = DnnlBFloat16Enabled();
+  const int64_t before = DnnlBFloat16Runs();
+#endif
+  const std::vector<Tensor> on = RunOpOutputs(def, in);
+#ifdef HALFCAF_WITH_DNNL
+  EXPECT_EQ(DnnlBFloat16Runs() - before, fast ? kernel_runs : 0) << def.type();
+#endif
+  std::vector<Tensor> off;
+  {
+    ScopedBf16Off s;
+    off = RunOpOutputs(def, in);
+  }
+#ifdef HALFCAF_WITH_DNNL
+  EXPECT_EQ(DnnlBFloat16Runs() - before, fast ? kernel_runs : 0) << "forced off, " << def.type();
+#endif
+  for (size_t i = 0; i < on.size(); ++i) {
+    EXPECT_EQ(on[i].dtype(), DataType::BFLOAT16) << def.output(i);
+    EXPECT_EQ(on[i].dims(), off[i].dims()) << def.output(i);
+    ExpectNear(ToFloatVector(on[i]), ToFloatVector(off[i]), 2e-2f, 8e-3f,
+               def.type() + " " + def.output(i) + " fast vs emulated");
+  }
+}
 
 }  // namespace testing
 }  // namespace halfcaf

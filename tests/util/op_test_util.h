@@ -109,6 +109,19 @@ inline std::vector<float> RunAndGet(const OperatorDef& def,
   return ToFloatVector(ws.GetTensor(def.output(output)));
 }
 
+// Runs an op (RunOp) and returns copies of all its outputs, in order.
+inline std::vector<Tensor> RunOpOutputs(const OperatorDef& def,
+                                        const std::map<std::string, Tensor>& inputs) {
+  Workspace ws;
+  RunOp(def, inputs, &ws);
+  std::vector<Tensor> out;
+  for (const auto& name : def.output()) {
+    out.emplace_back();
+    out.back().CopyFrom(ws.GetTensor(name));
+  }
+  return out;
+}
+
 // Element-wise |a - b| <= atol + rtol * |b|.
 inline void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, float atol,
                        float rtol, const std::string& what = "") {
