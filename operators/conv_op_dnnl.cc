@@ -240,14 +240,7 @@ class ConvDnnlBase : public ConvPoolOpBase<CPUContext> {
   }
 
   // Runs the default implementation (created once, on first use).
-  void RunFallback() {
-    if (!fallback_) {
-      const OperatorCreator* creator = OperatorRegistry::Find(DeviceType::CPU, def_.type(), "");
-      HALFCAF_ENFORCE(creator != nullptr, cp_.op_label, ": no default CPU implementation");
-      fallback_ = (*creator)(def_, ws_);
-    }
-    fallback_->Run(0);
-  }
+  void RunFallback() { fallback_.Run(def_, ws_, cp_.op_label); }
 
   // The shape and type the primitives were made for; usable_ is false when oneDNN rejected them
   // (or has only reference code for them).
@@ -256,7 +249,7 @@ class ConvDnnlBase : public ConvPoolOpBase<CPUContext> {
   bool usable_ = false;
 
  private:
-  std::unique_ptr<OperatorBase> fallback_;
+  DefaultOpFallback fallback_;
 };
 
 class ConvDnnlOp final : public ConvDnnlBase {

@@ -9,10 +9,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <dnnl.hpp>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/bfloat16.h"
+#include "core/operator.h"
 #include "core/scratch.h"
 
 namespace halfcaf {
@@ -54,6 +57,23 @@ bool IsReferenceImpl(const PrimitiveDesc& pd) {
   const char* impl = pd.impl_info_str();
   return impl != nullptr && std::strncmp(impl, "ref", 3) == 0;
 }
+
+// The default CPU implementation of a DNNL operator's type, created on first use: what the
+// operator runs for the cases its primitives do not cover.
+class DefaultOpFallback {
+ public:
+  void Run(const OperatorDef& def, Workspace* ws, const std::string& op_label) {
+    if (!op_) {
+      const OperatorCreator* creator = OperatorRegistry::Find(DeviceType::CPU, def.type(), "");
+      HALFCAF_ENFORCE(creator != nullptr, op_label, ": no default CPU implementation");
+      op_ = (*creator)(def, ws);
+    }
+    op_->Run(0);
+  }
+
+ private:
+  std::unique_ptr<OperatorBase> op_;
+};
 
 // dnnl dims from halfcaf dims.
 inline dnnl::memory::dims DnnlDims(const std::vector<int64_t>& d) {

@@ -7,6 +7,7 @@
 #include "core/float_io.h"
 #include "core/gradient.h"
 #include "core/operator.h"
+#include "operators/finite_scan.h"
 
 namespace halfcaf {
 
@@ -48,31 +49,6 @@ void EnforceFloatScalar(const Tensor& t, const char* what) {
 }
 
 namespace {
-
-// No element of d has all of `exponent`'s bits set (inf or nan).
-// Branch-free within blocks, so the compiler vectorizes it.
-template <typename T>
-bool NoAllOnesExponent(const T* d, int64_t n, uint16_t exponent) {
-  constexpr int64_t kBlock = 4096;
-  for (int64_t b = 0; b < n; b += kBlock) {
-    const int64_t e = std::min(n, b + kBlock);
-    uint16_t bad = 0;
-    for (int64_t i = b; i < e; ++i) bad |= static_cast<uint16_t>((d[i].x & exponent) == exponent);
-    if (bad != 0) return false;
-  }
-  return true;
-}
-
-bool AllFinite(const Tensor& t) {
-  if (t.dtype() == DataType::FLOAT16) return NoAllOnesExponent(t.data<Half>(), t.numel(), 0x7c00);
-  if (t.dtype() == DataType::BFLOAT16) {
-    return NoAllOnesExponent(t.data<BFloat16>(), t.numel(), 0x7f80);
-  }
-  const float* d = t.data<float>();
-  float acc = 0.f;
-  for (int64_t i = 0; i < t.numel(); ++i) acc += d[i] * 0.f;  // nan iff some d[i] is inf/nan
-  return !std::isnan(acc);
-}
 
 class CheckFiniteOp final : public Operator<CPUContext> {
  public:

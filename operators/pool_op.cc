@@ -173,24 +173,19 @@ void PoolOp<kType>::RunOnDevice() {
   EnforceFloatType(X, "pooling input X");
   const ConvPoolGeometry g = Geometry(X.dims());
   Tensor* Y = Output(0, g.OutputDims(g.C, cp_.order));
-  const float* x = ReadAsFloat(X, &x_);
-  FloatWriter yw(Y, X.dtype(), &y_);
-  float* y = yw.data();
-  if (g.num_spatial_dims() != 2) {  // N-d: NCHW only (CheckPoolLayout)
-    PoolForwardNd<kType>(g, x, y);
-    yw.Commit();
-    return;
-  }
-  const int64_t C = g.C, H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
+  const int64_t C = g.C;
   const float lowest = -std::numeric_limits<float>::infinity();
-
-  if (cp_.order == StorageOrder::NCHW) {
-    // Planes are independent: split them over the threads.
+  if (g.num_spatial_dims() == 2 && cp_.order == StorageOrder::NCHW) {
+    // Planes are independent: split them over the threads. 16-bit planes are converted one at a
+    // time (FloatIn / FloatOut), not as tensor-sized float copies.
+    const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
+    const FloatIn xin(X);
+    const FloatOut yout(Y, X.dtype());
     const double work = static_cast<double>(OH * OW) * g.kernel_size();
     ParallelFor(g.N * C, work, [&](int64_t nc0, int64_t nc1) {
       for (int64_t nc = nc0; nc < nc1; ++nc) {
-        const float* xp = x + nc * H * W;
-        float* yp = y + nc * OH * OW;
+        const float* xp = xin.Read(nc * H * W, H * W, 0);
+        float* yp = yout.Begin(nc * OH * OW, OH * OW, 1);
         for (int64_t oh = 0; oh < OH; ++oh) {
           for (int64_t ow = 0; ow < OW; ++ow) {
             const Window win = WindowAt(g, oh, ow);
@@ -210,10 +205,22 @@ void PoolOp<kType>::RunOnDevice() {
             yp[oh * OW + ow] = acc;
           }
         }
+        yout.End(nc * OH * OW, OH * OW, yp);
       }
     });
-  } else {
-    // Output rows are independent: split (image, output row) pairs over the threads.
+    return;
+  }
+  const float* x = ReadAsFloat(X, &x_);
+  FloatWriter yw(Y, X.dtype(), &y_);
+  float* y = yw.data();
+  if (g.num_spatial_dims() != 2) {  // N-d: NCHW only (CheckPoolLayout)
+    PoolForwardNd<kType>(g, x, y);
+    yw.Commit();
+    return;
+  }
+  const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
+  {
+    // NHWC. Output rows are independent: split (image, output row) pairs over the threads.
     const double work = static_cast<double>(OW * C) * g.kernel_size();
     ParallelFor(g.N * OH, work, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
@@ -272,25 +279,19 @@ void PoolGradientOp<kType>::RunOnDevice() {
                   ": Y and dY must have the pooled shape ", DimsString(y_dims), " of X ",
                   DimsString(X.dims()), ", got Y ", DimsString(Yt.dims()), " and dY ",
                   DimsString(dY.dims()));
-  const float* x = ReadAsFloat(X, &x_);
-  const float* dy = ReadAsFloat(dY, &dy_);
-  FloatWriter dxw(Output(0, X.dims()), X.dtype(), &dx_);
-  float* dx = dxw.data();
-  std::fill_n(dx, X.numel(), 0.f);
-  if (g.num_spatial_dims() != 2) {  // N-d: NCHW only (CheckPoolLayout)
-    PoolBackwardNd<kType>(g, x, dy, dx);
-    dxw.Commit();
-    return;
-  }
-  const int64_t C = g.C, H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
-
-  if (cp_.order == StorageOrder::NCHW) {
+  const int64_t C = g.C;
+  if (g.num_spatial_dims() == 2 && cp_.order == StorageOrder::NCHW) {
+    // A plane at a time, as in the forward pass.
+    const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
+    const FloatIn xin(X), dyin(dY);
+    const FloatOut dxout(Output(0, X.dims()), X.dtype());
     const double work = static_cast<double>(OH * OW) * g.kernel_size();
     ParallelFor(g.N * C, work, [&](int64_t nc0, int64_t nc1) {
       for (int64_t nc = nc0; nc < nc1; ++nc) {
-        const float* xp = x + nc * H * W;
-        const float* dyp = dy + nc * OH * OW;
-        float* dxp = dx + nc * H * W;
+        const float* xp = xin.Read(nc * H * W, H * W, 0);
+        const float* dyp = dyin.Read(nc * OH * OW, OH * OW, 1);
+        float* dxp = dxout.Begin(nc * H * W, H * W, 2);
+        std::fill_n(dxp, H * W, 0.f);
         for (int64_t oh = 0; oh < OH; ++oh) {
           for (int64_t ow = 0; ow < OW; ++ow) {
             const Window win = WindowAt(g, oh, ow);
@@ -313,10 +314,24 @@ void PoolGradientOp<kType>::RunOnDevice() {
             }
           }
         }
+        dxout.End(nc * H * W, H * W, dxp);
       }
     });
-  } else {
-    // Windows overlap within an image, so images (not rows) are split over the threads.
+    return;
+  }
+  const float* x = ReadAsFloat(X, &x_);
+  const float* dy = ReadAsFloat(dY, &dy_);
+  FloatWriter dxw(Output(0, X.dims()), X.dtype(), &dx_);
+  float* dx = dxw.data();
+  std::fill_n(dx, X.numel(), 0.f);
+  if (g.num_spatial_dims() != 2) {  // N-d: NCHW only (CheckPoolLayout)
+    PoolBackwardNd<kType>(g, x, dy, dx);
+    dxw.Commit();
+    return;
+  }
+  const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
+  {
+    // NHWC. Windows overlap within an image, so images (not rows) are split over the threads.
     const double work = static_cast<double>(OH * OW * C) * g.kernel_size();
     ParallelFor(g.N, work, [&](int64_t n0, int64_t n1) {
       std::vector<float> best(kType == PoolType::kMax ? C : 0);

@@ -73,16 +73,6 @@ std::vector<Case> Cases() {
   return cases;
 }
 
-// Runs `def` through the implementation registered for `engine` ("" = the default).
-void RunWithEngine(const OperatorDef& def, const std::map<std::string, Tensor>& in,
-                   const std::string& engine, Workspace* ws) {
-  for (const auto& kv : in) SetInput(ws, kv.first, kv.second);
-  const OperatorCreator* creator = OperatorRegistry::Find(DeviceType::CPU, def.type(), engine);
-  ASSERT_NE(creator, nullptr) << def.type() << " engine '" << engine << "'";
-  auto op = (*creator)(def, ws);
-  op->Run(0);
-}
-
 void ExpectSameOutputs(const OperatorDef& def, const std::map<std::string, Tensor>& in) {
   Workspace dnnl, ref;
   RunWithEngine(def, in, "DNNL", &dnnl);

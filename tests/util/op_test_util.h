@@ -109,6 +109,16 @@ inline std::vector<float> RunAndGet(const OperatorDef& def,
   return ToFloatVector(ws.GetTensor(def.output(output)));
 }
 
+// Runs `def` through the implementation registered for `engine` ("" = the default).
+inline void RunWithEngine(const OperatorDef& def, const std::map<std::string, Tensor>& in,
+                          const std::string& engine, Workspace* ws) {
+  for (const auto& kv : in) SetInput(ws, kv.first, kv.second);
+  const OperatorCreator* creator = OperatorRegistry::Find(DeviceType::CPU, def.type(), engine);
+  ASSERT_NE(creator, nullptr) << def.type() << " engine '" << engine << "'";
+  auto op = (*creator)(def, ws);
+  op->Run(0);
+}
+
 // Runs an op (RunOp) and returns copies of all its outputs, in order.
 inline std::vector<Tensor> RunOpOutputs(const OperatorDef& def,
                                         const std::map<std::string, Tensor>& inputs) {
