@@ -1,5 +1,6 @@
 // Relu: Y = max(X, 0). Gradient ReluGradient: (Y, dY) -> dX = dY where Y > 0. NaN propagates
-// (core/nan_math.h): Relu(NaN) = NaN, and dX is NaN where Y or dY is.
+// (core/nan_math.h): Relu(NaN) = NaN, and dX is NaN where Y or dY is. bfloat16 runs on the bit
+// patterns, with the same results.
 #include "core/gradient.h"
 #include "core/nan_math.h"
 #include "operators/elementwise_unary_op.h"
@@ -8,9 +9,39 @@ namespace halfcaf {
 
 namespace {
 
+// bfloat16 bit patterns: sign 0x8000, magnitude above 0x7f80 is NaN. A NaN that goes through
+// float and back gets its quiet bit (0x40) set (FloatToBFloat16Bits); the bit functions do the
+// same, so they equal the float path exactly.
+constexpr uint16_t kBf16Sign = 0x8000, kBf16Magnitude = 0x7fff, kBf16Inf = 0x7f80,
+                   kBf16Quiet = 0x40;
+
+// All ones where b is a NaN, else 0 (branch-free, so the loops vectorize).
+inline uint16_t NaNMask(uint16_t b) {
+  return static_cast<uint16_t>(-static_cast<int>((b & kBf16Magnitude) > kBf16Inf));
+}
+
 struct ReluFunctor {
   static float Forward(float x) { return ReluNaN(x); }
   static float Backward(float y, float dy) { return GatedGradient(y > 0.f, y, dy); }
+
+  // NaN: quieted; negatives and -0: +0; the rest (+0, positives, +inf) unchanged.
+  static uint16_t ForwardBFloat16Bits(uint16_t x) {
+    const uint16_t nan = NaNMask(x);
+    const uint16_t keep = static_cast<uint16_t>(-static_cast<int>((x & kBf16Sign) == 0)) | nan;
+    return static_cast<uint16_t>((x | (nan & kBf16Quiet)) & keep);
+  }
+  // dY where Y > 0; else Y if it is NaN, dY if it is NaN, 0 (GatedGradient), NaNs quieted.
+  static uint16_t BackwardBFloat16Bits(uint16_t y, uint16_t dy) {
+    const uint16_t y_nan = NaNMask(y), dy_nan = NaNMask(dy);
+    const int y_mag = y & kBf16Magnitude;
+    const uint16_t positive =
+        static_cast<uint16_t>(-static_cast<int>(((y & kBf16Sign) == 0) & (y_mag != 0))) &
+        static_cast<uint16_t>(~y_nan);
+    const uint16_t take_dy = positive | (static_cast<uint16_t>(~y_nan) & dy_nan);
+    const uint16_t from_dy = take_dy & (dy | (dy_nan & kBf16Quiet));
+    const uint16_t from_y = static_cast<uint16_t>(~take_dy) & y_nan & (y | kBf16Quiet);
+    return static_cast<uint16_t>(from_dy | from_y);
+  }
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "core/bfloat16.h"
+#include "core/nan_math.h"
 #include "tests/util/gradient_checker.h"
 #include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
@@ -59,6 +61,50 @@ TEST(ReluOpTest, NaNPropagates) {
   ExpectNaNPropagates(g, {{"Y", y}, {"dY", dy}}, "Y", 1, "dX", {1});
   ExpectNaNPropagates(g, {{"Y", y}, {"dY", dy}}, "dY", 2, "dX", {2});  // also where Y <= 0
   ExpectNaNPropagates(g, {{"Y", y}, {"dY", dy}}, "dY", 3, "dX", {3});
+}
+
+// bfloat16 runs on the bit patterns (relu_op.cc): every one of the 65536 patterns, as Y and X,
+// against a 64-pattern dY of specials and ordinary values, gives exactly the float path's bits
+// (convert, compute in float, round once), NaN payloads included.
+Tensor BFloat16Bits(const std::vector<uint16_t>& bits) {
+  Tensor t({static_cast<int64_t>(bits.size())}, DataType::BFLOAT16);
+  BFloat16* d = t.mutable_data<BFloat16>();
+  for (size_t i = 0; i < bits.size(); ++i) d[i].x = bits[i];
+  return t;
+}
+
+uint16_t ViaFloat(float v) { return FloatToBFloat16Bits(v); }
+
+TEST(ReluOpTest, BFloat16BitsEqualTheFloatPath) {
+  std::vector<uint16_t> all(65536);
+  for (uint32_t b = 0; b < 65536; ++b) all[b] = static_cast<uint16_t>(b);
+  const std::vector<uint16_t> specials{0x0000, 0x8000, 0x0001, 0x8001, 0x007f, 0x0080, 0x3f80,
+                                       0xbf80, 0x7f7f, 0xff7f, 0x7f80, 0xff80, 0x7fc0, 0xffc0,
+                                       0x7f81, 0xff81, 0x7fff, 0x4049, 0xc049, 0x3c00};
+  std::vector<uint16_t> dy(all.size());
+  for (size_t i = 0; i < dy.size(); ++i) {
+    dy[i] = i % 3 == 0 ? specials[(i / 3) % specials.size()] : static_cast<uint16_t>(i * 40503u);
+  }
+  Workspace ws;
+  RunOp(MakeOperatorDef("Relu", "", {"X"}, {"Y"}), {{"X", BFloat16Bits(all)}}, &ws);
+  RunOp(MakeOperatorDef("ReluGradient", "", {"X", "dY"}, {"dX"}), {{"dY", BFloat16Bits(dy)}},
+        &ws);
+  const BFloat16* y = ws.GetTensor("Y").data<BFloat16>();
+  const BFloat16* dx = ws.GetTensor("dX").data<BFloat16>();
+  int bad_forward = 0, bad_gradient = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const float x = BFloat16BitsToFloat(all[i]);
+    const float g = BFloat16BitsToFloat(dy[i]);
+    if (y[i].x != ViaFloat(ReluNaN(x)) && ++bad_forward <= 5) {
+      ADD_FAILURE() << "Relu of bits " << std::hex << all[i] << ": " << y[i].x;
+    }
+    if (dx[i].x != ViaFloat(GatedGradient(x > 0.f, x, g)) && ++bad_gradient <= 5) {
+      ADD_FAILURE() << "ReluGradient of Y bits " << std::hex << all[i] << ", dY bits " << dy[i]
+                    << ": " << dx[i].x;
+    }
+  }
+  EXPECT_EQ(bad_forward, 0);
+  EXPECT_EQ(bad_gradient, 0);
 }
 
 }  // namespace
