@@ -75,6 +75,28 @@ class DefaultOpFallback {
   std::unique_ptr<OperatorBase> op_;
 };
 
+// What a DNNL operator's primitives were made for: the input shape and kernel type, and whether
+// oneDNN took them (usable false: it rejected them, has only reference code for them, or the
+// operator leaves them to the default op).
+struct DnnlPrepared {
+  std::vector<int64_t> dims;
+  dnnl::memory::data_type dt = dnnl::memory::data_type::undef;
+  bool usable = false;
+
+  // True, with usable reset, when the primitives must be made again for `x_dims` and `type`.
+  bool Changed(const std::vector<int64_t>& x_dims, dnnl::memory::data_type type) {
+    if (x_dims == dims && type == dt) return false;
+    dims = x_dims;
+    dt = type;
+    usable = false;
+    return true;
+  }
+  // Counts a run of the primitives in DnnlBFloat16Runs when they are BF16 ones.
+  void CountRun() const {
+    if (dt == dnnl::memory::data_type::bf16) ++DnnlBFloat16Runs();
+  }
+};
+
 // dnnl dims from halfcaf dims.
 inline dnnl::memory::dims DnnlDims(const std::vector<int64_t>& d) {
   return dnnl::memory::dims(d.begin(), d.end());

@@ -113,22 +113,9 @@ class PoolDnnlBase : public ConvPoolOpBase<CPUContext> {
     if (X.ndim() != 4 || X.numel() == 0) return std::nullopt;
     return PoolKernelType(X.dtype());
   }
-  // Whether the primitives must be made again (another shape or type); resets usable_ if so.
-  bool NeedsPrepare(const Tensor& X, memory::data_type dt) {
-    if (X.dims() == x_dims_ && dt == dt_) return false;
-    x_dims_ = X.dims();
-    dt_ = dt;
-    usable_ = false;
-    return true;
-  }
-  void CountRun() const {
-    if (dt_ == memory::data_type::bf16) ++DnnlBFloat16Runs();
-  }
   void RunFallback() { fallback_.Run(def_, ws_, cp_.op_label); }
 
-  std::vector<int64_t> x_dims_;
-  memory::data_type dt_ = memory::data_type::undef;
-  bool usable_ = false;  // false: oneDNN rejected the shape, or the default op keeps it
+  DnnlPrepared prepared_;
 
  private:
   DefaultOpFallback fallback_;
@@ -144,14 +131,14 @@ class PoolDnnlOp final : public PoolDnnlBase {
     if (!dt) return RunFallback();
     const Tensor& X = Input(0);
     const ConvPoolGeometry g = Geometry(X.dims());
-    if (NeedsPrepare(X, *dt)) Prepare(g, *dt);
-    if (!usable_ || (kType == PoolType::kMax && !AllFinite(X))) return RunFallback();
+    if (prepared_.Changed(X.dims(), *dt)) Prepare(g, *dt);
+    if (!prepared_.usable || (kType == PoolType::kMax && !AllFinite(X))) return RunFallback();
     Tensor* Y = Output(0, g.OutputDims(g.C, cp_.order));
     try {
       src_.set_data_handle(const_cast<void*>(X.raw_data()));
       dst_.set_data_handle(Y->raw_mutable_data(X.dtype()));
       prim_.execute(DnnlStream(), {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
-      CountRun();
+      prepared_.CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN pooling failed: ", e.what());
     }
@@ -167,7 +154,7 @@ class PoolDnnlOp final : public PoolDnnlBase {
       src_ = Unbound(d->src);
       dst_ = Unbound(d->dst);
       prim_ = dnnl::pooling_v2_forward(pd);
-      usable_ = true;
+      prepared_.usable = true;
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this geometry: the default op runs it.
     }
@@ -193,8 +180,8 @@ class PoolGradientDnnlOp final : public PoolDnnlBase {
     const std::vector<int64_t> y_dims = g.OutputDims(g.C, cp_.order);
     // Wrong shapes: the default op reports them.
     if (Yt.dims() != y_dims || dY.dims() != y_dims) return RunFallback();
-    if (NeedsPrepare(X, *dt)) Prepare(g, *dt);
-    if (!usable_ || (kType == PoolType::kMax && !AllFinite(Yt))) return RunFallback();
+    if (prepared_.Changed(X.dims(), *dt)) Prepare(g, *dt);
+    if (!prepared_.usable || (kType == PoolType::kMax && !AllFinite(Yt))) return RunFallback();
     void* dx = Output(0, X.dims())->raw_mutable_data(X.dtype());
     try {
       if (kType == PoolType::kMax) {
@@ -212,7 +199,7 @@ class PoolGradientDnnlOp final : public PoolDnnlBase {
                                            {DNNL_ARG_DIFF_SRC, diff_src_}};
       if (kType == PoolType::kMax) args[DNNL_ARG_WORKSPACE] = workspace_;
       bwd_.execute(DnnlStream(), args);
-      CountRun();
+      prepared_.CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN pooling gradient failed: ", e.what());
     }
@@ -237,7 +224,7 @@ class PoolGradientDnnlOp final : public PoolDnnlBase {
         fwd_ = dnnl::pooling_v2_forward(fwd);
       }
       bwd_ = dnnl::pooling_v2_backward(bwd);
-      usable_ = true;
+      prepared_.usable = true;
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this geometry: the default op runs it.
     }

@@ -309,12 +309,12 @@ void CheckRunningStat(const OperatorBase& op, int in, const Tensor& t, int64_t C
                   " elements (one per channel), got ", DimsString(t.dims()));
 }
 
-float* SpatialBNOp::RunningStat(int in, int out, int64_t C, const char* what) {
-  if (HasRunningStat(*this, in, what)) {
-    CheckRunningStat(*this, in, Input(in), C, what);  // Input checks the device
-    return Output(out)->mutable_data<float>();
+float* BNRunningStat(Operator<CPUContext>* op, int in, int out, int64_t C, const char* what) {
+  if (HasRunningStat(*op, in, what)) {
+    CheckRunningStat(*op, in, op->Input(in), C, what);  // Input checks the device
+    return op->Output(out)->mutable_data<float>();
   }
-  float* p = Output(out, {C})->mutable_data<float>();
+  float* p = op->Output(out, {C})->mutable_data<float>();
   std::fill_n(p, C, 0.f);
   return p;
 }
@@ -356,17 +356,14 @@ void SpatialBNOp::RunOnDevice() {
     var_.resize(C);
     ChannelMeanVar(s, order_, x, mean_.data(), var_.data());
 
-    float* running_mean = RunningStat(3, 1, C, "running mean");
-    float* running_var = RunningStat(4, 2, C, "running var");
+    float* running_mean = BNRunningStat(this, 3, 1, C, "running mean");
+    float* running_var = BNRunningStat(this, 4, 2, C, "running var");
     float* saved_mean = Output(3, {C})->mutable_data<float>();
     float* saved_inv_std = Output(4, {C})->mutable_data<float>();
-    const double keep = momentum_, take = 1.0 - momentum_;
+    UpdateBNStatistics(C, mean_.data(), var_.data(), momentum_, epsilon_, running_mean,
+                       running_var, saved_mean, saved_inv_std);
     for (int64_t c = 0; c < C; ++c) {
       const double inv_std = 1.0 / std::sqrt(var_[c] + epsilon_);
-      running_mean[c] = static_cast<float>(running_mean[c] * keep + mean_[c] * take);
-      running_var[c] = static_cast<float>(running_var[c] * keep + var_[c] * take);
-      saved_mean[c] = static_cast<float>(mean_[c]);
-      saved_inv_std[c] = static_cast<float>(inv_std);
       alpha_[c] = static_cast<float>(scale[c] * inv_std);
       beta_[c] = static_cast<float>(bias[c] - mean_[c] * scale[c] * inv_std);
     }

@@ -13,6 +13,7 @@
 // num_batches (int, 1; only 1 is supported).
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -54,15 +55,32 @@ bool HasRunningStat(const OperatorBase& op, int in, const char* what);
 void CheckRunningStat(const OperatorBase& op, int in, const Tensor& t, int64_t C,
                       const char* what);
 
+// Training SpatialBN's statistic outputs from the batch mean and biased variance of each channel
+// (CPU and DNNL engines): running_mean / running_var <- running * momentum + batch * (1 -
+// momentum), saved_mean = mean, saved_inv_std = 1 / sqrt(var + epsilon), in double.
+template <typename T>
+void UpdateBNStatistics(int64_t C, const T* mean, const T* var, float momentum, float epsilon,
+                        float* running_mean, float* running_var, float* saved_mean,
+                        float* saved_inv_std) {
+  const double keep = momentum, take = 1.0 - momentum;
+  for (int64_t c = 0; c < C; ++c) {
+    running_mean[c] = static_cast<float>(running_mean[c] * keep + mean[c] * take);
+    running_var[c] = static_cast<float>(running_var[c] * keep + var[c] * take);
+    saved_mean[c] = static_cast<float>(mean[c]);
+    saved_inv_std[c] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(var[c]) + epsilon));
+  }
+}
+
+// Output `out` of a training SpatialBN, the running statistic aliasing input `in`: its data, or
+// C zeros when the input is empty or absent.
+float* BNRunningStat(Operator<CPUContext>* op, int in, int out, int64_t C, const char* what);
+
 class SpatialBNOp final : public Operator<CPUContext> {
  public:
   SpatialBNOp(const OperatorDef& def, Workspace* ws);
   void RunOnDevice() override;
 
  private:
-  // Running statistic in output `out` (aliasing input `in`), zero-initialised when empty.
-  float* RunningStat(int in, int out, int64_t C, const char* what);
-
   bool is_test_;
   float epsilon_, momentum_;
   BNOrder order_;

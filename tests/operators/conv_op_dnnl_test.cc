@@ -74,16 +74,7 @@ std::vector<Case> Cases() {
 }
 
 void ExpectSameOutputs(const OperatorDef& def, const std::map<std::string, Tensor>& in) {
-  Workspace dnnl, ref;
-  RunWithEngine(def, in, "DNNL", &dnnl);
-  RunWithEngine(def, in, "", &ref);
-  for (const auto& out : def.output()) {
-    const Tensor& got = dnnl.GetTensor(out);
-    const Tensor& want = ref.GetTensor(out);
-    EXPECT_EQ(got.dims(), want.dims()) << out;
-    EXPECT_EQ(got.dtype(), DataType::FLOAT) << out;
-    ExpectNear(ToFloatVector(got), ToFloatVector(want), 1e-4f, 1e-4f, def.type() + " " + out);
-  }
+  ExpectEngineMatchesDefault(def, in, "DNNL", 1e-4f);
 }
 
 TEST(ConvDnnlTest, ForwardAndGradientsMatchDefault) {

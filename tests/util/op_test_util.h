@@ -142,6 +142,24 @@ inline void ExpectNear(const std::vector<float>& got, const std::vector<float>& 
   }
 }
 
+// Runs `def` with engine `engine` and with the default implementation on the same inputs, and
+// expects every output to have the same dims and dtype and values within `tol` (absolute and
+// relative).
+inline void ExpectEngineMatchesDefault(const OperatorDef& def,
+                                       const std::map<std::string, Tensor>& in,
+                                       const std::string& engine, float tol) {
+  Workspace got_ws, want_ws;
+  RunWithEngine(def, in, engine, &got_ws);
+  RunWithEngine(def, in, "", &want_ws);
+  for (const auto& out : def.output()) {
+    const Tensor& got = got_ws.GetTensor(out);
+    const Tensor& want = want_ws.GetTensor(out);
+    EXPECT_EQ(got.dims(), want.dims()) << out;
+    EXPECT_EQ(got.dtype(), want.dtype()) << out;
+    ExpectNear(ToFloatVector(got), ToFloatVector(want), tol, tol, def.type() + " " + out);
+  }
+}
+
 // Low precision vs FP32: runs `def` once with every input named in `low_inputs` fed as `dtype`
 // (FLOAT16 or BFLOAT16), and once with the same (rounded) values as float; the outputs listed in
 // `outputs` must agree within `atol` + `rtol` relative (outputs are rounded once: 2^-11 relative
