@@ -1,5 +1,5 @@
 // ONNX element-wise nodes: activations, unary math, binary arithmetic with NumPy broadcasting,
-// n-ary Sum / Mean / Max / Min, Clip, Cast, Identity, Dropout (inference).
+// n-ary Sum / Mean / Max / Min, Clip, Cast, CastLike, Identity, Dropout (inference).
 #include <algorithm>
 #include <cmath>
 
@@ -299,6 +299,17 @@ HALFCAF_ONNX_CONVERTER(Cast) {
   const DataType t = FromOnnxType(to);
   if (t == DataType::UNDEFINED) {
     c.Unsupported(std::string("casting to ") + OnnxTypeName(to) + " is not supported");
+  }
+  c.Emit(c.Op("Cast", {c.Input(0)}, {c.Output(0)},
+              {MakeArgument("to", static_cast<int64_t>(t))}));
+}
+
+// CastLike (opset 15): Cast to the type of its second input, which must be known at import.
+HALFCAF_ONNX_CONVERTER(CastLike) {
+  c.OnlyAttributes({"saturate"});
+  const DataType t = c.DType(1);
+  if (t == DataType::UNDEFINED) {
+    c.Unsupported("the type of the target_type input '" + c.Input(1) + "' is unknown at import");
   }
   c.Emit(c.Op("Cast", {c.Input(0)}, {c.Output(0)},
               {MakeArgument("to", static_cast<int64_t>(t))}));

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "core/argument.h"
+#include "core/bfloat16.h"
+#include "core/float_io.h"
 #include "core/half.h"
 #include "core/operator.h"
 #include "core/strings.h"
@@ -51,6 +53,7 @@ DataType FromOnnxType(int32_t t) {
     case onnx::TensorProto::INT64: return DataType::INT64;
     case onnx::TensorProto::BOOL: return DataType::BOOL;
     case onnx::TensorProto::FLOAT16: return DataType::FLOAT16;
+    case onnx::TensorProto::BFLOAT16: return DataType::BFLOAT16;
     case onnx::TensorProto::DOUBLE: return DataType::DOUBLE;
     default: return DataType::UNDEFINED;
   }
@@ -67,6 +70,7 @@ int32_t ToOnnxType(DataType t) {
     case DataType::INT64: return onnx::TensorProto::INT64;
     case DataType::BOOL: return onnx::TensorProto::BOOL;
     case DataType::FLOAT16: return onnx::TensorProto::FLOAT16;
+    case DataType::BFLOAT16: return onnx::TensorProto::BFLOAT16;
     case DataType::DOUBLE: return onnx::TensorProto::DOUBLE;
     default: return onnx::TensorProto::UNDEFINED;
   }
@@ -151,8 +155,9 @@ void TensorFromOnnx(const onnx::TensorProto& p, const std::string& dir, Tensor* 
     case DataType::UINT16: CopyField<uint16_t>(p.int32_data(), n, p.name(), out); break;
     case DataType::UINT8: CopyField<uint8_t>(p.int32_data(), n, p.name(), out); break;
     case DataType::BOOL: CopyField<bool>(p.int32_data(), n, p.name(), out); break;
-    case DataType::FLOAT16: {
-      // float16 values as their bit patterns in int32_data.
+    case DataType::FLOAT16:
+    case DataType::BFLOAT16: {
+      // float16 and bfloat16 values as their bit patterns in int32_data.
       HALFCAF_ENFORCE(p.int32_data_size() == n, "tensor '", p.name(), "' has ",
                       p.int32_data_size(), " values for ", n, " elements");
       uint16_t* d = static_cast<uint16_t*>(out->raw_mutable_data());
@@ -287,6 +292,7 @@ std::vector<float> ConvertContext::ConstFloats(int i, const std::string& what) c
     switch (t->dtype()) {
       case DataType::FLOAT: out[k] = t->data<float>()[k]; break;
       case DataType::FLOAT16: out[k] = static_cast<float>(t->data<Half>()[k]); break;
+      case DataType::BFLOAT16: out[k] = static_cast<float>(t->data<BFloat16>()[k]); break;
       case DataType::DOUBLE: out[k] = static_cast<float>(t->data<double>()[k]); break;
       case DataType::INT64: out[k] = static_cast<float>(t->data<int64_t>()[k]); break;
       case DataType::INT32: out[k] = static_cast<float>(t->data<int32_t>()[k]); break;
@@ -330,9 +336,9 @@ DataType ConvertContext::DType(int i) const {
 
 void ConvertContext::RequireFloat(int i) const {
   const DataType t = DType(i);
-  if (t != DataType::UNDEFINED && t != DataType::FLOAT && t != DataType::FLOAT16) {
+  if (t != DataType::UNDEFINED && !IsFloatType(t)) {
     Unsupported(MakeString("input '", Input(i), "' has type ", DataTypeName(t),
-                           "; halfcaf's ", op_type(), " takes float or float16"));
+                           "; halfcaf's ", op_type(), " takes float, float16 or bfloat16"));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/argument.h"
+#include "core/bfloat16.h"
 #include "core/half.h"
 #include "core/operator.h"
 #include "core/proto_io.h"
@@ -91,6 +92,10 @@ OperatorDef FillOp(const std::string& name, const Tensor& t) {
     case DataType::FLOAT16:
       for (int64_t i = 0; i < n; ++i) values.add_floats(static_cast<float>(t.data<Half>()[i]));
       args.push_back(MakeArgument("dtype", "float16"));
+      break;
+    case DataType::BFLOAT16:  // every bfloat16 value is a float exactly
+      for (int64_t i = 0; i < n; ++i) values.add_floats(static_cast<float>(t.data<BFloat16>()[i]));
+      args.push_back(MakeArgument("dtype", "bfloat16"));
       break;
     case DataType::DOUBLE:
       type = "GivenTensorDoubleFill";

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -13,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "core/argument.h"
+#include "core/bfloat16.h"
 #include "core/workspace.h"
 #include "onnx/onnx_import.h"
 #include "tests/util/source_dir.h"
@@ -322,6 +325,53 @@ TEST_F(OnnxImportTest, ReadsOnnxTensorFiles) {
   EXPECT_EQ(t.dtype(), DataType::FLOAT);
   EXPECT_NE(ErrorOf([&] { ReadOnnxTensorFile(Model("test_conv_with_strides_padding"), &t); }),
             "");
+}
+
+// bfloat16 (ONNX BFLOAT16, element type 16): Cast to and from it imports as halfcaf's Cast, and
+// the values follow halfcaf's bfloat16 (rounded to nearest even). ONNX 1.12's test data stores
+// the bfloat16 tensors as UINT16 bit patterns, and its reference truncates.
+TEST_F(OnnxImportTest, BFloat16CastsImportAndRound) {
+  for (const bool to_bf16 : {true, false}) {
+    const std::string test = to_bf16 ? "test_cast_FLOAT_to_BFLOAT16" : "test_cast_BFLOAT16_to_FLOAT";
+    SCOPED_TRACE(test);
+    const ImportedNet net = ImportOnnxFile(Model(test));
+    ASSERT_EQ(net.inputs.size(), 1u);
+    ASSERT_EQ(net.predict.op_size(), 1);
+    EXPECT_EQ(net.predict.op(0).type(), "Cast");
+    EXPECT_EQ(net.inputs[0].dtype, to_bf16 ? DataType::FLOAT : DataType::BFLOAT16);
+    EXPECT_EQ(net.outputs[0].dtype, to_bf16 ? DataType::BFLOAT16 : DataType::FLOAT);
+    Tensor in, want;
+    ReadOnnxTensorFile(Data(test, "input_0.pb"), &in);
+    ReadOnnxTensorFile(Data(test, "output_0.pb"), &want);
+    Workspace ws;
+    Tensor* x = ws.CreateTensor(net.inputs[0].name);
+    if (to_bf16) {
+      x->CopyFrom(in);
+    } else {
+      ASSERT_EQ(in.dtype(), DataType::UINT16);  // the stored bit patterns
+      *x = Tensor(in.dims(), DataType::BFLOAT16);
+      std::memcpy(x->raw_mutable_data(), in.raw_data(), in.nbytes());
+    }
+    ws.RunNetOnce(net.init);
+    ws.RunNetOnce(net.predict);
+    const Tensor& got = ws.GetTensor(net.outputs[0].name);
+    ASSERT_EQ(got.dtype(), to_bf16 ? DataType::BFLOAT16 : DataType::FLOAT);
+    ASSERT_EQ(got.numel(), want.numel());
+    int rounded_up = 0;
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      if (to_bf16) {
+        const float v = in.data<float>()[i];
+        const uint16_t bits = got.data<BFloat16>()[i].x, truncated = want.data<uint16_t>()[i];
+        EXPECT_EQ(bits, FloatToBFloat16Bits(v)) << i;
+        EXPECT_TRUE(bits == truncated || bits == truncated + 1) << i;
+        rounded_up += bits != truncated;
+      } else {
+        const float g = got.data<float>()[i], w = want.data<float>()[i];
+        EXPECT_TRUE(g == w || (std::isnan(g) && std::isnan(w))) << i << ": " << g << " vs " << w;
+      }
+    }
+    if (to_bf16) EXPECT_GT(rounded_up, 0);  // the data has values that round up
+  }
 }
 
 std::vector<std::string> OpTypes(const NetDef& net) {
