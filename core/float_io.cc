@@ -4,12 +4,14 @@
 
 namespace halfcaf {
 
-void EnforceFloatType(const Tensor& t, const char* what) {
+void EnforceFloatType(const Tensor& t, const char* what, bool cuda_bfloat16) {
   if (t.device().type != DeviceType::CPU) {
+    if (cuda_bfloat16 && t.dtype() == DataType::BFLOAT16) return;
     HALFCAF_ENFORCE(IsCudaFloatType(t.dtype()), what, " must be float or float16 on CUDA",
                     t.dtype() == DataType::BFLOAT16
-                        ? " (CUDA operators do not take bfloat16 yet, except Cast, "
-                          "BFloat16ToFloat and the copy operators)"
+                        ? " (this CUDA operator does not take bfloat16 yet; those that do: "
+                          "Cast, FloatToBFloat16, BFloat16ToFloat, the copy operators, FC, "
+                          "FCTransposed, Relu and their gradients)"
                         : "",
                     ", got ", t.DebugString());
     return;

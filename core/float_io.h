@@ -13,14 +13,16 @@ namespace halfcaf {
 inline bool IsFloatType(DataType t) {
   return t == DataType::FLOAT || t == DataType::FLOAT16 || t == DataType::BFLOAT16;
 }
-// The float types CUDA operators compute on: float and float16. bfloat16 tensors reach CUDA only
-// through Cast, FloatToBFloat16 / BFloat16ToFloat and the copy operators, so far.
+// The float types CUDA operators compute on: float and float16. bfloat16 reaches CUDA through
+// Cast, FloatToBFloat16 / BFloat16ToFloat, the copy operators, and the operators that say so
+// (EnforceFloatType's cuda_bfloat16): FC, FCTransposed, Relu and their gradients.
 inline bool IsCudaFloatType(DataType t) {
   return t == DataType::FLOAT || t == DataType::FLOAT16;
 }
 
-// Throws naming `what` unless t is float, float16 or bfloat16 (on CUDA: float or float16).
-void EnforceFloatType(const Tensor& t, const char* what);
+// Throws naming `what` unless t is float, float16 or bfloat16; on CUDA float or float16, and
+// bfloat16 too when the calling operator takes it there (cuda_bfloat16).
+void EnforceFloatType(const Tensor& t, const char* what, bool cuda_bfloat16 = false);
 
 // Float pointer to t's data: t's own storage for float, a converted copy for float16 and
 // bfloat16. The copy is valid until the running operator returns: inside an operator the copies

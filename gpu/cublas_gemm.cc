@@ -14,15 +14,17 @@ namespace gpu {
 cublasComputeType_t GemmComputeType(DataType t) {
   switch (t) {
     case DataType::FLOAT: return CUBLAS_COMPUTE_32F_PEDANTIC;
-    case DataType::FLOAT16: return CUBLAS_COMPUTE_32F;
+    case DataType::FLOAT16:
+    case DataType::BFLOAT16: return CUBLAS_COMPUTE_32F;
     default: break;
   }
-  HALFCAF_THROW("GEMM on CUDA takes float or float16 data, got ", DataTypeName(t));
+  HALFCAF_THROW("GEMM on CUDA takes float, float16 or bfloat16 data, got ", DataTypeName(t));
 }
 
 cublasGemmAlgo_t GemmAlgorithm(DataType t) {
-  return t == DataType::FLOAT16 ? CUBLAS_GEMM_DEFAULT_TENSOR_OP : CUBLAS_GEMM_DEFAULT;
+  return t == DataType::FLOAT ? CUBLAS_GEMM_DEFAULT : CUBLAS_GEMM_DEFAULT_TENSOR_OP;
 }
+
 
 const char* CublasComputeTypeName(cublasComputeType_t t) {
   switch (t) {
@@ -57,13 +59,16 @@ void GemmImpl(CUDAContext* ctx, DataType dtype, math::Trans trans_a, math::Trans
     // beta == 0 must give zeros whatever C held (NaN included).
     if (beta == 1.f) return;
     HALFCAF_ENFORCE(beta == 0.f, "GEMM with K = 0 on CUDA supports beta 0 or 1, got ", beta);
-    const size_t item = dtype == DataType::FLOAT16 ? sizeof(Half) : sizeof(float);
+    const size_t item = dtype == DataType::FLOAT ? sizeof(float) : sizeof(Half);
     HALFCAF_CUDA_CHECK(cudaMemset2DAsync(C, static_cast<size_t>(ldc) * item, 0,
                                          static_cast<size_t>(N) * item, static_cast<size_t>(M),
                                          ctx->stream()));
     return;
   }
-  const cudaDataType_t type = dtype == DataType::FLOAT16 ? CUDA_R_16F : CUDA_R_32F;
+  if (dtype == DataType::BFLOAT16) EnforceBFloat16Device(ctx->device_id(), "GEMM");
+  const cudaDataType_t type = dtype == DataType::FLOAT16    ? CUDA_R_16F
+                              : dtype == DataType::BFLOAT16 ? CUDA_R_16BF
+                                                            : CUDA_R_32F;
   cublasHandle_t handle = ctx->cublas_handle();
   // The handle is shared by every op on this stream: state the mode each time, so that nothing
   // set elsewhere (TF32, reduced-precision split-K reductions) leaks into this call.
@@ -96,6 +101,12 @@ void Gemm(CUDAContext* ctx, math::Trans trans_a, math::Trans trans_b, int64_t M,
            Ld(trans_b, K, N), beta, C, std::max<int64_t>(1, N));
 }
 
+void Gemm(CUDAContext* ctx, math::Trans trans_a, math::Trans trans_b, int64_t M, int64_t N,
+          int64_t K, float alpha, const BFloat16* A, const BFloat16* B, float beta, BFloat16* C) {
+  GemmImpl(ctx, DataType::BFLOAT16, trans_a, trans_b, M, N, K, alpha, A, Ld(trans_a, M, K), B,
+           Ld(trans_b, K, N), beta, C, std::max<int64_t>(1, N));
+}
+
 void GemmEx(CUDAContext* ctx, math::Trans trans_a, math::Trans trans_b, int64_t M, int64_t N,
             int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
             float beta, float* C, int64_t ldc) {
@@ -106,6 +117,13 @@ void GemmEx(CUDAContext* ctx, math::Trans trans_a, math::Trans trans_b, int64_t 
             int64_t K, float alpha, const Half* A, int64_t lda, const Half* B, int64_t ldb,
             float beta, Half* C, int64_t ldc) {
   GemmImpl(ctx, DataType::FLOAT16, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void GemmEx(CUDAContext* ctx, math::Trans trans_a, math::Trans trans_b, int64_t M, int64_t N,
+            int64_t K, float alpha, const BFloat16* A, int64_t lda, const BFloat16* B,
+            int64_t ldb, float beta, BFloat16* C, int64_t ldc) {
+  GemmImpl(ctx, DataType::BFLOAT16, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C,
+           ldc);
 }
 
 }  // namespace gpu

@@ -68,6 +68,21 @@ CudaDeviceInfo GetCudaDeviceInfo(int device) {
   return info;
 }
 
+void EnforceBFloat16Device(int device, const char* what) {
+  static std::mutex mu;
+  static std::map<int, CudaDeviceInfo> known;  // cudaGetDeviceProperties is slow
+  CudaDeviceInfo info;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = known.find(device);
+    if (it == known.end()) it = known.emplace(device, GetCudaDeviceInfo(device)).first;
+    info = it->second;
+  }
+  HALFCAF_ENFORCE(info.major >= 8, what, " in bfloat16 needs a GPU of compute capability 8.0 "
+                  "(Ampere) or newer for BF16 tensor ops; CUDA device ", device, " (", info.name,
+                  ") is ", info.major, ".", info.minor, ": use float16 or float there");
+}
+
 namespace {
 
 // Streams and handles live for the process, one set per (device, stream id) and thread-safe to

@@ -32,6 +32,9 @@ struct CudaDeviceInfo {
   bool tensor_cores() const { return major >= 7; }
 };
 CudaDeviceInfo GetCudaDeviceInfo(int device);
+// Throws, naming `what` and the device, unless CUDA device `device` runs bfloat16 tensor ops
+// (compute capability 8.0, Ampere, or newer).
+void EnforceBFloat16Device(int device, const char* what);
 
 class CUDAContext {
  public:

@@ -16,16 +16,18 @@ cudnnDataType_t CudnnDataType(DataType t, const char* what) {
   switch (t) {
     case DataType::FLOAT: return CUDNN_DATA_FLOAT;
     case DataType::FLOAT16: return CUDNN_DATA_HALF;
+    case DataType::BFLOAT16: return CUDNN_DATA_BFLOAT16;
     default: break;
   }
   HALFCAF_THROW(what, " has data type ", DataTypeName(t),
-                "; cuDNN operators take float or float16");
+                "; cuDNN operators take float, float16 or bfloat16");
 }
 
 const char* CudnnDataTypeName(cudnnDataType_t t) {
   switch (t) {
     case CUDNN_DATA_FLOAT: return "float";
     case CUDNN_DATA_HALF: return "float16";
+    case CUDNN_DATA_BFLOAT16: return "bfloat16";
     case CUDNN_DATA_DOUBLE: return "double";
     default: return "other";
   }
@@ -81,16 +83,17 @@ const char* CudnnBwdFilterAlgoName(cudnnConvolutionBwdFilterAlgo_t a) {
 }
 
 bool CudnnMathAllowed(cudnnDataType_t data, bool tensor_cores, cudnnMathType_t math) {
+  const bool sixteen = data == CUDNN_DATA_HALF || data == CUDNN_DATA_BFLOAT16;
   switch (math) {
     case CUDNN_FMA_MATH: return true;
-    case CUDNN_DEFAULT_MATH: return data == CUDNN_DATA_HALF;
-    case CUDNN_TENSOR_OP_MATH: return data == CUDNN_DATA_HALF && tensor_cores;
+    case CUDNN_DEFAULT_MATH: return sixteen;
+    case CUDNN_TENSOR_OP_MATH: return sixteen && tensor_cores;
     default: return false;  // CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION and anything newer
   }
 }
 
 cudnnMathType_t CudnnQueryMath(cudnnDataType_t data, bool tensor_cores) {
-  if (data != CUDNN_DATA_HALF) return CUDNN_FMA_MATH;
+  if (data != CUDNN_DATA_HALF && data != CUDNN_DATA_BFLOAT16) return CUDNN_FMA_MATH;
   return tensor_cores ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH;
 }
 

@@ -12,12 +12,15 @@
 #include <utility>
 #include <vector>
 
+#include "core/bfloat16.h"
+#include "core/half.h"
 #include "core/types.h"
 #include "gpu/cuda_check.h"
 
 namespace halfcaf {
 
-// float -> CUDNN_DATA_FLOAT, float16 -> CUDNN_DATA_HALF; anything else throws naming `what`.
+// float -> CUDNN_DATA_FLOAT, float16 -> CUDNN_DATA_HALF, bfloat16 -> CUDNN_DATA_BFLOAT16; anything
+// else throws naming `what`.
 cudnnDataType_t CudnnDataType(DataType t, const char* what = "tensor");
 
 template <typename T>
@@ -29,6 +32,10 @@ struct CudnnTypeWrapper<float> {
 template <>
 struct CudnnTypeWrapper<Half> {
   static constexpr cudnnDataType_t type = CUDNN_DATA_HALF;
+};
+template <>
+struct CudnnTypeWrapper<BFloat16> {
+  static constexpr cudnnDataType_t type = CUDNN_DATA_BFLOAT16;
 };
 
 const char* CudnnDataTypeName(cudnnDataType_t t);
@@ -75,11 +82,12 @@ std::vector<CudnnAlgoPerf> CudnnAlgoPerfs(const Perf* perf, int count) {
 //   tensor cores on Ampere and later, and tensor-op math is TF32 for float data.
 // - float16 with tensor cores: CUDNN_TENSOR_OP_MATH, CUDNN_DEFAULT_MATH or CUDNN_FMA_MATH.
 // - float16 without (enable_tensor_core=0): CUDNN_DEFAULT_MATH or CUDNN_FMA_MATH.
+// - bfloat16: as float16 (its tensor ops need compute capability 8.0, checked by the operators).
 // CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION (down-conversion of the data) never.
 bool CudnnMathAllowed(cudnnDataType_t data, bool tensor_cores, cudnnMathType_t math);
 // The math type the convolution descriptor carries for the algorithm query (so that cuDNN offers
-// the algorithms of that math): CUDNN_FMA_MATH for float, CUDNN_TENSOR_OP_MATH for float16 with
-// tensor cores, CUDNN_DEFAULT_MATH (Caffe2's) for float16 without.
+// the algorithms of that math): CUDNN_FMA_MATH for float, CUDNN_TENSOR_OP_MATH for float16 and
+// bfloat16 with tensor cores, CUDNN_DEFAULT_MATH (Caffe2's) for them without.
 cudnnMathType_t CudnnQueryMath(cudnnDataType_t data, bool tensor_cores);
 
 struct CudnnAlgoRules {

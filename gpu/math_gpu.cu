@@ -1,3 +1,4 @@
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "core/nan_math.h"
@@ -39,11 +40,16 @@ template <>
 struct Dev<Half> {
   using type = __half;
 };
+template <>
+struct Dev<BFloat16> {
+  using type = __nv_bfloat16;
+};
 template <typename T>
 using DevT = typename Dev<T>::type;
 
 __device__ __forceinline__ float Load(float v) { return v; }
 __device__ __forceinline__ float Load(__half v) { return __half2float(v); }
+__device__ __forceinline__ float Load(__nv_bfloat16 v) { return __bfloat162float(v); }
 template <typename T>
 __device__ __forceinline__ T Store(float v);
 template <>
@@ -53,6 +59,10 @@ __device__ __forceinline__ float Store<float>(float v) {
 template <>
 __device__ __forceinline__ __half Store<__half>(float v) {
   return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 Store<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
 }
 
 #define HALFCAF_GRID_LOOP(i, n)                                             \
@@ -143,6 +153,9 @@ void HalfToFloat(int64_t n, const Half* x, float* y, cudaStream_t stream) {
 
 void Set(int64_t n, float value, float* y, cudaStream_t stream) { SetImpl(n, value, y, stream); }
 void Set(int64_t n, float value, Half* y, cudaStream_t stream) { SetImpl(n, value, y, stream); }
+void Set(int64_t n, float value, BFloat16* y, cudaStream_t stream) {
+  SetImpl(n, value, y, stream);
+}
 
 void ChannelBias(int64_t outer, int64_t channels, int64_t inner, const float* b, float* y,
                  bool accumulate, cudaStream_t stream) {
@@ -160,9 +173,20 @@ void ChannelBias(int64_t outer, int64_t channels, int64_t inner, const Half* b, 
                  bool accumulate, cudaStream_t stream) {
   ChannelBiasImpl(outer, channels, inner, b, y, accumulate, stream);
 }
+void ChannelBias(int64_t outer, int64_t channels, int64_t inner, const float* b, BFloat16* y,
+                 bool accumulate, cudaStream_t stream) {
+  ChannelBiasImpl(outer, channels, inner, b, y, accumulate, stream);
+}
+void ChannelBias(int64_t outer, int64_t channels, int64_t inner, const BFloat16* b, BFloat16* y,
+                 bool accumulate, cudaStream_t stream) {
+  ChannelBiasImpl(outer, channels, inner, b, y, accumulate, stream);
+}
 
 void Relu(int64_t n, const float* x, float* y, cudaStream_t stream) { ReluImpl(n, x, y, stream); }
 void Relu(int64_t n, const Half* x, Half* y, cudaStream_t stream) { ReluImpl(n, x, y, stream); }
+void Relu(int64_t n, const BFloat16* x, BFloat16* y, cudaStream_t stream) {
+  ReluImpl(n, x, y, stream);
+}
 
 void ReluGradient(int64_t n, const float* y, const float* dy, float* dx, cudaStream_t stream) {
   ReluGradientImpl(n, y, dy, dx, stream);
@@ -174,6 +198,10 @@ void ReluGradient(int64_t n, const float* y, const Half* dy, Half* dx, cudaStrea
   ReluGradientImpl(n, y, dy, dx, stream);
 }
 void ReluGradient(int64_t n, const Half* y, const Half* dy, Half* dx, cudaStream_t stream) {
+  ReluGradientImpl(n, y, dy, dx, stream);
+}
+void ReluGradient(int64_t n, const BFloat16* y, const BFloat16* dy, BFloat16* dx,
+                  cudaStream_t stream) {
   ReluGradientImpl(n, y, dy, dx, stream);
 }
 

@@ -1,13 +1,14 @@
 // Conv / Conv1D / Conv2D / Conv3D and their gradients on cuDNN (engine CUDNN, also the plain CUDA
 // implementation). Same inputs, outputs, shapes and errors as the CPU operators in conv_op.cc
-// (which hold the schemas and the gradient maker); float and float16 data, NCHW for 1-D to 3-D
+// (which hold the schemas and the gradient maker); float, float16 and bfloat16 data (bfloat16 on
+// compute capability 8.0 or newer), NCHW for 1-D to 3-D
 // (1-D runs as 2-D with a unit leading dim: cuDNN convolves 4-D and 5-D tensors) and NHWC for
 // 2-D, group, stride, dilation, symmetric pads, optional bias.
 //
 // Precision: accumulation is always FP32 (compute type CUDNN_DATA_FLOAT). cuDNN is asked for
-// candidates with the descriptor's math type set to CUDNN_TENSOR_OP_MATH for float16 with
-// enable_tensor_core=1 (default), CUDNN_FMA_MATH for float (FP32 really is FP32: no TF32) and
-// CUDNN_DEFAULT_MATH for float16 with enable_tensor_core=0 (Caffe2's). The candidates are tried in
+// candidates with the descriptor's math type set to CUDNN_TENSOR_OP_MATH for float16 and bfloat16
+// with enable_tensor_core=1 (default), CUDNN_FMA_MATH for float (FP32 really is FP32: no TF32) and
+// CUDNN_DEFAULT_MATH for 16-bit data with enable_tensor_core=0 (Caffe2's). The candidates are tried in
 // cuDNN's order and the first one that succeeds for this shape, dtype, layout and group count
 // under a math type allowed here is kept (PickCudnnAlgo in gpu/cudnn_wrappers.h: float only
 // CUDNN_FMA_MATH, float16 without tensor cores never tensor-op math); it always runs with the math
@@ -84,16 +85,23 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
   }
 
  protected:
+  // Zeros in t's dtype (float, float16 and bfloat16 zero are all-zero bits).
+  void ZeroTensor(Tensor* t) {
+    if (t->numel() == 0) return;
+    HALFCAF_CUDA_CHECK(cudaMemsetAsync(t->raw_mutable_data(), 0, t->nbytes(), context_.stream()));
+  }
+
   // Validates X and the filter and computes the geometry. Returns the key of this shape (dims
   // and dtype) for the descriptor and algorithm caches.
   std::vector<int64_t> Prepare(const Tensor& X, const Tensor& W, const char* x_what,
                                const char* w_what, ConvPoolGeometry* g, int64_t* M) {
-    EnforceFloatType(X, x_what);
-    EnforceFloatType(W, w_what);
+    EnforceFloatType(X, x_what, true);
+    EnforceFloatType(W, w_what, true);
     HALFCAF_ENFORCE(X.dtype() == W.dtype(), cp_.op_label,
-                    ": cuDNN needs X and the filter of one dtype (both float or both float16), "
+                    ": cuDNN needs X and the filter of one dtype (float, float16 or bfloat16), "
                     "got X ",
                     X.DebugString(), " and filter ", W.DebugString());
+    if (X.dtype() == DataType::BFLOAT16) EnforceBFloat16Device(context_.device_id(), cp_.op_label.c_str());
     *g = Geometry(X.dims());
     *M = CheckConvFilter(cp_, *g, W.dims());
     for (int d = 0; d < g->num_spatial_dims(); ++d) {
@@ -246,7 +254,7 @@ class CudnnConvOp final : public CudnnConvOpBase {
     const Tensor* B = nullptr;
     if (InputSize() == 3) {
       B = &Input(2);
-      EnforceFloatType(*B, "Conv bias");
+      EnforceFloatType(*B, "Conv bias", true);
       HALFCAF_ENFORCE(B->ndim() == 1 && B->dim(0) == M, cp_.op_label, ": bias must have dims [", M,
                       "] (one per output channel of filter ", DimsString(W.dims()), "), got ",
                       DimsString(B->dims()));
@@ -300,22 +308,26 @@ class CudnnConvOp final : public CudnnConvOpBase {
         ShapeString(X, W));
   }
 
-  void SetZero(Tensor* Y) {
-    if (Y->dtype() == DataType::FLOAT) {
-      gpu::Set(Y->numel(), 0.f, Y->mutable_data<float>(), context_.stream());
-    } else {
-      gpu::Set(Y->numel(), 0.f, Y->mutable_data<Half>(), context_.stream());
-    }
-  }
+  void SetZero(Tensor* Y) { ZeroTensor(Y); }
 
-  // Y += bias per output channel (float or float16 bias on float or float16 Y).
+  // Y += bias per output channel: float or float16 bias on float or float16 Y, float or bfloat16
+  // bias on bfloat16 Y.
   void AddBias(const Tensor& B, const ConvPoolGeometry& g, int64_t M, Tensor* Y) {
     const bool nchw = cp_.order == StorageOrder::NCHW;
     const int64_t P = g.out_size();
     const int64_t outer = nchw ? g.N : g.N * P, inner = nchw ? P : 1;
     cudaStream_t s = context_.stream();
     const bool b16 = B.dtype() == DataType::FLOAT16;
-    if (Y->dtype() == DataType::FLOAT) {
+    if (Y->dtype() == DataType::BFLOAT16) {
+      BFloat16* y = Y->mutable_data<BFloat16>();
+      if (B.dtype() == DataType::FLOAT) {
+        gpu::ChannelBias(outer, M, inner, B.data<float>(), y, true, s);
+      } else {
+        HALFCAF_ENFORCE(B.dtype() == DataType::BFLOAT16, cp_.op_label,
+                        ": bfloat16 X takes a float or bfloat16 bias, got ", B.DebugString());
+        gpu::ChannelBias(outer, M, inner, B.data<BFloat16>(), y, true, s);
+      }
+    } else if (Y->dtype() == DataType::FLOAT) {
       float* y = Y->mutable_data<float>();
       b16 ? gpu::ChannelBias(outer, M, inner, B.data<Half>(), y, true, s)
           : gpu::ChannelBias(outer, M, inner, B.data<float>(), y, true, s);
@@ -353,7 +365,7 @@ class CudnnConvGradientOp final : public CudnnConvOpBase {
     int64_t M = 0;
     const std::vector<int64_t> key =
         Prepare(X, W, "ConvGradient input X", "ConvGradient filter", &g, &M);
-    EnforceFloatType(dY, "ConvGradient dY");
+    EnforceFloatType(dY, "ConvGradient dY", true);
     const std::vector<int64_t> y_dims = g.OutputDims(M, cp_.order);
     HALFCAF_ENFORCE(dY.dims() == y_dims, cp_.op_label, ": dY has dims ", DimsString(dY.dims()),
                     " but the convolution of X ", DimsString(X.dims()), " with filter ",
@@ -473,13 +485,7 @@ class CudnnConvGradientOp final : public CudnnConvOpBase {
                                                      dY.raw_data(), &zero, bias_desc_.get(), db));
   }
 
-  void Zero(Tensor* t) {
-    if (t->dtype() == DataType::FLOAT) {
-      gpu::Set(t->numel(), 0.f, t->mutable_data<float>(), context_.stream());
-    } else {
-      gpu::Set(t->numel(), 0.f, t->mutable_data<Half>(), context_.stream());
-    }
-  }
+  void Zero(Tensor* t) { ZeroTensor(t); }
 
   bool no_bias_;
   bool compute_dx_ = false;

@@ -40,9 +40,10 @@ FCShape ComputeFCShape(const std::vector<int64_t>& x_dims, const std::vector<int
 
 FCShape CheckFCInputs(const Tensor& X, const Tensor& W, const Tensor& B, int axis, int axis_w,
                       bool transposed) {
-  EnforceFloatType(X, "X");
-  EnforceFloatType(W, "W");
-  EnforceFloatType(B, "b");
+  // bfloat16 on CUDA too (fc_op_gpu.cc).
+  EnforceFloatType(X, "X", true);
+  EnforceFloatType(W, "W", true);
+  EnforceFloatType(B, "b", true);
   const FCShape s = ComputeFCShape(X.dims(), W.dims(), axis, axis_w, transposed);
   HALFCAF_ENFORCE(B.numel() == s.N, "b has ", B.numel(), " elements (dims ",
                   DimsString(B.dims()), ") but W has N = ", s.N, " outputs");
@@ -51,9 +52,9 @@ FCShape CheckFCInputs(const Tensor& X, const Tensor& W, const Tensor& B, int axi
 
 FCShape CheckFCGradientInputs(const Tensor& X, const Tensor& W, const Tensor& dY, int axis,
                               int axis_w, bool transposed) {
-  EnforceFloatType(X, "X");
-  EnforceFloatType(W, "W");
-  EnforceFloatType(dY, "dY");
+  EnforceFloatType(X, "X", true);
+  EnforceFloatType(W, "W", true);
+  EnforceFloatType(dY, "dY", true);
   const FCShape s = ComputeFCShape(X.dims(), W.dims(), axis, axis_w, transposed);
   HALFCAF_ENFORCE(dY.numel() == s.M * s.N, "dY has dims ", DimsString(dY.dims()),
                   " but FC output is ", s.M, " x ", s.N);

@@ -1,7 +1,10 @@
-// FC, FCTransposed and their gradients on CUDA: cuBLAS GEMMs (gpu/cublas_gemm.h: float16 on
-// tensor cores with FP32 accumulation, float as real FP32 math). Same shapes, arguments and errors
-// as the CPU operators in fc_op.cc, which also hold the schemas and the gradient maker. X, W (and
-// dY) must share one dtype on CUDA; the bias may be float or float16.
+// FC, FCTransposed and their gradients on CUDA: cuBLAS GEMMs (gpu/cublas_gemm.h: float16 and
+// bfloat16 on tensor cores with FP32 accumulation, float as real FP32 math; bfloat16 needs compute
+// capability 8.0 or newer). Same shapes, arguments and errors as the CPU operators in fc_op.cc,
+// which also hold the schemas and the gradient maker. X, W (and dY) must share one dtype on CUDA;
+// the bias may be float or of X's dtype (float16 also with float X).
+#include <type_traits>
+
 #include "core/float_io.h"
 #include "core/operator.h"
 #include "gpu/cublas_gemm.h"
@@ -18,8 +21,8 @@ using math::Trans;
 void EnforceSameDtype(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name,
                       const std::string& op) {
   HALFCAF_ENFORCE(a.dtype() == b.dtype(), op, " on CUDA needs ", a_name, " and ", b_name,
-                  " of one dtype (both float or both float16), got ", a_name, " ", a.DebugString(),
-                  " and ", b_name, " ", b.DebugString(), " (insert FloatToHalf/HalfToFloat)");
+                  " of one dtype (float, float16 or bfloat16), got ", a_name, " ", a.DebugString(),
+                  " and ", b_name, " ", b.DebugString(), " (insert a Cast)");
 }
 
 // kTransposed = false: FC (W is (N, K)); true: FCTransposed (W is (K, N)).
@@ -40,6 +43,8 @@ class FCCUDAOp final : public Operator<CUDAContext> {
     Tensor* Y = Output(0, FCOutputDims(X.dims(), s));
     if (X.dtype() == DataType::FLOAT) {
       Run<float>(s, X, W, B, Y);
+    } else if (X.dtype() == DataType::BFLOAT16) {
+      Run<BFloat16>(s, X, W, B, Y);
     } else {
       Run<Half>(s, X, W, B, Y);
     }
@@ -54,6 +59,11 @@ class FCCUDAOp final : public Operator<CUDAContext> {
     // end): a difference of at most half a float16 ulp of b.
     if (B.dtype() == DataType::FLOAT) {
       gpu::ChannelBias(s.M, s.N, 1, B.data<float>(), y, false, context_.stream());
+    } else if constexpr (std::is_same_v<T, BFloat16>) {
+      HALFCAF_ENFORCE(B.dtype() == DataType::BFLOAT16, DebugName(),
+                      " on CUDA with bfloat16 X needs a float or bfloat16 bias, got b ",
+                      B.DebugString());
+      gpu::ChannelBias(s.M, s.N, 1, B.data<BFloat16>(), y, false, context_.stream());
     } else {
       gpu::ChannelBias(s.M, s.N, 1, B.data<Half>(), y, false, context_.stream());
     }
@@ -84,6 +94,8 @@ class FCGradientCUDAOp final : public Operator<CUDAContext> {
     EnforceSameDtype(X, "X", dY, "dY", DebugName());
     if (X.dtype() == DataType::FLOAT) {
       Run<float>(s, X, W, dY);
+    } else if (X.dtype() == DataType::BFLOAT16) {
+      Run<BFloat16>(s, X, W, dY);
     } else {
       Run<Half>(s, X, W, dY);
     }

@@ -1,4 +1,5 @@
-// Relu and ReluGradient on CUDA (float and float16), with the kernels of gpu/math_gpu.cu. Same
+// Relu and ReluGradient on CUDA (float, float16 and bfloat16; the gradient's Y and dY both
+// bfloat16 or neither), with the kernels of gpu/math_gpu.cu. Same
 // semantics, dtypes and errors as the CPU operators in relu_op.cc (schema and gradient maker are
 // shared: they are registered there).
 #include "core/float_io.h"
@@ -16,9 +17,11 @@ class ReluCUDAOp final : public Operator<CUDAContext> {
 
   void RunOnDevice() override {
     const Tensor& X = Input(0);
-    EnforceFloatType(X, "X");
+    EnforceFloatType(X, "X", true);
     Tensor* Y = Output(0, X.dims());
-    if (X.dtype() == DataType::FLOAT) {
+    if (X.dtype() == DataType::BFLOAT16) {
+      gpu::Relu(X.numel(), X.data<BFloat16>(), Y->mutable_data<BFloat16>(), context_.stream());
+    } else if (X.dtype() == DataType::FLOAT) {
       gpu::Relu(X.numel(), X.data<float>(), Y->mutable_data<float>(), context_.stream());
     } else {
       gpu::Relu(X.numel(), X.data<Half>(), Y->mutable_data<Half>(), context_.stream());
@@ -33,11 +36,19 @@ class ReluGradientCUDAOp final : public Operator<CUDAContext> {
   void RunOnDevice() override {
     const Tensor& Y = Input(0);
     const Tensor& dY = Input(1);
-    EnforceFloatType(Y, "Y");
-    EnforceFloatType(dY, "dY");
+    EnforceFloatType(Y, "Y", true);
+    EnforceFloatType(dY, "dY", true);
     HALFCAF_ENFORCE(Y.dims() == dY.dims(), "Y and dY must have the same shape, got ",
                     DimsString(Y.dims()), " and ", DimsString(dY.dims()));
+    const bool y_bf16 = Y.dtype() == DataType::BFLOAT16, dy_bf16 = dY.dtype() == DataType::BFLOAT16;
+    HALFCAF_ENFORCE(y_bf16 == dy_bf16, "ReluGradient on CUDA takes bfloat16 Y and dY together, got Y ",
+                    Y.DebugString(), " and dY ", dY.DebugString());
     Tensor* dX = Output(0, Y.dims());
+    if (y_bf16) {
+      gpu::ReluGradient(Y.numel(), Y.data<BFloat16>(), dY.data<BFloat16>(),
+                        dX->mutable_data<BFloat16>(), context_.stream());
+      return;
+    }
     const bool y16 = Y.dtype() == DataType::FLOAT16;
     const int64_t n = Y.numel();
     cudaStream_t s = context_.stream();

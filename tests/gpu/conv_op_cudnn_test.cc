@@ -1,5 +1,5 @@
-// Conv / ConvGradient on cuDNN against the CPU operators: float and float16, NCHW and NHWC, group,
-// stride, pads, dilation, bias / no bias, heuristic and exhaustive algorithm search, tensor cores
+// Conv / ConvGradient on cuDNN against the CPU operators: float, float16 and bfloat16, NCHW and
+// NHWC, group, stride, pads, dilation, bias / no bias, heuristic and exhaustive algorithm search, tensor cores
 // on and off; argument errors. Device tests skip without a GPU.
 #include <glog/logging.h>
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@ namespace halfcaf {
 namespace testing {
 namespace {
 
-const DataType kDtypes[] = {DataType::FLOAT, DataType::FLOAT16};
+const DataType kDtypes[] = {DataType::FLOAT, DataType::FLOAT16, DataType::BFLOAT16};
 const char* const kOrders[] = {"NCHW", "NHWC"};
 
 struct ConvCase {
@@ -238,7 +238,9 @@ TEST(ConvCudnnTest, ChosenMathTypeIsAllowed) {
   };
   const Mode modes[] = {{DataType::FLOAT, true, false},   {DataType::FLOAT, true, true},
                         {DataType::FLOAT16, false, false}, {DataType::FLOAT16, false, true},
-                        {DataType::FLOAT16, true, false},  {DataType::FLOAT16, true, true}};
+                        {DataType::FLOAT16, true, false},  {DataType::FLOAT16, true, true},
+                        {DataType::BFLOAT16, false, false}, {DataType::BFLOAT16, true, false},
+                        {DataType::BFLOAT16, true, true}};
   DeviceCheckOptions opts;
   opts.engine = "CUDNN";
   opts.atol16 = 2e-2f;

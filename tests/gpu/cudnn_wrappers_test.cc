@@ -19,6 +19,9 @@ TEST(CudnnWrappersTest, DataTypes) {
   EXPECT_EQ(CudnnDataType(DataType::FLOAT16), CUDNN_DATA_HALF);
   EXPECT_EQ(CudnnTypeWrapper<float>::type, CUDNN_DATA_FLOAT);
   EXPECT_EQ(CudnnTypeWrapper<Half>::type, CUDNN_DATA_HALF);
+  EXPECT_EQ(CudnnDataType(DataType::BFLOAT16), CUDNN_DATA_BFLOAT16);
+  EXPECT_EQ(CudnnTypeWrapper<BFloat16>::type, CUDNN_DATA_BFLOAT16);
+  EXPECT_STREQ(CudnnDataTypeName(CUDNN_DATA_BFLOAT16), "bfloat16");
   try {
     CudnnDataType(DataType::INT32, "Conv input X");
     FAIL() << "int32 accepted";
@@ -78,6 +81,10 @@ TEST(CudnnAlgoChoiceTest, MathTypesPerDtype) {
   EXPECT_EQ(CudnnQueryMath(CUDNN_DATA_FLOAT, false), CUDNN_FMA_MATH);
   EXPECT_EQ(CudnnQueryMath(CUDNN_DATA_HALF, true), CUDNN_TENSOR_OP_MATH);
   EXPECT_EQ(CudnnQueryMath(CUDNN_DATA_HALF, false), CUDNN_DEFAULT_MATH);
+  EXPECT_EQ(CudnnQueryMath(CUDNN_DATA_BFLOAT16, true), CUDNN_TENSOR_OP_MATH);
+  EXPECT_EQ(CudnnQueryMath(CUDNN_DATA_BFLOAT16, false), CUDNN_DEFAULT_MATH);
+  EXPECT_TRUE(CudnnMathAllowed(CUDNN_DATA_BFLOAT16, true, CUDNN_TENSOR_OP_MATH));
+  EXPECT_FALSE(CudnnMathAllowed(CUDNN_DATA_BFLOAT16, true, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
   for (bool tc : {true, false}) {
     // FP32 is FP32: DEFAULT_MATH would let cuDNN use TF32 on Ampere and later.
     EXPECT_TRUE(CudnnMathAllowed(CUDNN_DATA_FLOAT, tc, CUDNN_FMA_MATH));

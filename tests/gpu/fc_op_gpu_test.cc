@@ -1,4 +1,4 @@
-// FC / FCGradient on CUDA (cuBLAS) against the CPU operators, float and float16; the GEMM
+// FC / FCGradient on CUDA (cuBLAS) against the CPU operators, float, float16 and bfloat16; the GEMM
 // wrapper's operand swap and precision policy. Device tests skip without a GPU.
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@ namespace halfcaf {
 namespace testing {
 namespace {
 
-const DataType kDtypes[] = {DataType::FLOAT, DataType::FLOAT16};
+const DataType kDtypes[] = {DataType::FLOAT, DataType::FLOAT16, DataType::BFLOAT16};
 
 // Host-only: which cuBLAS math each precision gets (the "Pascal" vs "Volta" paths).
 TEST(CublasGemmPolicyTest, Fp32IsPedanticFp16UsesTensorOps) {
@@ -21,6 +21,8 @@ TEST(CublasGemmPolicyTest, Fp32IsPedanticFp16UsesTensorOps) {
   EXPECT_EQ(gpu::GemmComputeType(DataType::FLOAT16), CUBLAS_COMPUTE_32F);
   EXPECT_EQ(gpu::GemmAlgorithm(DataType::FLOAT16), CUBLAS_GEMM_DEFAULT_TENSOR_OP);
   EXPECT_EQ(gpu::GemmAlgorithm(DataType::FLOAT), CUBLAS_GEMM_DEFAULT);
+  EXPECT_EQ(gpu::GemmComputeType(DataType::BFLOAT16), CUBLAS_COMPUTE_32F);
+  EXPECT_EQ(gpu::GemmAlgorithm(DataType::BFLOAT16), CUBLAS_GEMM_DEFAULT_TENSOR_OP);
   EXPECT_THROW(gpu::GemmComputeType(DataType::INT32), EnforceNotMet);
 }
 
@@ -34,26 +36,32 @@ TEST(CublasGemmTest, AllTransposesMatchCpu) {
   for (Trans ta : {Trans::kNo, Trans::kYes}) {
     for (Trans tb : {Trans::kNo, Trans::kYes}) {
       SCOPED_TRACE(MakeString("trans_a ", ta == Trans::kYes, " trans_b ", tb == Trans::kYes));
-      // Half-representable inputs, so both precisions see the same values.
-      const Tensor A = RoundThroughHalf(RandomTensor(
-          ta == Trans::kNo ? std::vector<int64_t>{M, K} : std::vector<int64_t>{K, M}, 1));
-      const Tensor B = RoundThroughHalf(RandomTensor(
-          tb == Trans::kNo ? std::vector<int64_t>{K, N} : std::vector<int64_t>{N, K}, 2));
-      const Tensor C0 = RoundThroughHalf(RandomTensor({M, N}, 3));
-      Tensor want;
-      want.CopyFrom(C0);
-      math::Gemm(ta, tb, M, N, K, 0.5f, A.data<float>(), B.data<float>(), 2.f,
-                 want.mutable_data<float>());
       for (DataType dt : kDtypes) {
         SCOPED_TRACE(DataTypeName(dt));
-        const bool h = dt == DataType::FLOAT16;
+        // Inputs representable in dt, so CPU and GPU see the same values.
+        auto rounded = [&](const Tensor& t) {
+          return dt == DataType::FLOAT ? t : RoundThrough(t, dt);
+        };
+        const Tensor A = rounded(RandomTensor(
+            ta == Trans::kNo ? std::vector<int64_t>{M, K} : std::vector<int64_t>{K, M}, 1));
+        const Tensor B = rounded(RandomTensor(
+            tb == Trans::kNo ? std::vector<int64_t>{K, N} : std::vector<int64_t>{N, K}, 2));
+        const Tensor C0 = rounded(RandomTensor({M, N}, 3));
+        Tensor want;
+        want.CopyFrom(C0);
+        math::Gemm(ta, tb, M, N, K, 0.5f, A.data<float>(), B.data<float>(), 2.f,
+                   want.mutable_data<float>());
+        auto in_dt = [&](const Tensor& t) { return dt == DataType::FLOAT ? t : ToFloat16Type(t, dt); };
         Tensor a(gpu), b(gpu), c(gpu);
-        a.CopyFrom(h ? ToHalf(A) : A);
-        b.CopyFrom(h ? ToHalf(B) : B);
-        c.CopyFrom(h ? ToHalf(C0) : C0);
-        if (h) {
+        a.CopyFrom(in_dt(A));
+        b.CopyFrom(in_dt(B));
+        c.CopyFrom(in_dt(C0));
+        if (dt == DataType::FLOAT16) {
           gpu::Gemm(&ctx, ta, tb, M, N, K, 0.5f, a.data<Half>(), b.data<Half>(), 2.f,
                     c.mutable_data<Half>());
+        } else if (dt == DataType::BFLOAT16) {
+          gpu::Gemm(&ctx, ta, tb, M, N, K, 0.5f, a.data<BFloat16>(), b.data<BFloat16>(), 2.f,
+                    c.mutable_data<BFloat16>());
         } else {
           gpu::Gemm(&ctx, ta, tb, M, N, K, 0.5f, a.data<float>(), b.data<float>(), 2.f,
                     c.mutable_data<float>());
@@ -61,7 +69,9 @@ TEST(CublasGemmTest, AllTransposesMatchCpu) {
         ctx.FinishDevice();
         Tensor got;
         got.CopyFrom(c);
-        ExpectNear(ToFloatVector(got), ToFloatVector(want), h ? 1e-2f : 1e-5f, h ? 2e-3f : 1e-5f);
+        const bool f32 = dt == DataType::FLOAT;
+        const float tol = f32 ? 1e-5f : dt == DataType::FLOAT16 ? 2e-3f : 1.6e-2f;
+        ExpectNear(ToFloatVector(got), ToFloatVector(want), f32 ? 1e-5f : 8 * tol, tol);
       }
     }
   }
@@ -128,10 +138,16 @@ TEST(FCGpuTest, ForwardMatchesCpu) {
                                    {"b", RandomTensor({5}, 9)}},
                                   dt));
   }
-  // float16 data with a float bias.
-  auto in = AsDtype(FCInputs(9, 13, 6, 10), DataType::FLOAT16);
-  in["b"] = RandomTensor({6}, 12);
-  DeviceChecker().Check(def, in);
+  // float16 and bfloat16 data with a float bias.
+  for (DataType dt : {DataType::FLOAT16, DataType::BFLOAT16}) {
+    auto in = AsDtype(FCInputs(9, 13, 6, 10), dt);
+    in["b"] = RandomTensor({6}, 12);
+    DeviceChecker().Check(def, in);
+  }
+  // bfloat16 data takes a float or bfloat16 bias only.
+  auto mixed = AsDtype(FCInputs(9, 13, 6, 10), DataType::BFLOAT16);
+  mixed["b"] = ToHalf(RandomTensor({6}, 12));
+  ExpectCudaError(def, mixed, "with bfloat16 X needs a float or bfloat16 bias");
 }
 
 TEST(FCGpuTest, GradientMatchesCpu) {

@@ -1,13 +1,15 @@
-// Relu / ReluGradient on CUDA against the CPU operators (float and float16). Skips without a GPU.
+// Relu / ReluGradient on CUDA against the CPU operators (float, float16 and bfloat16). Skips
+// without a GPU.
 #include <gtest/gtest.h>
 
+#include "tests/gpu/gpu_op_test_util.h"
 #include "tests/util/device_checker.h"
 
 namespace halfcaf {
 namespace testing {
 namespace {
 
-const DataType kDtypes[] = {DataType::FLOAT, DataType::FLOAT16};
+const DataType kDtypes[] = {DataType::FLOAT, DataType::FLOAT16, DataType::BFLOAT16};
 
 OperatorDef CudaDef(OperatorDef def) {
   def.mutable_device_option()->set_device_type(1);
@@ -54,6 +56,9 @@ TEST(ReluGpuTest, GradientMatchesCpu) {
   // Mixed dtypes: the output follows dY.
   DeviceChecker().Check(def, {{"Y", ToHalf(y)}, {"dY", dy}});
   DeviceChecker().Check(def, {{"Y", y}, {"dY", ToHalf(dy)}});
+  // bfloat16 goes with bfloat16 only.
+  ExpectCudaError(def, {{"Y", ToBFloat16(y)}, {"dY", dy}},
+                  "ReluGradient on CUDA takes bfloat16 Y and dY together");
   // In place (dY -> dX), as Caffe2 allows.
   DeviceChecker().Check(MakeOperatorDef("ReluGradient", "", {"Y", "dY"}, {"dY"}),
                         AsDtype({{"Y", y}, {"dY", dy}}, DataType::FLOAT16));

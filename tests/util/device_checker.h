@@ -27,6 +27,7 @@ struct DeviceCheckOptions {
   // |cuda - cpu| <= atol + rtol * |cpu|, by the output's dtype.
   float atol = 1e-4f, rtol = 1e-4f;      // float outputs: FP32 math on both sides
   float atol16 = 1e-2f, rtol16 = 1e-2f;  // float16 outputs
+  float atol_bf16 = 5e-2f, rtol_bf16 = 3e-2f;  // bfloat16 outputs (8x coarser than float16)
   std::vector<int> outputs;              // outputs to compare; empty = all
   std::string engine = "<keep>";         // CUDA engine; "<keep>" = def.engine()
   int cuda_runs = 2;                     // the last run is compared (later runs hit caches)
@@ -77,8 +78,10 @@ class DeviceChecker {
       ASSERT_EQ(got.dims(), want.dims()) << "output " << o << " '" << name << "'";
       ASSERT_EQ(got.dtype(), want.dtype()) << "output " << o << " '" << name << "'";
       const bool half = want.dtype() == DataType::FLOAT16;
-      ExpectNear(ToFloatVector(got), ToFloatVector(want), half ? opts_.atol16 : opts_.atol,
-                 half ? opts_.rtol16 : opts_.rtol,
+      const bool bf16 = want.dtype() == DataType::BFLOAT16;
+      ExpectNear(ToFloatVector(got), ToFloatVector(want),
+                 half ? opts_.atol16 : bf16 ? opts_.atol_bf16 : opts_.atol,
+                 half ? opts_.rtol16 : bf16 ? opts_.rtol_bf16 : opts_.rtol,
                  def.type() + " CUDA vs CPU, output " + std::to_string(o) + " '" + name + "' (" +
                      DataTypeName(want.dtype()) + ")");
     }
@@ -94,13 +97,14 @@ class DeviceChecker {
   DeviceCheckOptions opts_;
 };
 
-// Inputs as given (float) or converted to float16, for running one check in both precisions.
+// Inputs as given (float) or their float tensors converted to float16 or bfloat16, for running
+// one check in several precisions.
 inline std::map<std::string, Tensor> AsDtype(const std::map<std::string, Tensor>& inputs,
                                              DataType dtype) {
   std::map<std::string, Tensor> out;
   for (const auto& kv : inputs) {
-    if (dtype == DataType::FLOAT16 && kv.second.dtype() == DataType::FLOAT) {
-      out[kv.first] = ToHalf(kv.second);
+    if (dtype != DataType::FLOAT && kv.second.dtype() == DataType::FLOAT) {
+      out[kv.first] = ToFloat16Type(kv.second, dtype);
     } else {
       out[kv.first].CopyFrom(kv.second);
     }
