@@ -10,8 +10,10 @@ void EnforceFloatType(const Tensor& t, const char* what, bool cuda_bfloat16) {
     HALFCAF_ENFORCE(IsCudaFloatType(t.dtype()), what, " must be float or float16 on CUDA",
                     t.dtype() == DataType::BFLOAT16
                         ? " (this CUDA operator does not take bfloat16 yet; those that do: "
-                          "Cast, FloatToBFloat16, BFloat16ToFloat, the copy operators, FC, "
-                          "FCTransposed, Relu and their gradients)"
+                          "Cast, FloatToBFloat16, BFloat16ToFloat, the copy operators, Conv, FC, "
+                          "FCTransposed, Relu, MaxPool, AveragePool, SpatialBN and their "
+                          "gradients, Add, Sub, Mul, Div, Sum, CheckFinite and "
+                          "MixedPrecisionMomentumSGDUpdate)"
                         : "",
                     ", got ", t.DebugString());
     return;

@@ -13,9 +13,10 @@ namespace halfcaf {
 inline bool IsFloatType(DataType t) {
   return t == DataType::FLOAT || t == DataType::FLOAT16 || t == DataType::BFLOAT16;
 }
-// The float types CUDA operators compute on: float and float16. bfloat16 reaches CUDA through
+// The float types every CUDA operator computes on: float and float16. bfloat16 reaches CUDA through
 // Cast, FloatToBFloat16 / BFloat16ToFloat, the copy operators, and the operators that say so
-// (EnforceFloatType's cuda_bfloat16): FC, FCTransposed, Relu and their gradients.
+// (EnforceFloatType's cuda_bfloat16; their list is in its error message): those of the BF16
+// training recipe.
 inline bool IsCudaFloatType(DataType t) {
   return t == DataType::FLOAT || t == DataType::FLOAT16;
 }

@@ -79,8 +79,10 @@ template <BinaryOp kOp, class Index>
 void BinaryLaunch(int64_t total, const Index& index, DataType a_type, const void* a,
                   DataType b_type, const void* b, DataType c_type, void* c, cudaStream_t stream) {
   if (total == 0) return;
-  const bool float_path = (a_type == DataType::FLOAT || a_type == DataType::FLOAT16) &&
-                          (b_type == DataType::FLOAT || b_type == DataType::FLOAT16);
+  auto floating = [](DataType t) {
+    return t == DataType::FLOAT || t == DataType::FLOAT16 || t == DataType::BFLOAT16;
+  };
+  const bool float_path = floating(a_type) && floating(b_type);
   if (float_path) {
     BinaryFloatKernel<kOp, Index><<<Blocks(total), kThreads, 0, stream>>>(
         total, index, detail::In(a_type, a, "A"), detail::In(b_type, b, "B"),
@@ -224,7 +226,7 @@ __global__ void PowKernel(int64_t n, FloatIn x, FloatIn e, FloatOut y) {
 
 template <bool kMax>
 __global__ void SelectIntoKernel(int64_t n, FloatIn x, FloatOut y) {
-  const FloatIn yin{y.p, y.half};
+  const FloatIn yin{y.p, y.kind};
   HALFCAF_KERNEL_LOOP(i, n) {
     const float a = yin[i], b = x[i];
     y.Set(i, kMax ? MaxNaN(a, b) : -MaxNaN(-a, -b));  // min(a, b) = -max(-a, -b) exactly
@@ -245,8 +247,9 @@ __global__ void AddToKernel(int64_t n, const T* x, T* y) {
   HALFCAF_KERNEL_LOOP(i, n) { y[i] = static_cast<T>(y[i] + x[i]); }
 }
 
-__global__ void AddHalfToFloatKernel(int64_t n, const __half* x, float* y) {
-  HALFCAF_KERNEL_LOOP(i, n) { y[i] += __half2float(x[i]); }
+// y (float) += x (float16 or bfloat16).
+__global__ void AddSixteenToFloatKernel(int64_t n, FloatIn x, float* y) {
+  HALFCAF_KERNEL_LOOP(i, n) { y[i] += x[i]; }
 }
 
 __global__ void ScaleByDeviceScalarKernel(int64_t n, FloatIn w, FloatIn x, FloatOut y,
@@ -255,7 +258,7 @@ __global__ void ScaleByDeviceScalarKernel(int64_t n, FloatIn w, FloatIn x, Float
   HALFCAF_KERNEL_LOOP(i, n) {
     const float v = wv * x[i];
     if (accumulate) {
-      const FloatIn yin{y.p, y.half};
+      const FloatIn yin{y.p, y.kind};
       y.Set(i, yin[i] + v);
     } else {
       y.Set(i, v);
@@ -468,9 +471,9 @@ void SelectGradient(int64_t n, DataType y_type, const void* y, DataType dy_type,
 void AddTo(int64_t n, DataType x_type, const void* x, DataType y_type, void* y,
            cudaStream_t stream) {
   if (n == 0) return;
-  if (x_type == DataType::FLOAT16 && y_type == DataType::FLOAT) {
-    AddHalfToFloatKernel<<<Blocks(n), kThreads, 0, stream>>>(n, static_cast<const __half*>(x),
-                                                             static_cast<float*>(y));
+  if ((x_type == DataType::FLOAT16 || x_type == DataType::BFLOAT16) && y_type == DataType::FLOAT) {
+    AddSixteenToFloatKernel<<<Blocks(n), kThreads, 0, stream>>>(n, detail::In(x_type, x, "x"),
+                                                                static_cast<float*>(y));
     HALFCAF_LAUNCH_CHECK();
     return;
   }
@@ -489,8 +492,8 @@ void AddTo(int64_t n, DataType x_type, const void* x, DataType y_type, void* y,
     case DataType::INT64: return launch(int64_t{});
     default: break;
   }
-  HALFCAF_THROW("AddTo supports float, double, int32 and int64 (and float16 into float), got ",
-                DataTypeName(x_type));
+  HALFCAF_THROW("AddTo supports float, double, int32 and int64 (and float16 or bfloat16 into "
+                "float), got ", DataTypeName(x_type));
 }
 
 void ScaleByDeviceScalar(int64_t n, DataType w_type, const void* w, DataType x_type, const void* x,

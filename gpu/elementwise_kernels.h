@@ -82,8 +82,8 @@ void SelectGradient(int64_t n, DataType y_type, const void* y, DataType dy_type,
                     DataType x_type, const void* x, DataType dx_type, void* dx,
                     cudaStream_t stream);
 
-// y += x: x and y of one type among float, double, int32, int64, or x float16 and y float (an
-// FP32 accumulator).
+// y += x: x and y of one type among float, double, int32, int64, or x float16 / bfloat16 and y
+// float (an FP32 accumulator).
 void AddTo(int64_t n, DataType x_type, const void* x, DataType y_type, void* y,
            cudaStream_t stream);
 

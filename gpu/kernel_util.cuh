@@ -1,7 +1,7 @@
 // Device-side helpers for the kernels in gpu/*.cu (include from .cu files only).
-//   kutil:  the CUDA type of a halfcaf element type, float loads/stores (float16 is computed in
-//           float and rounded once on store), launch sizes, block-wide reductions.
-//   detail: float / float16 access chosen at run time, dispatch from a DataType to the device
+//   kutil:  the CUDA type of a halfcaf element type, float loads/stores (float16 and bfloat16 are
+//           computed in float and rounded once on store), launch sizes, block-wide reductions.
+//   detail: float / float16 / bfloat16 access chosen at run time, dispatch from a DataType to the device
 //           element type (bfloat16 included), element conversion with the CPU's rules.
 // Both use the grid-stride loop HALFCAF_KERNEL_LOOP.
 #pragma once
@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "core/bfloat16.h"
 #include "core/enforce.h"
 #include "core/half.h"
 #include "core/types.h"
@@ -42,7 +43,7 @@ inline int RowThreads(int64_t d) {
   return t;
 }
 
-// Half is bit-compatible with __half; kernels see the CUDA type.
+// Half is bit-compatible with __half, BFloat16 with __nv_bfloat16; kernels see the CUDA type.
 template <typename T>
 struct Dev {
   using type = T;
@@ -50,6 +51,10 @@ struct Dev {
 template <>
 struct Dev<Half> {
   using type = __half;
+};
+template <>
+struct Dev<BFloat16> {
+  using type = __nv_bfloat16;
 };
 template <typename T>
 using DevT = typename Dev<T>::type;
@@ -65,6 +70,7 @@ inline const DevT<T>* DevPtr(const T* p) {
 
 __device__ __forceinline__ float Load(float v) { return v; }
 __device__ __forceinline__ float Load(__half v) { return __half2float(v); }
+__device__ __forceinline__ float Load(__nv_bfloat16 v) { return __bfloat162float(v); }
 template <typename T>
 __device__ __forceinline__ T Store(float v);
 template <>
@@ -74,6 +80,10 @@ __device__ __forceinline__ float Store<float>(float v) {
 template <>
 __device__ __forceinline__ __half Store<__half>(float v) {
   return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 Store<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
 }
 
 #define HALFCAF_KERNEL_LOOP(i, n)                                           \
@@ -138,23 +148,34 @@ inline int Blocks(int64_t n) {
 
 #define HALFCAF_LAUNCH_CHECK() HALFCAF_CUDA_CHECK(cudaGetLastError())
 
-// A float or float16 input read as floats; the dtype is a run-time flag (uniform across a launch,
-// so the branch costs nothing measurable in these memory-bound kernels).
+// What a FloatIn / FloatOut points at: float, float16 or bfloat16 (a run-time value, uniform
+// across a launch, so the branch costs nothing measurable in these memory-bound kernels).
+enum FloatKind : int { kFloatData = 0, kHalfData = 1, kBFloat16Data = 2 };
+
+inline int KindOf(DataType t) {
+  return t == DataType::FLOAT16 ? kHalfData : t == DataType::BFLOAT16 ? kBFloat16Data : kFloatData;
+}
+
+// A float, float16 or bfloat16 input read as floats.
 struct FloatIn {
   const void* p;
-  bool half;
+  int kind;
   __device__ __forceinline__ float operator[](int64_t i) const {
-    return half ? __half2float(static_cast<const __half*>(p)[i]) : static_cast<const float*>(p)[i];
+    if (kind == kHalfData) return __half2float(static_cast<const __half*>(p)[i]);
+    if (kind == kBFloat16Data) return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    return static_cast<const float*>(p)[i];
   }
 };
 
-// A float or float16 output written from floats (float16: rounded to nearest even, once).
+// A float, float16 or bfloat16 output written from floats (16-bit: rounded to nearest even, once).
 struct FloatOut {
   void* p;
-  bool half;
+  int kind;
   __device__ __forceinline__ void Set(int64_t i, float v) const {
-    if (half) {
+    if (kind == kHalfData) {
       static_cast<__half*>(p)[i] = __float2half_rn(v);
+    } else if (kind == kBFloat16Data) {
+      static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v);
     } else {
       static_cast<float*>(p)[i] = v;
     }
@@ -162,16 +183,16 @@ struct FloatOut {
 };
 
 inline void EnforceFloatOrHalf(DataType t, const char* what) {
-  HALFCAF_ENFORCE(t == DataType::FLOAT || t == DataType::FLOAT16, what,
-                  " must be float or float16 on CUDA, got ", DataTypeName(t));
+  HALFCAF_ENFORCE(t == DataType::FLOAT || t == DataType::FLOAT16 || t == DataType::BFLOAT16, what,
+                  " must be float, float16 or bfloat16 on CUDA, got ", DataTypeName(t));
 }
 inline FloatIn In(DataType t, const void* p, const char* what = "input") {
   EnforceFloatOrHalf(t, what);
-  return FloatIn{p, t == DataType::FLOAT16};
+  return FloatIn{p, KindOf(t)};
 }
 inline FloatOut Out(DataType t, void* p, const char* what = "output") {
   EnforceFloatOrHalf(t, what);
-  return FloatOut{p, t == DataType::FLOAT16};
+  return FloatOut{p, KindOf(t)};
 }
 
 // Device element type of a host element type.

@@ -3,19 +3,15 @@
 
 #include "core/nan_math.h"
 #include "gpu/cuda_check.h"
+#include "gpu/kernel_util.cuh"
 #include "gpu/math_gpu.h"
 
 namespace halfcaf {
 namespace gpu {
 
+using namespace kutil;  // NOLINT
+
 namespace {
-
-constexpr int kThreads = 256;
-
-inline int Blocks(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 65535 * 8 ? b : 65535 * 8);
-}
 
 __global__ void FloatToHalfKernel(int64_t n, const float* x, __half* y) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
@@ -29,40 +25,6 @@ __global__ void HalfToFloatKernel(int64_t n, const __half* x, float* y) {
        i += int64_t(blockDim.x) * gridDim.x) {
     y[i] = __half2float(x[i]);
   }
-}
-
-// Half is bit-compatible with __half; kernels see the CUDA type.
-template <typename T>
-struct Dev {
-  using type = T;
-};
-template <>
-struct Dev<Half> {
-  using type = __half;
-};
-template <>
-struct Dev<BFloat16> {
-  using type = __nv_bfloat16;
-};
-template <typename T>
-using DevT = typename Dev<T>::type;
-
-__device__ __forceinline__ float Load(float v) { return v; }
-__device__ __forceinline__ float Load(__half v) { return __half2float(v); }
-__device__ __forceinline__ float Load(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T>
-__device__ __forceinline__ T Store(float v);
-template <>
-__device__ __forceinline__ float Store<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ __half Store<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 Store<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
 }
 
 #define HALFCAF_GRID_LOOP(i, n)                                             \

@@ -7,6 +7,7 @@ namespace gpu {
 
 using detail::Blocks;
 using detail::FloatIn;
+using detail::FloatOut;
 using detail::kThreads;
 
 namespace {
@@ -33,7 +34,7 @@ __global__ void MomentumSGDKernel(int64_t n, const float* g, const float* m, con
 
 __global__ void MixedPrecisionMomentumSGDKernel(int64_t n, FloatIn g, float* m, float* p,
                                                 const float* lr, const float* loss_scale,
-                                                const float* found_inf, __half* copy, float mu,
+                                                const float* found_inf, FloatOut copy, float mu,
                                                 float weight_decay, bool nesterov) {
   if (found_inf && found_inf[0] != 0.f) return;  // overflowed step: leave everything alone
   const float rate = lr[0];
@@ -53,7 +54,7 @@ __global__ void MixedPrecisionMomentumSGDKernel(int64_t n, FloatIn g, float* m, 
       p_new = pi - v;
     }
     p[i] = p_new;
-    if (copy) copy[i] = __float2half_rn(p_new);
+    if (copy.p) copy.Set(i, p_new);
   }
 }
 
@@ -160,12 +161,17 @@ void MomentumSGD(int64_t n, const float* g, const float* m, const float* lr, con
 
 void MixedPrecisionMomentumSGD(int64_t n, DataType g_type, const void* g, float* m, float* p,
                                const float* lr, const float* loss_scale, const float* found_inf,
-                               Half* copy, float momentum, float weight_decay, bool nesterov,
-                               cudaStream_t stream) {
+                               DataType copy_type, void* copy, float momentum, float weight_decay,
+                               bool nesterov, cudaStream_t stream) {
   if (n == 0) return;
+  HALFCAF_ENFORCE(copy == nullptr || copy_type == DataType::FLOAT16 ||
+                      copy_type == DataType::BFLOAT16,
+                  "MixedPrecisionMomentumSGD: the copy must be float16 or bfloat16, got ",
+                  DataTypeName(copy_type));
+  const FloatOut out = copy ? detail::Out(copy_type, copy, "copy") : FloatOut{nullptr, 0};
   MixedPrecisionMomentumSGDKernel<<<Blocks(n), kThreads, 0, stream>>>(
-      n, detail::In(g_type, g, "grad"), m, p, lr, loss_scale, found_inf,
-      reinterpret_cast<__half*>(copy), momentum, weight_decay, nesterov);
+      n, detail::In(g_type, g, "grad"), m, p, lr, loss_scale, found_inf, out, momentum,
+      weight_decay, nesterov);
   HALFCAF_LAUNCH_CHECK();
 }
 

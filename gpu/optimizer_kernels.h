@@ -22,15 +22,15 @@ void MomentumSGD(int64_t n, const float* g, const float* m, const float* lr, con
                  float* g_out, float* m_out, float* p_out, float momentum, bool nesterov,
                  cudaStream_t stream);
 
-// MixedPrecisionMomentumSGDUpdate, in place on the float moment m and master p, with g float or
-// float16: g' = g / loss_scale[0] + weight_decay * p, then plain or Nesterov momentum with lr[0],
-// then copy = float16(p) when copy is not null. loss_scale null means 1. When found_inf is not
+// MixedPrecisionMomentumSGDUpdate, in place on the float moment m and master p, with g float,
+// float16 or bfloat16: g' = g / loss_scale[0] + weight_decay * p, then plain or Nesterov momentum
+// with lr[0], then copy = p rounded to copy_type (float16 or bfloat16) when copy is not null. loss_scale null means 1. When found_inf is not
 // null and found_inf[0] != 0 nothing is written (the step is skipped); the flag is read by the
 // kernel, so the skip costs no host sync.
 void MixedPrecisionMomentumSGD(int64_t n, DataType g_type, const void* g, float* m, float* p,
                                const float* lr, const float* loss_scale, const float* found_inf,
-                               Half* copy, float momentum, float weight_decay, bool nesterov,
-                               cudaStream_t stream);
+                               DataType copy_type, void* copy, float momentum, float weight_decay,
+                               bool nesterov, cudaStream_t stream);
 
 // FP16MomentumSGDUpdate / FP32MomentumSGDUpdate (operators/fp16_momentum_sgd_op.h has the rule
 // and the float16-math rounding points), lr = lr[0] read on the device. dtype is FLOAT or FLOAT16

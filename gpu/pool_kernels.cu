@@ -249,6 +249,15 @@ void AveragePoolBackward(const PoolShape& s, const TD* dy, T* dx, cudaStream_t s
 HALFCAF_POOL_INSTANTIATE(float)
 HALFCAF_POOL_INSTANTIATE(Half)
 #undef HALFCAF_POOL_INSTANTIATE
+// bfloat16: X, Y, dY and dX all bfloat16.
+template void MaxPoolForward<BFloat16>(const PoolShape&, const BFloat16*, BFloat16*, cudaStream_t);
+template void AveragePoolForward<BFloat16>(const PoolShape&, const BFloat16*, BFloat16*,
+                                           cudaStream_t);
+template void MaxPoolArgmax<BFloat16>(const PoolShape&, const BFloat16*, int32_t*, cudaStream_t);
+template void MaxPoolBackward<BFloat16, BFloat16>(const PoolShape&, const int32_t*,
+                                                  const BFloat16*, BFloat16*, cudaStream_t);
+template void AveragePoolBackward<BFloat16, BFloat16>(const PoolShape&, const BFloat16*,
+                                                      BFloat16*, cudaStream_t);
 
 }  // namespace gpu
 }  // namespace halfcaf

@@ -3,13 +3,14 @@
 // pooling divides by the number of in-image taps; a window wholly in the padding (Caffe's legacy
 // pooling) gives 0; the max-pool gradient goes to the first tap (in scan order) holding the
 // window's maximum.
-// Float16 is computed in float and rounded once. All kernels run on `stream`.
+// Float16 and bfloat16 are computed in float and rounded once. All kernels run on `stream`.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "core/bfloat16.h"
 #include "core/half.h"
 
 namespace halfcaf {

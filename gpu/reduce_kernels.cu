@@ -213,9 +213,11 @@ __global__ void MarkNonFiniteFloatKernel(int64_t n, const float* x, float* flag)
   if (__syncthreads_or(bad) && threadIdx.x == 0) *flag = 1.f;
 }
 
-__global__ void MarkNonFiniteHalfKernel(int64_t n, const uint16_t* x, float* flag) {
+// 16-bit data: inf or nan where every bit of the exponent field (`exponent`) is set.
+__global__ void MarkNonFiniteSixteenKernel(int64_t n, const uint16_t* x, uint16_t exponent,
+                                           float* flag) {
   bool bad = false;
-  HALFCAF_KERNEL_LOOP(i, n) { bad |= (x[i] & 0x7c00u) == 0x7c00u; }
+  HALFCAF_KERNEL_LOOP(i, n) { bad |= (x[i] & exponent) == exponent; }
   if (__syncthreads_or(bad) && threadIdx.x == 0) *flag = 1.f;
 }
 
@@ -264,11 +266,13 @@ void RowHalfSquaredDistance(int64_t rows, int64_t cols, DataType x_type, const v
 
 void MarkNonFinite(int64_t n, DataType type, const void* x, float* flag, cudaStream_t stream) {
   if (n == 0) return;
-  if (type == DataType::FLOAT16) {
-    MarkNonFiniteHalfKernel<<<Blocks(n), kThreads, 0, stream>>>(
-        n, static_cast<const uint16_t*>(x), flag);
+  if (type == DataType::FLOAT16 || type == DataType::BFLOAT16) {
+    const uint16_t exponent = type == DataType::FLOAT16 ? 0x7c00u : 0x7f80u;
+    MarkNonFiniteSixteenKernel<<<Blocks(n), kThreads, 0, stream>>>(
+        n, static_cast<const uint16_t*>(x), exponent, flag);
   } else {
-    detail::EnforceFloatOrHalf(type, "every input");
+    HALFCAF_ENFORCE(type == DataType::FLOAT, "every input must be float, float16 or bfloat16 on ",
+                    "CUDA, got ", DataTypeName(type));
     MarkNonFiniteFloatKernel<<<Blocks(n), kThreads, 0, stream>>>(
         n, static_cast<const float*>(x), flag);
   }

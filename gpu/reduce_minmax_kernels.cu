@@ -177,7 +177,7 @@ void Extremes(const Groups& g, DataType x_type, const void* x, void* values, int
     return;
   }
   const FloatIn in = detail::In(x_type, x, "X");
-  const FloatSink sink{FloatOut{values, x_type == DataType::FLOAT16}, index,
+  const FloatSink sink{FloatOut{values, detail::KindOf(x_type)}, index,
                        kMax ? -INFINITY : INFINITY};
   LaunchExtremes<kMax, float>(g, in, sink, stream);
 }

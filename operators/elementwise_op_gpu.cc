@@ -39,7 +39,9 @@ class BinaryElementwiseCUDAOp final : public Operator<CUDAContext> {
       s = ComputeBinaryOpSizes(A.dims(), B.dims(), bargs_);
     }
     const DataType dtype = A.dtype();
-    if (!(IsCudaFloatType(dtype) && IsCudaFloatType(B.dtype()))) {
+    // float, float16 and bfloat16 in any mix compute in float (the output takes A's type).
+    auto floating = [](DataType t) { return IsCudaFloatType(t) || t == DataType::BFLOAT16; };
+    if (!(floating(dtype) && floating(B.dtype()))) {
       HALFCAF_ENFORCE(dtype == B.dtype(), type(), ": A and B must have the same type, got ",
                       A.DebugString(), " and ", B.DebugString());
       HALFCAF_ENFORCE(dtype == DataType::DOUBLE || dtype == DataType::INT32 ||

@@ -20,7 +20,7 @@ class CheckFiniteCUDAOp final : public Operator<CUDAContext> {
  public:
   using Operator::Operator;
   void RunOnDevice() override {
-    for (int i = 0; i < InputSize(); ++i) EnforceFloatType(Input(i), "every input");
+    for (int i = 0; i < InputSize(); ++i) EnforceFloatType(Input(i), "every input", true);
     float* flag = Output(0, {})->mutable_data<float>();
     cudaStream_t stream = context_.stream();
     gpu::Set(1, 0.f, flag, stream);

@@ -34,7 +34,7 @@ MomentumUpdateArgs::MomentumUpdateArgs(const OperatorBase& op)
 
 void CheckMixedPrecisionUpdateInputs(const Tensor& grad, const Tensor& moment,
                                      const Tensor& master) {
-  EnforceFloatType(grad, "grad");
+  EnforceFloatType(grad, "grad", true);  // bfloat16 on CUDA too
   HALFCAF_ENFORCE(master.dtype() == DataType::FLOAT && moment.dtype() == DataType::FLOAT,
                   "master parameter and moment must be float, got ", master.DebugString(),
                   " and ", moment.DebugString());

@@ -1,7 +1,7 @@
 // MaxPool / AveragePool (+ the 1D/2D/3D aliases) and their gradients on CUDA. Same inputs, outputs,
 // arguments, shapes and errors as the CPU operators in pool_op.cc (which hold the schemas and the
-// gradient maker); float and float16, 1-D to 3-D NCHW and 2-D NHWC, global_pooling, every
-// legacy_pad. 1-D runs as 2-D with a leading unit dim in cuDNN (which pools 4-D and 5-D tensors).
+// gradient maker); float, float16 and bfloat16 (X, Y, dY all bfloat16; compute capability 8.0 or
+// newer), 1-D to 3-D NCHW and 2-D NHWC, global_pooling, every legacy_pad. 1-D runs as 2-D with a leading unit dim in cuDNN (which pools 4-D and 5-D tensors).
 //
 // Two registrations:
 // - the plain CUDA implementation (engine ""): own kernels (gpu/pool_kernels.cu) that reproduce
@@ -144,7 +144,10 @@ class PoolCUDAOp final : public PoolCUDAOpBase<kType, kCudnn> {
 
   void RunOnDevice() override {
     const Tensor& X = this->Input(0);
-    EnforceFloatType(X, "pooling input X");
+    EnforceFloatType(X, "pooling input X", true);
+    if (X.dtype() == DataType::BFLOAT16) {
+      EnforceBFloat16Device(this->context_.device_id(), this->cp_.op_label.c_str());
+    }
     const ConvPoolGeometry g = this->Geometry(X.dims());
     Tensor* Y = this->Output(0, g.OutputDims(g.C, this->cp_.order));
     void* y = Y->raw_mutable_data(X.dtype());
@@ -161,6 +164,8 @@ class PoolCUDAOp final : public PoolCUDAOpBase<kType, kCudnn> {
     cudaStream_t stream = this->context_.stream();
     if (X.dtype() == DataType::FLOAT) {
       Run(s, X.data<float>(), Y->mutable_data<float>(), stream);
+    } else if (X.dtype() == DataType::BFLOAT16) {
+      Run(s, X.data<BFloat16>(), Y->mutable_data<BFloat16>(), stream);
     } else {
       Run(s, X.data<Half>(), Y->mutable_data<Half>(), stream);
     }
@@ -190,9 +195,15 @@ class PoolGradientCUDAOp final : public PoolCUDAOpBase<kType, kCudnn> {
     const Tensor& X = this->Input(0);
     const Tensor& Yt = this->Input(1);
     const Tensor& dY = this->Input(2);
-    EnforceFloatType(X, "pooling gradient input X");
-    EnforceFloatType(Yt, "pooling gradient input Y");
-    EnforceFloatType(dY, "pooling gradient input dY");
+    EnforceFloatType(X, "pooling gradient input X", true);
+    EnforceFloatType(Yt, "pooling gradient input Y", true);
+    EnforceFloatType(dY, "pooling gradient input dY", true);
+    const bool bf16 = X.dtype() == DataType::BFLOAT16;
+    HALFCAF_ENFORCE(bf16 == (Yt.dtype() == DataType::BFLOAT16) &&
+                        bf16 == (dY.dtype() == DataType::BFLOAT16),
+                    this->cp_.op_label, " on CUDA takes bfloat16 X, Y and dY together, got X ",
+                    X.DebugString(), ", Y ", Yt.DebugString(), " and dY ", dY.DebugString());
+    if (bf16) EnforceBFloat16Device(this->context_.device_id(), this->cp_.op_label.c_str());
     const ConvPoolGeometry g = this->Geometry(X.dims());
     const std::vector<int64_t> y_dims = g.OutputDims(g.C, this->cp_.order);
     HALFCAF_ENFORCE(Yt.dims() == y_dims && dY.dims() == y_dims, this->cp_.op_label,
@@ -213,7 +224,9 @@ class PoolGradientCUDAOp final : public PoolCUDAOpBase<kType, kCudnn> {
     }
     const gpu::PoolShape s = ShapeOf(g, this->cp_.order, this->cp_.op_label);
     const bool dy16 = dY.dtype() == DataType::FLOAT16;
-    if (X.dtype() == DataType::FLOAT) {
+    if (bf16) {
+      Run(s, X.data<BFloat16>(), dY.data<BFloat16>(), dX->mutable_data<BFloat16>());
+    } else if (X.dtype() == DataType::FLOAT) {
       dy16 ? Run(s, X.data<float>(), dY.data<Half>(), dX->mutable_data<float>())
            : Run(s, X.data<float>(), dY.data<float>(), dX->mutable_data<float>());
     } else {

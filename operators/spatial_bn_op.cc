@@ -386,8 +386,8 @@ SpatialBNGradientOp::SpatialBNGradientOp(const OperatorDef& def, Workspace* ws)
 
 BNShape CheckBNGradientInputs(const Tensor& X, const Tensor& scale, const Tensor& dY,
                               const Tensor& mean, const Tensor& var, bool is_test, BNOrder order) {
-  EnforceFloatType(X, "X");
-  EnforceFloatType(dY, "dY");
+  EnforceFloatType(X, "X", true);  // bfloat16 on CUDA too (spatial_bn_op_cudnn.cc)
+  EnforceFloatType(dY, "dY", true);
   const std::vector<int64_t>& dims = X.dims();
   const BNShape s = ComputeBNShape(dims, order);
   HALFCAF_ENFORCE(dY.dims() == dims, "dY must have the shape of X ", DimsString(dims), ", got ",

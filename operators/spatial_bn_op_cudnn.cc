@@ -1,8 +1,9 @@
 // SpatialBN and SpatialBNGradient on cuDNN batch normalisation (CUDNN_BATCHNORM_SPATIAL), the
 // plain CUDA implementation and engine CUDNN alike. Same inputs, outputs, arguments, shapes and
 // errors as the CPU operators in spatial_bn_op.cc (which hold the schemas and the gradient
-// maker): X float or float16 (3-D to 5-D, NCHW or NHWC; the spatial dims are folded into one, so
-// cuDNN sees (N, C, S, 1)), scale / bias / mean / var and every statistic FP32.
+// maker): X float, float16 or bfloat16 (3-D to 5-D, NCHW or NHWC; the spatial dims are folded into
+// one, so cuDNN sees (N, C, S, 1)), scale / bias / mean / var and every statistic FP32. bfloat16
+// (compute capability 8.0 or newer) takes bfloat16 dY with it, and not the test-mode gradient.
 //
 // Training forward: cudnnBatchNormalizationForwardTraining normalises with the biased batch
 // variance and writes saved_mean and saved_inv_std (outputs 3, 4: 1 / sqrt(var + epsilon), as on
@@ -71,7 +72,8 @@ class SpatialBNCudnnOp final : public Operator<CUDAContext> {
 
   void RunOnDevice() override {
     const Tensor& X = Input(0);
-    EnforceFloatType(X, "X");
+    EnforceFloatType(X, "X", true);
+    if (X.dtype() == DataType::BFLOAT16) EnforceBFloat16Device(context_.device_id(), "SpatialBN");
     const std::vector<int64_t> dims = X.dims();
     const DataType dtype = X.dtype();
     const BNShape s = ComputeBNShape(dims, order_);
@@ -175,6 +177,16 @@ class SpatialBNGradientCudnnOp final : public Operator<CUDAContext> {
     const Tensor& var_t = Input(4);
     const std::vector<int64_t> dims = X.dims();
     const BNShape s = CheckBNGradientInputs(X, scale_t, dY, mean_t, var_t, is_test_, order_);
+    const bool bf16 = X.dtype() == DataType::BFLOAT16;
+    if (bf16 || dY.dtype() == DataType::BFLOAT16) {
+      HALFCAF_ENFORCE(X.dtype() == dY.dtype(),
+                      "SpatialBNGradient on CUDA takes bfloat16 X and dY together, got X ",
+                      X.DebugString(), " and dY ", dY.DebugString());
+      HALFCAF_ENFORCE(!is_test_,
+                      "SpatialBNGradient on CUDA in test mode (is_test=1) takes float or float16, "
+                      "not bfloat16 (run it on CPU, or cast X and dY)");
+      EnforceBFloat16Device(context_.device_id(), "SpatialBNGradient");
+    }
     const int64_t C = s.C;
     float* dscale = Output(1, {C})->mutable_data<float>();
     float* dbias = Output(2, {C})->mutable_data<float>();

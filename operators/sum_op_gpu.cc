@@ -1,6 +1,7 @@
 // Sum, WeightedSum and WeightedSumGradient on CUDA. Same shapes, dtypes, in-place pairs and errors
 // as the CPU operators (sum_op.cc, weighted_sum_op.cc hold the schemas and gradient makers).
-// float16 results are accumulated in an FP32 device buffer and rounded once, like the CPU; the
+// float16 and bfloat16 results are accumulated in an FP32 device buffer and rounded once, like the
+// CPU; the
 // one-element weights of WeightedSum are read by the kernels on the device (no host sync).
 #include <string>
 
@@ -30,12 +31,14 @@ class SumCUDAOp final : public Operator<CUDAContext> {
                       "' is ", X0.DebugString(), ": all inputs must match");
     }
     const DataType dtype = X0.dtype();
-    HALFCAF_ENFORCE(IsCudaFloatType(dtype) || dtype == DataType::INT32 ||
-                        dtype == DataType::INT64 || dtype == DataType::DOUBLE,
-                    "Sum supports float, float16, double, int32 and int64, got ", X0.DebugString());
+    HALFCAF_ENFORCE(IsCudaFloatType(dtype) || dtype == DataType::BFLOAT16 ||
+                        dtype == DataType::INT32 || dtype == DataType::INT64 ||
+                        dtype == DataType::DOUBLE,
+                    "Sum supports float, float16, bfloat16, double, int32 and int64, got ",
+                    X0.DebugString());
     const int64_t n = X0.numel();
     cudaStream_t stream = context_.stream();
-    if (dtype == DataType::FLOAT16) {
+    if (dtype == DataType::FLOAT16 || dtype == DataType::BFLOAT16) {
       // Accumulate in float, round once (input 0 may be the output: it is read first).
       acc_.Resize(X0.dims());
       float* acc = acc_.mutable_data<float>();

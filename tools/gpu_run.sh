@@ -12,6 +12,9 @@
 #   4 resnet50    the same in NHWC (PyTorch channels_last)
 #   5 lenet       LeNet on Fashion-MNIST (carried in the bundle) on the GPU: fp32, mixed
 #                 precision, and two data-parallel replicas on the dag executor
+#   6 bf16        the BF16 recipe on the GPU (compute capability 8.0 or newer): LeNet, then a
+#                 ResNet-50 NCHW training step in bf16 (halfcaf alone); last, so the run's budget
+#                 may cut it short
 #
 # Every step runs under `timeout` with its own cap, never past the whole run's budget; the plan
 # (steps, caps, commands) is printed first. Logs are written into RESULTS_DIR as the steps run.
@@ -23,7 +26,7 @@
 #   --dry_run   print the plan, the caps and the commands; run nothing (works without a GPU)
 #   --bin DIR   the binaries (default: the bundle's bin/); e.g. build/bin of a CUDA build
 # Environment (seconds): BUDGET_S (470), PREFLIGHT_S (45), R50_S (150), PEER_S (70 of R50_S; 0: no peer),
-#   TESTS_S (120), SUITE_S (45 per suite), NHWC_S (60), LENET_S (20 per run);
+#   TESTS_S (120), SUITE_S (45 per suite), NHWC_S (60), LENET_S (20 per run), BF16_S (40);
 #   BENCH_BATCHES (32,64,128), BENCH_BATCHES_NHWC (64,128), BENCH_ITERS (20), GTEST_FILTER (suites).
 # Exit status: 0 only if every step passed; 1 when the preflight finds no device.
 set -uo pipefail
@@ -52,7 +55,7 @@ SUMMARY="$RES/summary.txt"
 START=$(date +%s)
 BUDGET=${BUDGET_S:-470}
 PREFLIGHT_S=${PREFLIGHT_S:-45} R50_S=${R50_S:-150} PEER_S=${PEER_S:-70} TESTS_S=${TESTS_S:-120}
-SUITE_S=${SUITE_S:-45} NHWC_S=${NHWC_S:-60} LENET_S=${LENET_S:-20}
+SUITE_S=${SUITE_S:-45} NHWC_S=${NHWC_S:-60} LENET_S=${LENET_S:-20} BF16_S=${BF16_S:-40}
 status=0
 
 say() { echo "$*" | tee -a "$SUMMARY"; }
@@ -143,8 +146,8 @@ batches_nhwc=${BENCH_BATCHES_NHWC:-64,128}
 iters=${BENCH_ITERS:-20}
 say "== gpu_run plan: budget ${BUDGET}s; caps: preflight ${PREFLIGHT_S}s, resnet50 NCHW ${R50_S}s" \
     "(peer ${PEER_S}s of it), gpu tests ${TESTS_S}s (${SUITE_S}s a suite), resnet50 NHWC" \
-    "${NHWC_S}s, lenet ${LENET_S}s x 4; total of caps" \
-    "$((PREFLIGHT_S + R50_S + TESTS_S + NHWC_S + 4 * LENET_S))s"
+    "${NHWC_S}s, lenet ${LENET_S}s x 5, resnet50 bf16 ${BF16_S}s; total of caps" \
+    "$((PREFLIGHT_S + R50_S + TESTS_S + NHWC_S + 5 * LENET_S + BF16_S))s"
 ((DRY)) && say "== dry run: the commands, nothing is run"
 
 # ---- 1 preflight ------------------------------------------------------------------------------------
@@ -269,6 +272,16 @@ if ((!DRY)) && [[ -f "$WORK/lenet_float16_2processes.json" ]]; then
     tr '\n' ' ')"
 fi
 
+# ---- 6 BF16 -------------------------------------------------------------------------------------
+say "== 6 the BF16 recipe on the GPU: LeNet, then ResNet-50 NCHW (halfcaf alone)"
+lenet lenet_bfloat16 --dtype bfloat16
+run_step "resnet50_bf16" "$RES/resnet50.txt" "$(step_limit "$BF16_S")" \
+  "${hc[@]}" "$BIN/benchmark" --model resnet50 --device cuda --precision bf16 \
+  --batch_size "${BENCH_BATCHES_BF16:-64}" --iters 10 --warmup 3 --json "$WORK/resnet50_bf16.json"
+((DRY)) || grep -A4 '^halfcaf benchmark: resnet50, train, NCHW' "$RES/resnet50.txt" | tail -5 |
+  tee -a "$SUMMARY"
+pack_extras
+
 # The math type each convolution ran with, as cuDNN reported it for the algorithm it ran: FP32
 # (the "Pascal path") must never use tensor-op math (TF32); FP16 should.
 if ((!DRY)); then
@@ -276,6 +289,9 @@ if ((!DRY)); then
     sort -rn >"$WORK/cudnn_algos.txt"
   fp16=$(grep -c 'X float16\[' "$WORK/cudnn_algos.txt")
   fp16_tc=$(grep 'X float16\[' "$WORK/cudnn_algos.txt" | grep -c 'math CUDNN_TENSOR_OP')
+  bf16=$(grep -c 'X bfloat16\[' "$WORK/cudnn_algos.txt")
+  bf16_tc=$(grep 'X bfloat16\[' "$WORK/cudnn_algos.txt" | grep -c 'math CUDNN_TENSOR_OP')
+  say "cuDNN: bfloat16 convolutions with tensor-op math: $bf16_tc of $bf16 distinct choices"
   fp32=$(grep -c 'X float\[' "$WORK/cudnn_algos.txt")
   fp32_tc=$(grep 'X float\[' "$WORK/cudnn_algos.txt" | grep -c 'math CUDNN_TENSOR_OP')
   say "cuDNN: float16 convolutions with tensor-op math: $fp16_tc of $fp16 distinct choices;" \

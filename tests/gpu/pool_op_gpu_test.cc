@@ -10,13 +10,17 @@
 #include <numeric>
 #include <random>
 
+#include "tests/gpu/gpu_op_test_util.h"
 #include "tests/util/device_checker.h"
 
 namespace halfcaf {
 namespace testing {
 namespace {
 
-const DataType kDtypes[] = {DataType::FLOAT, DataType::FLOAT16};
+// bfloat16 on the 2-D cases, whose DistinctTensor values (k / 64, |k| < 256) bfloat16 holds
+// exactly: no ties, so cuDNN's max-gradient choice is the CPU's.
+const DataType kDtypes[] = {DataType::FLOAT, DataType::FLOAT16, DataType::BFLOAT16};
+const DataType kNdDtypes[] = {DataType::FLOAT, DataType::FLOAT16};
 const char* const kOrders[] = {"NCHW", "NHWC"};
 
 struct PoolCase {
@@ -130,8 +134,9 @@ void CheckOwnKernels(const OperatorDef& def, const std::map<std::string, Tensor>
   ASSERT_EQ(got.dims(), want.dims());
   ASSERT_EQ(got.dtype(), want.dtype());
   const bool half = want.dtype() == DataType::FLOAT16;
-  ExpectNear(ToFloatVector(got), ToFloatVector(want), half ? 1e-2f : 1e-5f, half ? 1e-2f : 1e-5f,
-             def.type());
+  const bool bf16 = want.dtype() == DataType::BFLOAT16;
+  const float tol = half ? 1e-2f : bf16 ? 3e-2f : 1e-5f;
+  ExpectNear(ToFloatVector(got), ToFloatVector(want), tol, tol, def.type());
 }
 
 // Every pool op of both kinds on every case, order and dtype; `own` selects the own kernels.
@@ -169,6 +174,9 @@ void CheckAll(bool own) {
           const OperatorDef grad = PoolDef(type + "Gradient", c, order, {"X", "Y", "dY"}, {"dX"});
           DeviceChecker().Check(grad, {{"X", ToHalf(x)}, {"Y", ToHalf(y)}, {"dY", in.at("dY")}});
           DeviceChecker().Check(grad, {{"X", x}, {"Y", y}, {"dY", ToHalf(in.at("dY"))}});
+          // bfloat16 goes with bfloat16 only.
+          ExpectCudaError(grad, {{"X", ToBFloat16(x)}, {"Y", ToBFloat16(y)}, {"dY", in.at("dY")}},
+                          "takes bfloat16 X, Y and dY together");
         }
       }
     }
@@ -233,7 +241,7 @@ TEST(PoolGpuTest, OneAndThreeDMatchCpu) {
       const OperatorDef fwd = MakeOperatorDef(type, "", {"X"}, {"Y"}, c.args);
       const OperatorDef grad =
           MakeOperatorDef(type + "Gradient", "", {"X", "Y", "dY"}, {"dX"}, c.args);
-      for (DataType dt : kDtypes) {
+      for (DataType dt : kNdDtypes) {
         SCOPED_TRACE(MakeString(c.name, " ", type, " ", DataTypeName(dt)));
         const auto data = AsDtype(in, dt);
         DeviceCheckOptions opts;

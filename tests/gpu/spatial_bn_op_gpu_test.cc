@@ -1,17 +1,20 @@
 // SpatialBN / SpatialBNGradient on cuDNN against the CPU operators: training and test mode,
-// float and float16 X (FP32 parameters and statistics), NCHW and NHWC, 3-D to 5-D, in place,
-// empty running statistics, one value per channel, mixed X / dY dtypes; argument errors.
+// float, float16 and bfloat16 X (FP32 parameters and statistics), NCHW and NHWC, 3-D to 5-D, in
+// place, empty running statistics, one value per channel, mixed X / dY dtypes; argument errors.
 // The running variance uses the biased batch variance on both devices, so every output is
 // compared at the default tolerances. Device tests skip without a GPU.
 #include <gtest/gtest.h>
 
+#include "tests/gpu/gpu_op_test_util.h"
 #include "tests/util/device_checker.h"
 
 namespace halfcaf {
 namespace testing {
 namespace {
 
-const DataType kDtypes[] = {DataType::FLOAT, DataType::FLOAT16};
+const DataType kDtypes[] = {DataType::FLOAT, DataType::FLOAT16, DataType::BFLOAT16};
+// The test-mode gradient on CUDA takes float and float16 (bfloat16 is refused).
+const DataType kTestGradientDtypes[] = {DataType::FLOAT, DataType::FLOAT16};
 
 struct BNCase {
   const char* name;
@@ -36,7 +39,7 @@ std::vector<BNCase> Cases() {
 std::map<std::string, Tensor> Inputs(const BNCase& c, DataType dt, uint32_t seed) {
   std::map<std::string, Tensor> in;
   const Tensor x = RandomTensor(c.dims, seed, -2.f, 3.f);
-  in["X"] = dt == DataType::FLOAT16 ? ToHalf(x) : x;
+  in["X"] = dt == DataType::FLOAT ? x : ToFloat16Type(x, dt);
   in["scale"] = RandomTensor({c.C}, seed + 1, 0.5f, 1.5f);
   in["bias"] = RandomTensor({c.C}, seed + 2);
   in["rm"] = RandomTensor({c.C}, seed + 3);
@@ -73,7 +76,7 @@ std::map<std::string, Tensor> GradInputs(const BNCase& c, DataType dt, uint32_t 
   in["sm"].CopyFrom(ws.GetTensor("sm"));
   in["sv"].CopyFrom(ws.GetTensor("sv"));
   const Tensor dy = RandomTensor(c.dims, seed + 5);
-  in["dY"] = dt == DataType::FLOAT16 ? ToHalf(dy) : dy;
+  in["dY"] = dt == DataType::FLOAT ? dy : ToFloat16Type(dy, dt);
   return in;
 }
 
@@ -154,11 +157,17 @@ TEST(SpatialBNGpuTest, TrainingGradientMatchesCpu) {
 TEST(SpatialBNGpuTest, TestModeGradientMatchesCpu) {
   REQUIRE_GPU();
   for (const BNCase& c : Cases()) {
-    for (DataType dt : kDtypes) {
+    for (DataType dt : kTestGradientDtypes) {
       SCOPED_TRACE(MakeString(c.name, " ", DataTypeName(dt)));
       DeviceChecker(GradOptions()).Check(GradDef(c, true), GradInputs(c, dt, 9));
     }
   }
+  ExpectCudaError(GradDef(Cases()[0], true), GradInputs(Cases()[0], DataType::BFLOAT16, 9),
+                  "in test mode (is_test=1) takes float or float16, not bfloat16");
+  // bfloat16 X goes with bfloat16 dY only.
+  auto mixed = GradInputs(Cases()[0], DataType::BFLOAT16, 12);
+  mixed["dY"] = RandomTensor(Cases()[0].dims, 13);
+  ExpectCudaError(GradDef(Cases()[0], false), mixed, "takes bfloat16 X and dY together");
 }
 
 // X float16 with dY float and the reverse (cuDNN gets dY converted to X's dtype).

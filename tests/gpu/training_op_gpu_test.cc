@@ -1,7 +1,7 @@
 // Training-loop operators on CUDA against the CPU operators: LearningRate (CPU iteration counter,
 // device lr), MomentumSGD(Update), CheckFinite, UpdateLossScale (device-resident state) and the
-// fused MixedPrecisionMomentumSGDUpdate (including a skipped step). Device tests skip without a
-// GPU.
+// fused MixedPrecisionMomentumSGDUpdate (including a skipped step; float16 and bfloat16). Device
+// tests skip without a GPU.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -96,6 +96,13 @@ TEST(TrainingGpuTest, CheckFiniteMatchesCpu) {
       DeviceChecker().Check(def, in);
     }
   }
+  // bfloat16 gradients, finite and not.
+  DeviceChecker().Check(MakeOperatorDef("CheckFinite", "", {"a"}, {"found_inf"}),
+                        {{"a", ToBFloat16(FloatTensor({3}, {1.f, -2.f, 3e38f}))}});
+  DeviceChecker().Check(MakeOperatorDef("CheckFinite", "", {"a"}, {"found_inf"}),
+                        {{"a", ToBFloat16(FloatTensor({2}, {1.f, inf}))}});
+  DeviceChecker().Check(MakeOperatorDef("CheckFinite", "", {"a"}, {"found_inf"}),
+                        {{"a", ToBFloat16(FloatTensor({2}, {nan, 1.f}))}});
   // Float16 overflow of a finite float value counts as inf.
   DeviceChecker().Check(MakeOperatorDef("CheckFinite", "", {"a"}, {"found_inf"}),
                         {{"a", ToHalf(FloatTensor({2}, {1.f, 1e6f}))}});
@@ -148,7 +155,7 @@ std::map<std::string, Tensor> MixedPrecisionInputs(DataType grad_type, float fou
                                    {"p", RandomTensor({9, 37}, 9)},
                                    {"scale", FloatTensor({1}, {128.f})},
                                    {"found_inf", FloatTensor({}, {found_inf})}};
-  if (grad_type == DataType::FLOAT16) in["g"] = ToHalf(in["g"]);
+  if (grad_type != DataType::FLOAT) in["g"] = ToFloat16Type(in["g"], grad_type);
   return in;
 }
 
@@ -172,6 +179,16 @@ TEST(TrainingGpuTest, MixedPrecisionMomentumSGDUpdateMatchesCpu) {
                                             {"g", "m", "lr", "p"}, {"m", "p", "copy"}, args),
                             in);
     }
+  }
+  // The BF16 recipe: bfloat16 gradient in, bfloat16 copy out (copy_dtype).
+  for (DataType gt : {DataType::BFLOAT16, DataType::FLOAT}) {
+    SCOPED_TRACE(std::string(DataTypeName(gt)) + " gradient, bfloat16 copy");
+    DeviceChecker().Check(
+        MakeOperatorDef("MixedPrecisionMomentumSGDUpdate", "",
+                        {"g", "m", "lr", "p", "scale", "found_inf"}, {"m", "p", "copy"},
+                        {MakeArgument("momentum", 0.9f),
+                         MakeArgument("copy_dtype", std::string("bfloat16"))}),
+        MixedPrecisionInputs(gt, 0.f));
   }
 }
 
