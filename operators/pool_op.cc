@@ -408,7 +408,7 @@ OpSchema& DescribePool(OpSchema& s, PoolType t) {
               "left out, of the divisor too), as Conv's; cuDNN has no dilated pooling, so on "
               "CUDA dilated windows run on halfcaf's own kernels. "
               "The 1D/2D/3D aliases take the same arguments and do not check the window's rank. "
-              "Float and float16 (output dtype of X).")
+              "Float, float16 and bfloat16 (output dtype of X).")
       .Arg("kernels / kernel / kernel_h, kernel_w",
            "ints: window size per spatial dim (unless global_pooling)")
       .Arg("strides / stride / stride_h, stride_w", "ints, default 1")

@@ -56,7 +56,8 @@ OPERATOR_SCHEMA(Relu)
     .AllowInplace({{0, 0}})
     .IdenticalTypeAndShape()
     .PointwiseCost(1)
-    .SetDoc("Rectified linear unit: Y = max(X, 0), element-wise; NaN stays NaN. Float and float16.")
+    .SetDoc("Rectified linear unit: Y = max(X, 0), element-wise; NaN stays NaN. Float, float16 and "
+            "bfloat16.")
     .Input(0, "X", "input tensor of any shape")
     .Output(0, "Y", "output, same shape and type as X");
 

@@ -34,7 +34,7 @@ const char* BNOrderName(BNOrder order) { return order == BNOrder::NCHW ? "NCHW" 
 void EnforceBNChannelParam(const Tensor& t, const char* what, const BNShape& s,
                            const std::vector<int64_t>& x_dims, BNOrder order) {
   HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what,
-                  " must be float (BN parameters and statistics stay FP32 for float16 X), got ",
+                  " must be float (BN parameters and statistics stay FP32 for 16-bit X), got ",
                   t.DebugString());
   HALFCAF_ENFORCE(t.dims() == std::vector<int64_t>{s.C}, what, " must have dims [", s.C,
                   "] (the channels of X ", DimsString(x_dims), " in order ", BNOrderName(order),
@@ -531,7 +531,7 @@ OPERATOR_SCHEMA(SpatialBN)
         "is updated with the biased batch variance (the one Y is normalised with) on CPU and "
         "CUDA alike; Caffe2's cuDNN operator uses the unbiased one (times M / (M - 1), M = "
         "values per channel) there. Test (is_test=1, 1 "
-        "output) uses the given mean and var. X is 3-D to 5-D, float or float16; scale, "
+        "output) uses the given mean and var. X is 3-D to 5-D, float, float16 or bfloat16; scale, "
         "bias, mean and var are float. num_batches > 1 (statistics from sums/sumsq inputs) "
         "is not supported.")
     .Arg("is_test", "int, default 0: 1 = inference with the given mean/var (1 output)")

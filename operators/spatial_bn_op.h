@@ -1,5 +1,6 @@
 // SpatialBN: batch normalisation over every axis but the channel axis.
-//   X (N, C, spatial...) in NCHW or (N, spatial..., C) in NHWC, 3-D to 5-D; float or float16.
+//   X (N, C, spatial...) in NCHW or (N, spatial..., C) in NHWC, 3-D to 5-D; float, float16 or
+//   bfloat16.
 //   scale, bias, mean, var: float (C).
 // Training (is_test = 0, 5 outputs): batch mean and biased variance per channel,
 //   Y = (X - mean_b) / sqrt(var_b + epsilon) * scale + bias,
@@ -11,6 +12,8 @@
 // inputs 3, 4 are the saved batch mean and inverse std, in test mode the estimated mean and var.
 // Args: is_test (int, 0), epsilon (float, 1e-5, > 0), momentum (float, 0.9), order ("NCHW"),
 // num_batches (int, 1; only 1 is supported).
+// With oneDNN, training mode on NHWC 4-D float / bfloat16 runs on its batch normalization (engine
+// DNNL, preferred on CPU: spatial_bn_op_dnnl.cc); this implementation runs the rest.
 #pragma once
 
 #include <cmath>
