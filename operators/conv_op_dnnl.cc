@@ -224,29 +224,18 @@ class ConvDnnlBase : public ConvPoolOpBase<CPUContext> {
     if (t == DataType::BFLOAT16 && DnnlBFloat16Enabled()) return memory::data_type::bf16;
     return std::nullopt;
   }
-  // Whether the primitives must be made again for this shape and type.
-  bool NeedsPrepare(const Tensor& X, const Tensor& W, memory::data_type dt) const {
-    return X.dims() != x_dims_ || W.dims() != w_dims_ || dt != dt_;
-  }
-  // Counts a run of the BF16 primitives (DnnlBFloat16Runs).
-  void CountRun() const {
-    if (dt_ == memory::data_type::bf16) ++DnnlBFloat16Runs();
-  }
-  void StartPrepare(const Tensor& X, const Tensor& W, memory::data_type dt) {
-    x_dims_ = X.dims();
-    w_dims_ = W.dims();
-    dt_ = dt;
-    usable_ = false;
+  // Whether the primitives must be made again for this shape (X's dims, then W's; their ranks
+  // are tied, so the key is unambiguous) and type.
+  bool NeedsPrepare(const Tensor& X, const Tensor& W, memory::data_type dt) {
+    std::vector<int64_t> key = X.dims();
+    key.insert(key.end(), W.dims().begin(), W.dims().end());
+    return prepared_.Changed(key, dt);
   }
 
   // Runs the default implementation (created once, on first use).
   void RunFallback() { fallback_.Run(def_, ws_, cp_.op_label); }
 
-  // The shape and type the primitives were made for; usable_ is false when oneDNN rejected them
-  // (or has only reference code for them).
-  std::vector<int64_t> x_dims_, w_dims_;
-  memory::data_type dt_ = memory::data_type::undef;
-  bool usable_ = false;
+  DnnlPrepared prepared_;
 
  private:
   DefaultOpFallback fallback_;
@@ -269,7 +258,7 @@ class ConvDnnlOp final : public ConvDnnlBase {
     if (X.numel() == 0 || Y->numel() == 0) return RunFallback();
     SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallConvMacs);
     if (NeedsPrepare(X, W, *dt)) Prepare(g, M, has_bias, X, W, *dt);
-    if (!usable_) return RunFallback();
+    if (!prepared_.usable) return RunFallback();
 
     try {
       fwd_.src.Load(X.raw_data());
@@ -278,7 +267,7 @@ class ConvDnnlOp final : public ConvDnnlBase {
       fwd_.dst.Bind(Y->raw_mutable_data(X.dtype()));
       fwd_.Execute();
       fwd_.dst.Store();
-      CountRun();
+      prepared_.CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN convolution failed: ", e.what());
     }
@@ -287,13 +276,12 @@ class ConvDnnlOp final : public ConvDnnlBase {
  private:
   void Prepare(const ConvPoolGeometry& g, int64_t M, bool has_bias, const Tensor& X,
                const Tensor& W, memory::data_type dt) {
-    StartPrepare(X, W, dt);
     try {
       const ConvDescs d = MakeConvDescs(cp_, g, M, has_bias, dt);
       const auto pd = ForwardPd(d);
       if (dt != memory::data_type::f32 && IsReferenceImpl(pd)) return;
       fwd_.Build(d, pd, has_bias);
-      usable_ = true;
+      prepared_.usable = true;
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this shape: the default op runs it.
     }
@@ -330,7 +318,7 @@ class ConvFusionDnnlOp final : public ConvDnnlBase {
     if (X.numel() == 0 || Y->numel() == 0) return RunFallback();
     SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallConvMacs);
     if (NeedsPrepare(X, W, *dt)) Prepare(g, M, has_bias, X, W, *dt);
-    if (!usable_) return RunFallback();
+    if (!prepared_.usable) return RunFallback();
 
     try {
       fwd_.src.Load(X.raw_data());
@@ -344,7 +332,7 @@ class ConvFusionDnnlOp final : public ConvDnnlBase {
       }
       fwd_.Execute();
       fwd_.dst.Store();
-      CountRun();
+      prepared_.CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN convolution failed: ", e.what());
     }
@@ -353,13 +341,12 @@ class ConvFusionDnnlOp final : public ConvDnnlBase {
  private:
   void Prepare(const ConvPoolGeometry& g, int64_t M, bool has_bias, const Tensor& X,
                const Tensor& W, memory::data_type dt) {
-    StartPrepare(X, W, dt);
     try {
       const ConvDescs d = MakeConvDescs(cp_, g, M, has_bias, dt);
       const auto pd = InferencePd(d, type_, cp_.order == StorageOrder::NHWC);
       if (dt != memory::data_type::f32 && IsReferenceImpl(pd)) return;
       fwd_.Build(d, pd, has_bias);
-      usable_ = true;
+      prepared_.usable = true;
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this shape: the default op runs it.
     }
@@ -390,7 +377,7 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
     if (X.numel() == 0 || dY.numel() == 0) return RunFallback();
     SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallConvMacs);
     if (NeedsPrepare(X, W, *dt)) Prepare(g, M, compute_dx, X, W, *dt);
-    if (!usable_) return RunFallback();
+    if (!prepared_.usable) return RunFallback();
 
     // Gradients in the inputs' type, as the default op writes them.
     const DataType type = X.dtype();
@@ -412,7 +399,7 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
         prim_d_.execute(DnnlStream(), args_d_);
         dsrc_.Store();
       }
-      CountRun();
+      prepared_.CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN convolution gradient failed: ", e.what());
     }
@@ -421,7 +408,6 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
  private:
   void Prepare(const ConvPoolGeometry& g, int64_t M, bool compute_dx, const Tensor& X,
                const Tensor& W, memory::data_type dt) {
-    StartPrepare(X, W, dt);
     const bool f32 = dt == memory::data_type::f32;
     try {
       const ConvDescs d = MakeConvDescs(cp_, g, M, !no_bias_, dt);
@@ -458,7 +444,7 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
                    {DNNL_ARG_DIFF_SRC, dsrc_.memory()}};
         prim_d_ = dnnl::convolution_backward_data(dpd);
       }
-      usable_ = true;
+      prepared_.usable = true;
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this shape: the default op runs it.
     }
