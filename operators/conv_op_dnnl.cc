@@ -161,7 +161,7 @@ dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& d) {
   const dnnl::convolution_forward::desc desc(
       dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, Any(d.src),
       Any(d.weights), d.bias, Any(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r);
-  return dnnl::convolution_forward::primitive_desc(desc, DnnlEngine());
+  return dnnl::convolution_forward::primitive_desc(desc, DnnlAttr(), DnnlEngine());
 }
 
 // Inference: oneDNN's forward_inference kernels (brgemm-based on AVX-512, faster than the training
@@ -177,7 +177,7 @@ dnnl::convolution_forward::primitive_desc InferencePd(const ConvDescs& d, ConvFu
   dnnl::post_ops ops;
   if (FusesSum(type)) ops.append_sum(1.f);
   if (FusesRelu(type)) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-  dnnl::primitive_attr attr;
+  dnnl::primitive_attr attr = DnnlAttr();
   attr.set_post_ops(ops);
   return dnnl::convolution_forward::primitive_desc(desc, attr, DnnlEngine());
 }
@@ -196,12 +196,12 @@ struct ForwardPrimitive {
       bias = DnnlArg(d.bias, pd.bias_desc(), DnnlArg::kInput);
       args[DNNL_ARG_BIAS] = bias.memory();
     }
-    prim = dnnl::convolution_forward(pd);
+    prim = DnnlPrimitive(dnnl::convolution_forward(pd), pd);
   }
-  void Execute() { prim.execute(DnnlStream(), args); }
+  void Execute() { prim.Execute(args); }
 
   DnnlArg src, weights, bias, dst;
-  dnnl::primitive prim;
+  DnnlPrimitive prim;
   std::unordered_map<int, memory> args;
 };
 
@@ -389,14 +389,14 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
       dst_w_.Load(dY.raw_data());
       dweights_.Bind(dW->raw_mutable_data(type));
       if (db) dbias_.Bind(db);
-      prim_w_.execute(DnnlStream(), args_w_);
+      prim_w_.Execute(args_w_);
       dweights_.Store();
       if (db) dbias_.Store();
       if (dx) {
         if (!share_dst_) dst_d_.Load(dY.raw_data());
         weights_.Load(W.raw_data());
         dsrc_.Bind(dx);
-        prim_d_.execute(DnnlStream(), args_d_);
+        prim_d_.Execute(args_d_);
         dsrc_.Store();
       }
       prepared_.CountRun();
@@ -416,7 +416,8 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
       const dnnl::convolution_backward_weights::desc wdesc(algo, Any(d.src), Any(d.weights), d.bias,
                                                            Any(d.dst), d.strides, d.dilates,
                                                            d.pad_l, d.pad_r);
-      const dnnl::convolution_backward_weights::primitive_desc wpd(wdesc, DnnlEngine(), fwd);
+      const dnnl::convolution_backward_weights::primitive_desc wpd(wdesc, DnnlAttr(),
+                                                                   DnnlEngine(), fwd);
       if (!f32 && IsReferenceImpl(wpd)) return;
       src_ = DnnlArg(d.src, wpd.src_desc(), DnnlArg::kInput);
       dst_w_ = DnnlArg(d.dst, wpd.diff_dst_desc(), DnnlArg::kInput);
@@ -428,11 +429,12 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
         dbias_ = DnnlArg(d.bias, wpd.diff_bias_desc(), DnnlArg::kOutput);
         args_w_[DNNL_ARG_DIFF_BIAS] = dbias_.memory();
       }
-      prim_w_ = dnnl::convolution_backward_weights(wpd);
+      prim_w_ = DnnlPrimitive(dnnl::convolution_backward_weights(wpd), wpd);
       if (compute_dx) {
         const dnnl::convolution_backward_data::desc ddesc(
             algo, Any(d.src), Any(d.weights), Any(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r);
-        const dnnl::convolution_backward_data::primitive_desc dpd(ddesc, DnnlEngine(), fwd);
+        const dnnl::convolution_backward_data::primitive_desc dpd(ddesc, DnnlAttr(), DnnlEngine(),
+                                                                  fwd);
         if (!f32 && IsReferenceImpl(dpd)) return;
         // dY is reordered once when both primitives want the same layout.
         share_dst_ = dpd.diff_dst_desc() == wpd.diff_dst_desc();
@@ -442,7 +444,7 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
         args_d_ = {{DNNL_ARG_DIFF_DST, share_dst_ ? dst_w_.memory() : dst_d_.memory()},
                    {DNNL_ARG_WEIGHTS, weights_.memory()},
                    {DNNL_ARG_DIFF_SRC, dsrc_.memory()}};
-        prim_d_ = dnnl::convolution_backward_data(dpd);
+        prim_d_ = DnnlPrimitive(dnnl::convolution_backward_data(dpd), dpd);
       }
       prepared_.usable = true;
     } catch (const dnnl::error&) {
@@ -454,7 +456,7 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
   bool share_dst_ = false;
   DnnlArg src_, dst_w_, dweights_, dbias_;  // weights gradient
   DnnlArg dst_d_, weights_, dsrc_;          // data gradient
-  dnnl::primitive prim_w_, prim_d_;
+  DnnlPrimitive prim_w_, prim_d_;
   std::unordered_map<int, memory> args_w_, args_d_;
 };
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/bfloat16.h"
@@ -33,15 +34,80 @@ inline dnnl::stream& DnnlStream() {
   return stream;
 }
 
+// The instruction set oneDNN dispatches to: the CPU's, lowered by a cap (ONEDNN_MAX_CPU_ISA or
+// DNNL_MAX_CPU_ISA in the environment, e.g. AVX2). Asking fixes the cap for the process.
+inline dnnl::cpu_isa DnnlEffectiveIsa() {
+  static const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa;
+}
+
+// Whether that instruction set has BF16 instructions (AVX512_BF16, or AMX which implies them).
+// oneDNN's ISA values are nested bit sets, so this is a containment test.
+inline bool DnnlIsaHasBFloat16() {
+  const auto isa = static_cast<unsigned>(DnnlEffectiveIsa());
+  const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+  return (isa & bf16) == bf16;
+}
+
 // oneDNN's BF16 kernels run bfloat16 tensors (FP32 accumulation) when the CPU has BF16
-// instructions (AVX512_BF16; AMX-BF16 processors have it too) and the environment variable
-// HALFCAF_DNNL_BF16 is not "0". Otherwise bfloat16 runs on the default operators (FP32 math on
-// converted copies, one rounding on output). Read when an operator decides, so a test can switch.
+// instructions (AVX512_BF16; AMX-BF16 processors have it too), oneDNN may use them (no ISA cap
+// below AVX512_CORE_BF16: below it oneDNN has only emulation or no bfloat16 kernel at all) and the
+// environment variable HALFCAF_DNNL_BF16 is not "0". Otherwise bfloat16 runs on the default
+// operators (FP32 math on converted copies, one rounding on output). Read when an operator
+// decides, so a test can switch.
 inline bool DnnlBFloat16Enabled() {
   const char* env = std::getenv("HALFCAF_DNNL_BF16");
   if (env != nullptr && env[0] == '0' && env[1] == '\0') return false;
-  static const bool cpu = CpuHasAvx512Bf16();
+  static const bool cpu = CpuHasAvx512Bf16() && DnnlIsaHasBFloat16();
   return cpu;
+}
+
+// The attributes every halfcaf primitive is made with: the caller owns the scratchpad
+// (scratchpad_mode::user). oneDNN's own scratchpad ("library" mode) is, in builds for the OpenMP
+// runtime such as Debian's, one buffer per *thread*, sized by the primitives that thread created:
+// a primitive created on one thread and run on another (the dag executor runs an op on whichever
+// worker is free) then uses the other thread's buffer, which may be smaller or absent. With user
+// mode each run passes operator scratch (core/scratch.h) of the size the primitive asks for.
+inline dnnl::primitive_attr DnnlAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// A primitive made from a primitive descriptor created with DnnlAttr() (or attributes that set
+// the same scratchpad mode), run with its scratchpad taken from the running operator's scratch.
+class DnnlPrimitive {
+ public:
+  DnnlPrimitive() = default;
+  DnnlPrimitive(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd)
+      : prim_(prim), scratch_bytes_(pd.scratchpad_desc().get_size()) {
+    if (scratch_bytes_ > 0) {
+      scratch_ = dnnl::memory(pd.scratchpad_desc(), DnnlEngine(), DNNL_MEMORY_NONE);
+    }
+  }
+  // Inside an operator run only (the scratchpad is scratch until the op returns). `args` gains
+  // the scratchpad entry (kept by callers that store their argument map, so later runs reuse it).
+  void Execute(std::unordered_map<int, dnnl::memory>& args) {
+    if (scratch_bytes_ > 0) {
+      scratch_.set_data_handle(ScratchBytes(scratch_bytes_, &fallback_));
+      args[DNNL_ARG_SCRATCHPAD] = scratch_;
+    }
+    prim_.execute(DnnlStream(), args);
+  }
+  void Execute(std::unordered_map<int, dnnl::memory>&& args) { Execute(args); }
+  size_t scratchpad_bytes() const { return scratch_bytes_; }
+
+ private:
+  dnnl::primitive prim_;
+  dnnl::memory scratch_;
+  size_t scratch_bytes_ = 0;
+  std::vector<float> fallback_;  // outside an operator run
+};
+
+// A reorder from `from`'s layout to `to`'s, with the caller-owned scratchpad.
+inline DnnlPrimitive DnnlReorder(const dnnl::memory& from, const dnnl::memory& to) {
+  const dnnl::reorder::primitive_desc pd(from, to, DnnlAttr());
+  return DnnlPrimitive(dnnl::reorder(pd), pd);
 }
 
 // Runs of BF16 primitives in this process: tests check that the fast path ran.
@@ -116,7 +182,7 @@ class DnnlArg {
       // (core/scratch.h), so ops do not each keep activation-sized copies between runs.
       inner_ = dnnl::memory(inner, DnnlEngine(), DNNL_MEMORY_NONE);
       inner_bytes_ = inner.get_size();
-      reorder_ = dir == kInput ? dnnl::reorder(user_, *inner_) : dnnl::reorder(*inner_, user_);
+      reorder_ = dir == kInput ? DnnlReorder(user_, *inner_) : DnnlReorder(*inner_, user_);
     }
   }
   bool reordered() const { return inner_.has_value(); }
@@ -129,7 +195,7 @@ class DnnlArg {
     user_.set_data_handle(const_cast<void*>(data));
     if (inner_) {
       inner_->set_data_handle(ScratchBytes(inner_bytes_, &fallback_));
-      reorder_->execute(DnnlStream(), user_, *inner_);
+      Reorder(*reorder_, user_, *inner_);
     }
   }
   // Input that stays the same between runs (an inference filter): reordered once into a buffer
@@ -141,7 +207,7 @@ class DnnlArg {
     owned_.resize(inner_bytes_ / sizeof(float) + 16);
     const uintptr_t p = reinterpret_cast<uintptr_t>(owned_.data());
     inner_->set_data_handle(reinterpret_cast<void*>((p + 63) & ~uintptr_t{63}));
-    reorder_->execute(DnnlStream(), user_, *inner_);
+    Reorder(*reorder_, user_, *inner_);
     constant_from_ = storage_id;
   }
   // Output of a primitive that adds to what its destination holds (a sum post-op): points at
@@ -150,9 +216,9 @@ class DnnlArg {
     user_.set_data_handle(data);
     if (inner_) {
       inner_->set_data_handle(ScratchBytes(inner_bytes_, &fallback_));
-      if (!load_) load_ = dnnl::reorder(user_, *inner_);
+      if (!load_) load_ = DnnlReorder(user_, *inner_);
       dnnl::memory from(user_.get_desc(), DnnlEngine(), const_cast<void*>(init));
-      load_->execute(DnnlStream(), from, *inner_);
+      Reorder(*load_, from, *inner_);
     } else if (init != data) {
       std::memcpy(data, init, user_.get_desc().get_size());
     }
@@ -163,14 +229,18 @@ class DnnlArg {
     if (inner_) inner_->set_data_handle(ScratchBytes(inner_bytes_, &fallback_));
   }
   void Store() {
-    if (inner_) reorder_->execute(DnnlStream(), *inner_, user_);
+    if (inner_) Reorder(*reorder_, *inner_, user_);
   }
 
  private:
+  static void Reorder(DnnlPrimitive& r, const dnnl::memory& from, const dnnl::memory& to) {
+    r.Execute({{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+  }
+
   dnnl::memory user_;
   std::optional<dnnl::memory> inner_;
   size_t inner_bytes_ = 0;
-  std::optional<dnnl::reorder> reorder_, load_;
+  std::optional<DnnlPrimitive> reorder_, load_;
   std::vector<float> fallback_;  // outside an operator run
   std::vector<float> owned_;     // LoadConstant's copy
   uint64_t constant_from_ = 0;

@@ -85,7 +85,7 @@ dnnl::pooling_v2_forward::primitive_desc ForwardPd(const PoolDescs& d, PoolType 
                                                    dnnl::prop_kind prop) {
   const dnnl::pooling_v2_forward::desc desc(prop, PoolAlgorithm(type), d.src, d.dst, d.strides,
                                             d.kernel, d.dilation, d.pad_l, d.pad_r);
-  return dnnl::pooling_v2_forward::primitive_desc(desc, DnnlEngine());
+  return dnnl::pooling_v2_forward::primitive_desc(desc, DnnlAttr(), DnnlEngine());
 }
 
 memory Unbound(const memory::desc& desc) {
@@ -137,7 +137,7 @@ class PoolDnnlOp final : public PoolDnnlBase {
     try {
       src_.set_data_handle(const_cast<void*>(X.raw_data()));
       dst_.set_data_handle(Y->raw_mutable_data(X.dtype()));
-      prim_.execute(DnnlStream(), {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
+      prim_.Execute({{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
       prepared_.CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN pooling failed: ", e.what());
@@ -153,7 +153,7 @@ class PoolDnnlOp final : public PoolDnnlBase {
       if (IsReferenceImpl(pd)) return;
       src_ = Unbound(d->src);
       dst_ = Unbound(d->dst);
-      prim_ = dnnl::pooling_v2_forward(pd);
+      prim_ = DnnlPrimitive(dnnl::pooling_v2_forward(pd), pd);
       prepared_.usable = true;
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this geometry: the default op runs it.
@@ -161,7 +161,7 @@ class PoolDnnlOp final : public PoolDnnlBase {
   }
 
   memory src_, dst_;
-  dnnl::primitive prim_;
+  DnnlPrimitive prim_;
 };
 
 // (X, Y, dY) -> dX.
@@ -190,15 +190,14 @@ class PoolGradientDnnlOp final : public PoolDnnlBase {
         dst_.set_data_handle(ScratchBytes(dst_.get_desc().get_size(), &dst_fallback_));
         workspace_.set_data_handle(
             ScratchBytes(workspace_.get_desc().get_size(), &workspace_fallback_));
-        fwd_.execute(DnnlStream(),
-                     {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}, {DNNL_ARG_WORKSPACE, workspace_}});
+        fwd_.Execute({{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}, {DNNL_ARG_WORKSPACE, workspace_}});
       }
       diff_dst_.set_data_handle(const_cast<void*>(dY.raw_data()));
       diff_src_.set_data_handle(dx);
       std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, diff_dst_},
                                            {DNNL_ARG_DIFF_SRC, diff_src_}};
       if (kType == PoolType::kMax) args[DNNL_ARG_WORKSPACE] = workspace_;
-      bwd_.execute(DnnlStream(), args);
+      bwd_.Execute(args);
       prepared_.CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN pooling gradient failed: ", e.what());
@@ -213,7 +212,7 @@ class PoolGradientDnnlOp final : public PoolDnnlBase {
       const auto fwd = ForwardPd(*d, kType, dnnl::prop_kind::forward_training);
       const dnnl::pooling_v2_backward::desc desc(PoolAlgorithm(kType), d->src, d->dst, d->strides,
                                                  d->kernel, d->dilation, d->pad_l, d->pad_r);
-      const dnnl::pooling_v2_backward::primitive_desc bwd(desc, DnnlEngine(), fwd);
+      const dnnl::pooling_v2_backward::primitive_desc bwd(desc, DnnlAttr(), DnnlEngine(), fwd);
       if (IsReferenceImpl(fwd) || IsReferenceImpl(bwd)) return;
       src_ = Unbound(d->src);
       dst_ = Unbound(d->dst);
@@ -221,9 +220,9 @@ class PoolGradientDnnlOp final : public PoolDnnlBase {
       diff_dst_ = Unbound(d->dst);
       if (kType == PoolType::kMax) {
         workspace_ = Unbound(fwd.workspace_desc());
-        fwd_ = dnnl::pooling_v2_forward(fwd);
+        fwd_ = DnnlPrimitive(dnnl::pooling_v2_forward(fwd), fwd);
       }
-      bwd_ = dnnl::pooling_v2_backward(bwd);
+      bwd_ = DnnlPrimitive(dnnl::pooling_v2_backward(bwd), bwd);
       prepared_.usable = true;
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this geometry: the default op runs it.
@@ -231,7 +230,7 @@ class PoolGradientDnnlOp final : public PoolDnnlBase {
   }
 
   memory src_, dst_, workspace_, diff_src_, diff_dst_;
-  dnnl::primitive fwd_, bwd_;
+  DnnlPrimitive fwd_, bwd_;
   std::vector<float> dst_fallback_, workspace_fallback_;  // outside an operator run
 };
 

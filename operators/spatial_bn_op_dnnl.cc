@@ -106,7 +106,7 @@ class SpatialBNDnnlOp final : public BNDnnlBase {
     var_.resize(C);
     Tensor* Y = Output(0, dims);
     try {
-      prim_.execute(DnnlStream(), {{DNNL_ARG_SRC, Bound(data_, X.raw_data())},
+      prim_.Execute({{DNNL_ARG_SRC, Bound(data_, X.raw_data())},
                                    {DNNL_ARG_DST, Bound(data_, Y->raw_mutable_data(X.dtype()))},
                                    {DNNL_ARG_MEAN, Bound(ChannelDesc(C), mean_.data())},
                                    {DNNL_ARG_VARIANCE, Bound(ChannelDesc(C), var_.data())},
@@ -129,9 +129,9 @@ class SpatialBNDnnlOp final : public BNDnnlBase {
       data_ = NhwcDesc(dims, dt);
       const dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_training, data_,
                                                          epsilon_, ScaleShift());
-      const dnnl::batch_normalization_forward::primitive_desc pd(desc, DnnlEngine());
+      const dnnl::batch_normalization_forward::primitive_desc pd(desc, DnnlAttr(), DnnlEngine());
       if (IsReferenceImpl(pd)) return;
-      prim_ = dnnl::batch_normalization_forward(pd);
+      prim_ = DnnlPrimitive(dnnl::batch_normalization_forward(pd), pd);
       prepared_.usable = true;
     } catch (const dnnl::error&) {
       // No implementation for this shape: the default op runs it.
@@ -140,7 +140,7 @@ class SpatialBNDnnlOp final : public BNDnnlBase {
 
   float momentum_;
   memory::desc data_;
-  dnnl::primitive prim_;
+  DnnlPrimitive prim_;
   std::vector<float> mean_, var_;
 };
 
@@ -177,7 +177,7 @@ class SpatialBNGradientDnnlOp final : public BNDnnlBase {
     void* dx = Output(0, X.dims())->raw_mutable_data(X.dtype());
     const memory::desc ch = ChannelDesc(C);
     try {
-      prim_.execute(DnnlStream(), {{DNNL_ARG_SRC, Bound(data_, X.raw_data())},
+      prim_.Execute({{DNNL_ARG_SRC, Bound(data_, X.raw_data())},
                                    {DNNL_ARG_DIFF_DST, Bound(data_, dY.raw_data())},
                                    {DNNL_ARG_MEAN, Bound(ch, saved_mean.raw_data())},
                                    {DNNL_ARG_VARIANCE, Bound(ch, var_.data())},
@@ -201,9 +201,10 @@ class SpatialBNGradientDnnlOp final : public BNDnnlBase {
       const dnnl::batch_normalization_forward::primitive_desc fwd(fdesc, DnnlEngine());
       const dnnl::batch_normalization_backward::desc desc(dnnl::prop_kind::backward, data_, data_,
                                                           epsilon_, ScaleShift());
-      const dnnl::batch_normalization_backward::primitive_desc pd(desc, DnnlEngine(), fwd);
+      const dnnl::batch_normalization_backward::primitive_desc pd(desc, DnnlAttr(), DnnlEngine(),
+                                                                  fwd);
       if (IsReferenceImpl(pd)) return;
-      prim_ = dnnl::batch_normalization_backward(pd);
+      prim_ = DnnlPrimitive(dnnl::batch_normalization_backward(pd), pd);
       prepared_.usable = true;
     } catch (const dnnl::error&) {
       // No implementation for this shape: the default op runs it.
@@ -211,7 +212,7 @@ class SpatialBNGradientDnnlOp final : public BNDnnlBase {
   }
 
   memory::desc data_;
-  dnnl::primitive prim_;
+  DnnlPrimitive prim_;
   std::vector<float> var_, shift_;
 };
 
