@@ -1,4 +1,4 @@
-// Acceptance test with real Caffe2 files (shared/testdata/caffe2: a Caffe2 MNIST tutorial's deploy
+// Acceptance test with real Caffe2 files (tests/fixtures/caffe2: a Caffe2 MNIST tutorial's deploy
 // net, training init net and training net, as Caffe2's Python front end wrote them). They carry
 // `engine: "CUDNN"`, cuDNN-only args (exhaustive_search), `order` on Relu, `cuda_gpu_id`, explicit
 // gradient ops and Print/Summarize with to_file: all must load and run on CPU unmodified, except
@@ -23,12 +23,13 @@
 #include "data/db.h"
 #include "tests/util/net_file.h"
 #include "tests/util/op_test_util.h"
+#include "tests/util/source_dir.h"
 
 namespace halfcaf {
 namespace testing {
 namespace {
 
-const std::string kDir = std::string(HALFCAF_SHARED_DIR) + "/testdata/caffe2/";
+const std::string kDir = SourceDir() + "/tests/fixtures/caffe2/";
 
 NetDef ReadNet(const std::string& file) {
   NetDef net;

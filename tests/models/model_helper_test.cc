@@ -353,7 +353,7 @@ TEST(ParamsFromNets, LeNetPbtxt) {
 
 // A real Caffe2 training net: forward, gradient and update ops, with counters in the init net.
 TEST(ParamsFromNets, Caffe2MnistTrainingNet) {
-  const std::string dir = std::string(HALFCAF_SHARED_DIR) + "/testdata/caffe2/";
+  const std::string dir = SourceDir() + "/tests/fixtures/caffe2/";
   NetDef init, net;
   ReadProtoFromFile(dir + "mnist_train_init_net.pbtxt", &init);
   ReadProtoFromFile(dir + "mnist_train_net.pbtxt", &net);

@@ -228,9 +228,7 @@ TEST(BenchmarkTest, CompareWithoutTorchFallsBackToHalfcafAlone) {
 }
 
 TEST(BenchmarkTest, CompareWithPyTorch) {
-  if (std::system("/usr/bin/python3 -c 'import torch, torchvision' >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "/usr/bin/python3 cannot import torch and torchvision";
-  }
+  HALFCAF_REQUIRE_PEER(Peer::kTorchvision);
   const std::string json = TestTempDir() + "/cmp.json";
   auto r = RunTool("benchmark", std::string(kTinyResNet) + "--compare pytorch --json " + json);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -280,10 +278,7 @@ class BenchmarkOrtTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!OnnxAvailable()) GTEST_SKIP() << OnnxMissingHint();
-    if (OrtPython().empty()) {
-      GTEST_SKIP() << "no ONNX Runtime (run tools/setup_ort.sh to make " << SourceDir()
-                   << "/.venv-ort)";
-    }
+    HALFCAF_REQUIRE_PEER(Peer::kOnnxRuntime);
   }
 };
 
@@ -395,9 +390,7 @@ TEST(BenchmarkTest, CompareOrtWithoutOnnxRuntimeFallsBackToHalfcafAlone) {
 
 // Both peers in one run: each one's columns, and neither's numbers in the other's.
 TEST_F(BenchmarkOrtTest, PyTorchAndOrtTogether) {
-  if (std::system("/usr/bin/python3 -c 'import torch, torchvision' >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "/usr/bin/python3 cannot import torch and torchvision";
-  }
+  HALFCAF_REQUIRE_PEER(Peer::kTorchvision);
   const std::string json = TestTempDir() + "/both.json";
   auto r = RunTool("benchmark", std::string(kTinyResNet) +
                                     "--mode forward --precision fp32 --compare pytorch,ort "

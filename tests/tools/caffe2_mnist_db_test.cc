@@ -1,4 +1,4 @@
-// Caffe2's own MNIST tutorial nets (shared/testdata/caffe2), unmodified except for the DB path:
+// Caffe2's own MNIST tutorial nets (tests/fixtures/caffe2), unmodified except for the DB path:
 // make_mnist_db writes the first 1000 Fashion-MNIST images to a LevelDB, then run_net runs the
 // tutorial's init net (CreateDB + fillers) and training net (TensorProtosDBInput, LeNet, explicit
 // gradient ops, WeightedSum SGD, Print / Summarize to files) for 100 iterations; the loss must
@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 const std::string kFashion = "/usr/share/datasets/fashion-mnist/";
 const std::string kImages = kFashion + "train-images-idx3-ubyte.gz";
 const std::string kLabels = kFashion + "train-labels-idx1-ubyte.gz";
-const std::string kCaffe2Dir = std::string(HALFCAF_SHARED_DIR) + "/testdata/caffe2/";
+const std::string kCaffe2Dir = SourceDir() + "/tests/fixtures/caffe2/";
 // The DB path the tutorial's author used; the only thing the test changes in the nets.
 const std::string kAuthorDB =
     "/home/charlesrwest/cpp/projects/caffe2/cpp/MNIST/datasets/mnist-train-nchw-leveldb";

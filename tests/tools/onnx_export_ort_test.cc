@@ -1,7 +1,8 @@
 // caffe2_to_onnx against ONNX Runtime: a trained LeNet (train_net's checkpoint), ResNet-50
 // (make_model) and the one-operator nets of tests/onnx/export_cases.h exported and run by
 // onnxruntime, whose outputs equal halfcaf's to 1e-4 (index outputs exactly). Needs the
-// virtual environment tools/setup_ort.sh makes (<repo>/.venv-ort); skipped without it.
+// virtual environment tools/setup_ort.sh makes (<repo>/.venv-ort); skipped without it (failed
+// under HALFCAF_PEER=1).
 #include <sys/stat.h>
 
 #include <string>
@@ -24,10 +25,7 @@ class OnnxExportOrtTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!OnnxAvailable()) GTEST_SKIP() << OnnxMissingHint();
-    if (OrtPython().empty()) {
-      GTEST_SKIP() << "no ONNX Runtime (run tools/setup_ort.sh to make " << SourceDir()
-                   << "/.venv-ort)";
-    }
+    HALFCAF_REQUIRE_PEER(Peer::kOnnxRuntime);
     dir_ = TestTempDir() + "/ort";
     mkdir(dir_.c_str(), 0755);
   }

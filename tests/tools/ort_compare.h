@@ -1,6 +1,6 @@
 // Comparing a model's outputs in halfcaf and in ONNX Runtime, from tests. ONNX Runtime lives in
-// the virtual environment tools/setup_ort.sh makes (<repo>/.venv-ort); OrtPython() is empty where
-// it is missing, and the callers skip.
+// the virtual environment tools/setup_ort.sh makes (<repo>/.venv-ort); callers check for it with
+// tests/util/peer.h (Peer::kOnnxRuntime).
 #pragma once
 
 #include <sys/stat.h>
@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/tools/tool_test_util.h"
+#include "tests/util/peer.h"
 #include "tests/util/source_dir.h"
 
 namespace halfcaf {
@@ -36,13 +37,6 @@ got = np.array(vals, dtype=np.float64).reshape(y.shape)
 scale = float(np.abs(y).max())
 print("max_diff", float(np.abs(got - y.astype(np.float64)).max()), "scale", max(scale, 1.0) if is_int else scale)
 )PY";
-
-// The virtual environment's python, or "" when tools/setup_ort.sh has not made it.
-inline std::string OrtPython() {
-  const std::string python = SourceDir() + "/.venv-ort/bin/python";
-  struct stat st;
-  return stat(python.c_str(), &st) == 0 ? python : "";
-}
 
 // max |halfcaf - onnxruntime| / max |onnxruntime| for `model` on a random input of `shape`
 // ("1,3,224,224"); `work` is a scratch folder. A failed run fails the test and returns 1e9.

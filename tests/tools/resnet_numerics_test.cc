@@ -2,7 +2,7 @@
 // tools/peers/export_torchvision_resnet.py under the zoo's names), the same input, eval mode;
 // the FP32 logits must agree to 1e-4 relative to their scale, and every softmax probability to
 // 1e-4 relative to itself. Skipped when /usr/bin/python3 cannot import torch
-// and torchvision.
+// and torchvision (failed under HALFCAF_PEER=1).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,15 +17,12 @@
 #include "models/model_helper.h"
 #include "models/zoo.h"
 #include "tests/tools/tool_test_util.h"
+#include "tests/util/peer.h"
 #include "tests/util/source_dir.h"
 
 namespace halfcaf {
 namespace testing {
 namespace {
-
-bool HaveTorchvision() {
-  return std::system("/usr/bin/python3 -c 'import torch, torchvision' >/dev/null 2>&1") == 0;
-}
 
 // max |got - want| / max |want|: the error relative to the tensor's scale.
 double RelativeError(const Tensor& got, const Tensor& want) {
@@ -57,7 +54,7 @@ double ElementwiseRelativeError(const Tensor& got, const Tensor& want) {
 // within bf16_tol relative to their scale.
 void CheckAgainstTorchvision(int depth, const std::string& order, int image_size, int batch,
                              double bf16_tol = 0) {
-  if (!HaveTorchvision()) GTEST_SKIP() << "/usr/bin/python3 cannot import torch and torchvision";
+  HALFCAF_REQUIRE_PEER(Peer::kTorchvision);
   const std::string file = TestTempDir() + "/resnet" + std::to_string(depth) + "_" + order + ".pb";
   const std::string cmd = "/usr/bin/python3 " + ::halfcaf::testing::SourceDir() +
                           "/tools/peers/export_torchvision_resnet.py --depth " +
