@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# After a CTest run in BUILD (default build): the peer comparisons that ran and those whose peer
+# was missing (from the log tests/util/peer.h writes to HALFCAF_PEER_LOG, by default
+# BUILD/peer_log.txt), and the 10 slowest tests (CTest's own timings). Under HALFCAF_PEER=1 it
+# fails when a peer was missing or no comparison ran at all.
+set -euo pipefail
+build=${1:-build}
+log=${HALFCAF_PEER_LOG:-$build/peer_log.txt}
+ran=0 missing=0
+if [[ -s $log ]]; then
+  ran=$(grep -c ' ran ' "$log" || true)
+  missing=$(grep -c ' missing ' "$log" || true)
+  echo "peer comparisons: $ran ran, $missing skipped (peer missing)"
+  awk '{n[$1" "$2]++} END {for (k in n) print "  " k ": " n[k]}' "$log" | sort
+  grep ' missing ' "$log" | sed 's/^/  missing: /' | head -n 20 || true
+else
+  echo "peer comparisons: none ran (no $log)"
+fi
+costs=$build/Testing/Temporary/CTestCostData.txt
+if [[ -f $costs ]]; then
+  echo "slowest tests (seconds, last run):"
+  # Lines "name runs seconds" until the "---" that starts the list of failed tests.
+  awk '/^---/ {exit} NF == 3 {printf "  %8.1f  %s\n", $3, $1}' "$costs" | sort -rn | head -n 10
+fi
+if [[ "${HALFCAF_PEER:-0}" == "1" ]] && ((ran == 0 || missing > 0)); then
+  echo "test_report: HALFCAF_PEER=1 requires every peer comparison to run" >&2
+  exit 1
+fi
