@@ -52,7 +52,8 @@ dnnl::cpu_isa IsaByName(const std::string& name) {
 }
 
 // The implementation oneDNN picks for a small FP32 forward convolution (its name as
-// ONEDNN_VERBOSE prints it, e.g. "jit:avx2" or "brgconv:avx512_core").
+// ONEDNN_VERBOSE prints it, e.g. "jit:avx2" or "brgconv:avx512_core"). The primitive runs once,
+// so that ONEDNN_VERBOSE=1 also prints oneDNN's ISA line and the kernel it executed.
 std::string FloatConvImpl() {
   using dnnl::memory;
   const auto f32 = memory::data_type::f32;
@@ -62,7 +63,13 @@ std::string FloatConvImpl() {
   const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training,
                                           dnnl::algorithm::convolution_direct, src, wei, dst,
                                           {1, 1}, {1, 1}, {1, 1});
-  const dnnl::convolution_forward::primitive_desc pd(d, DnnlEngine());
+  const dnnl::convolution_forward::primitive_desc pd(d, DnnlAttr(), DnnlEngine());
+  const dnnl::engine& e = DnnlEngine();
+  dnnl::convolution_forward(pd).execute(
+      DnnlStream(), {{DNNL_ARG_SRC, memory(pd.src_desc(), e)},
+                     {DNNL_ARG_WEIGHTS, memory(pd.weights_desc(), e)},
+                     {DNNL_ARG_DST, memory(pd.dst_desc(), e)},
+                     {DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), e)}});
   return pd.impl_info_str();
 }
 
