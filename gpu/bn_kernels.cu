@@ -9,11 +9,12 @@ using namespace kutil;  // NOLINT
 
 namespace {
 
-__global__ void BNUpdateRunningStatsKernel(int64_t C, int64_t M, float momentum,
+__global__ void BNUpdateRunningStatsKernel(int64_t C, int64_t M, float momentum, bool unbiased,
                                            const float* batch_mean, const float* batch_var,
                                            float* running_mean, float* running_var) {
   const double keep = momentum, take = 1.0 - static_cast<double>(momentum);
-  const double biased = M > 1 ? static_cast<double>(M - 1) / static_cast<double>(M) : 0.0;
+  const double biased =
+      M <= 1 ? 0.0 : unbiased ? 1.0 : static_cast<double>(M - 1) / static_cast<double>(M);
   HALFCAF_KERNEL_LOOP(c, C) {
     running_mean[c] = static_cast<float>(running_mean[c] * keep + batch_mean[c] * take);
     const double var = M > 1 ? batch_var[c] * biased : 0.0;
@@ -63,12 +64,12 @@ __global__ void BNTestDataGradKernel(int64_t n, int64_t C, int64_t S, bool nhwc,
 
 }  // namespace
 
-void BNUpdateRunningStats(int64_t C, int64_t M, float momentum, const float* batch_mean,
-                          const float* batch_var_unbiased, float* running_mean, float* running_var,
-                          cudaStream_t stream) {
+void BNUpdateRunningStats(int64_t C, int64_t M, float momentum, bool unbiased,
+                          const float* batch_mean, const float* batch_var_unbiased,
+                          float* running_mean, float* running_var, cudaStream_t stream) {
   if (C == 0) return;
   BNUpdateRunningStatsKernel<<<Blocks(C), kThreads, 0, stream>>>(
-      C, M, momentum, batch_mean, batch_var_unbiased, running_mean, running_var);
+      C, M, momentum, unbiased, batch_mean, batch_var_unbiased, running_mean, running_var);
   HALFCAF_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -14,10 +14,11 @@ namespace halfcaf {
 namespace gpu {
 
 // running = running * momentum + batch * (1 - momentum), per channel, where the batch variance
-// is the biased one: batch_var_unbiased * (M - 1) / M (0 when M == 1), M values per channel.
-void BNUpdateRunningStats(int64_t C, int64_t M, float momentum, const float* batch_mean,
-                          const float* batch_var_unbiased, float* running_mean, float* running_var,
-                          cudaStream_t stream);
+// is the biased one: batch_var_unbiased * (M - 1) / M (0 when M == 1), M values per channel, or
+// with `unbiased` the unbiased one as given.
+void BNUpdateRunningStats(int64_t C, int64_t M, float momentum, bool unbiased,
+                          const float* batch_mean, const float* batch_var_unbiased,
+                          float* running_mean, float* running_var, cudaStream_t stream);
 
 // Test-mode gradient with inv_std = 1 / sqrt(var + epsilon):
 //   dscale[c] = sum dy * (x - mean[c]) * inv_std[c], dbias[c] = sum dy,

@@ -34,11 +34,20 @@ TrainableNets MakeTrainable(const ImportedNet& net, const ImportedTrainingOption
   }
   HALFCAF_ENFORCE(produced, "no op of the model writes the logits blob '", logits, "'");
   t.logits = logits;
-  // BatchNormalization trains: batch statistics, running ones updated in place.
+  // BatchNormalization trains: batch statistics, running ones updated in place. ONNX's spec
+  // blends the biased batch variance into the running one; PyTorch blends the unbiased one.
+  const bool from_pytorch = net.producer == "pytorch";
   for (auto& op : *fwd.mutable_op()) {
+    if (op.type() == "Conv" && from_pytorch && op.input_size() > 1 &&
+        op.input(1).rfind("onnx::Conv_", 0) == 0) {
+      ++t.folded_convs;
+    }
     if (op.type() != "SpatialBN") continue;
+    ++t.batch_norms;
+    if (!ArgumentHelper(op).HasArgument("momentum")) SetArgument(&op, "momentum", o.bn_momentum);
+    if (from_pytorch) SetArgument(&op, "unbiased_running_var", 1);
+    if (ArgumentHelper(op).GetSingleArgument<int>("is_test", 0) == 0) continue;  // a training export
     SetArgument(&op, "is_test", 0);
-    SetArgument(&op, "momentum", o.bn_momentum);
     const std::string y = op.output(0);
     op.clear_output();
     for (const auto& out : {y, op.input(3), op.input(4), y + "_saved_mean", y + "_saved_inv_std"}) {

@@ -1,8 +1,13 @@
 // Training a model imported from ONNX (onnx/onnx_import.h): its predict net becomes a forward net
-// with a loss that the Trainer fine-tunes. BatchNormalization switches to training mode (running
-// statistics updated in place), a final Softmax is dropped in favour of SoftmaxWithLoss on its
-// input (the logits), an Accuracy is added, and the last FC can be replaced by a fresh one for
-// another number of classes.
+// with a loss that the Trainer fine-tunes. BatchNormalization switches to training mode (batch
+// statistics; running statistics updated in place with the model's own momentum, and for a
+// model PyTorch exported with the unbiased batch variance, as PyTorch updates them), a final
+// Softmax is dropped in favour of SoftmaxWithLoss on its input (the logits), an Accuracy is
+// added, and the last FC can be replaced by a fresh one for another number of classes.
+//
+// PyTorch's eval-mode export folds each BatchNorm that follows a convolution into it, so those
+// have nothing left to train: folded_convs counts the convolutions whose weights the exporter
+// made that way (PyTorch names them "onnx::Conv_<n>"), for a warning.
 #pragma once
 
 #include <map>
@@ -21,6 +26,7 @@ struct ImportedTrainingOptions {
   // > 0 and different from the last FC's output width: that FC gets fresh parameters (Xavier
   // weights, zero bias) of this many classes.
   int num_classes = 0;
+  // For a BatchNormalization without its own momentum attribute.
   float bn_momentum = 0.9f;
 };
 
@@ -29,6 +35,8 @@ struct TrainableNets {
   std::string data_blob;   // the model's (only) input
   std::string logits;      // what the loss reads
   bool replaced_classifier = false;
+  int batch_norms = 0;   // BatchNormalization layers that train
+  int folded_convs = 0;  // convolutions with BatchNorm folded in by PyTorch's eval export
   // The model's static value dims (ImportedNet::blob_dims), without the replaced classifier's;
   // for TrainerOptions::blob_dims.
   std::map<std::string, std::vector<int64_t>> blob_dims;

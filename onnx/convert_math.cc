@@ -320,16 +320,35 @@ HALFCAF_ONNX_CONVERTER(Identity) {
   c.Emit(c.Op("Copy", {c.Input(0)}, {c.Output(0)}));
 }
 
-// Inference: Dropout passes its input through. (Training an imported net uses the trainer's own
-// test-mode switch; an ONNX `training_mode` input that is true is refused here.)
+// Dropout passes its input through, except in a model exported for training (training_mode
+// input true, opset 12+: what PyTorch's TrainingMode.TRAINING export writes), where it is
+// Caffe2's Dropout in training mode with the node's ratio: random, as ONNX defines it (its mask
+// output is the kept elements, bool, as ONNX's; a seed attribute seeds the op's generator).
 HALFCAF_ONNX_CONVERTER(Dropout) {
   c.OnlyAttributes({"ratio", "seed", "is_test", "consumed_inputs"});
-  if (c.HasOutput(1)) c.Unsupported("the mask output is not supported");
+  bool training = false;
   if (c.HasInput(2)) {
-    const std::vector<int64_t> training = c.ConstInts(2, "the training_mode input");
-    if (!training.empty() && training[0] != 0) c.Unsupported("training_mode true is not supported");
+    const std::vector<int64_t> mode = c.ConstInts(2, "the training_mode input");
+    training = !mode.empty() && mode[0] != 0;
   }
-  c.Emit(c.Op("Copy", {c.Input(0)}, {c.Output(0)}));
+  if (!training) {
+    if (c.HasOutput(1)) c.Unsupported("the mask output is supported in training mode only");
+    c.Emit(c.Op("Copy", {c.Input(0)}, {c.Output(0)}));
+    return;
+  }
+  float ratio = c.Float("ratio", 0.5f);
+  if (c.HasInput(1)) {
+    const std::vector<float> r = c.ConstFloats(1, "the ratio input");
+    if (r.size() != 1) c.Unsupported("the ratio input must be one value");
+    ratio = r[0];
+  }
+  if (!(ratio >= 0.f && ratio < 1.f)) c.Unsupported("the ratio must be in [0, 1)");
+  OperatorDef op = c.Op("Dropout", {c.Input(0)},
+                        {c.Output(0), c.HasOutput(1) ? c.Output(1) : c.Temp("mask")},
+                        {MakeArgument("ratio", ratio), MakeArgument("is_test", 0)});
+  // The node's seed seeds the op's generator (the same masks each run; not numpy's masks).
+  if (c.Has("seed")) op.mutable_device_option()->set_random_seed(c.Int("seed", 0));
+  c.Emit(op);
 }
 
 }  // namespace onnx_import

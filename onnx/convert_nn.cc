@@ -230,17 +230,40 @@ HALFCAF_ONNX_CONVERTER(AveragePool) { Pool(c, "AveragePool", false); }
 HALFCAF_ONNX_CONVERTER(GlobalMaxPool) { Pool(c, "MaxPool", true); }
 HALFCAF_ONNX_CONVERTER(GlobalAveragePool) { Pool(c, "AveragePool", true); }
 
+// Test mode (an eval export) is SpatialBN with is_test=1. Training mode (training_mode=1 from
+// opset 14, or the training outputs of opsets 9-13: what PyTorch's TrainingMode.TRAINING export
+// writes) is SpatialBN in training mode, as ONNX defines it: batch statistics, the running ones
+// updated in place (running * momentum + batch * (1 - momentum), the biased batch variance; ONNX
+// and Caffe2 weight the running value by momentum alike) and copied to the node's running
+// outputs where something reads them; the batch mean is the saved-mean output. The saved-variance output of opsets 9-13
+// has no counterpart (halfcaf saves the inverse std) and stays unset. `momentum` is kept on the
+// op in both modes for fine-tuning (models/imported_model.h).
 HALFCAF_ONNX_CONVERTER(BatchNormalization) {
   c.OnlyAttributes({"epsilon", "momentum", "spatial", "training_mode", "is_test",
                     "consumed_inputs"});
   if (c.Int("spatial", 1) != 1) c.Unsupported("spatial=0 is not supported");
-  if (c.Int("training_mode", 0) != 0) c.Unsupported("training_mode=1 is not supported");
-  if (c.NumOutputs() > 1) c.Unsupported("the training outputs (running statistics) are not supported");
   for (int i = 0; i < 5; ++i) c.RequireFloat(i);
-  c.Emit(c.Op("SpatialBN", {c.Input(0), c.Input(1), c.Input(2), c.Input(3), c.Input(4)},
-              {c.Output(0)},
-              {MakeArgument("is_test", 1), MakeArgument("epsilon", c.Float("epsilon", 1e-5f)),
-               MakeArgument("order", "NCHW")}));
+  const float momentum = c.Float("momentum", 0.9f);
+  if (!(momentum >= 0.f && momentum <= 1.f)) c.Unsupported("momentum must be in [0, 1]");
+  const bool training = c.Int("training_mode", 0) != 0 || c.NumOutputs() > 1;
+  std::vector<Argument> args{MakeArgument("is_test", training ? 0 : 1),
+                             MakeArgument("epsilon", c.Float("epsilon", 1e-5f)),
+                             MakeArgument("momentum", momentum), MakeArgument("order", "NCHW")};
+  const std::vector<std::string> in{c.Input(0), c.Input(1), c.Input(2), c.Input(3), c.Input(4)};
+  if (!training) {
+    c.Emit(c.Op("SpatialBN", in, {c.Output(0)}, args));
+    return;
+  }
+  if (c.Const(0) != nullptr) c.Unsupported("training mode on a constant input");
+  const bool opset14 = c.Has("training_mode");
+  const std::string saved_mean = !opset14 && c.HasOutput(3) ? c.Output(3) : c.Temp("saved_mean");
+  c.Emit(c.Op("SpatialBN", in,
+              {c.Output(0), c.Input(3), c.Input(4), saved_mean, c.Temp("saved_inv_std")}, args));
+  c.MarkVariable(c.Input(3));
+  c.MarkVariable(c.Input(4));
+  for (int k = 1; k <= 2; ++k) {
+    if (c.OutputUsed(k)) c.Emit(c.Op("Copy", {c.Input(k + 2)}, {c.Output(k)}));
+  }
 }
 
 // A constant of n zeros (float), for FC ops without a bias.

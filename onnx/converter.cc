@@ -263,7 +263,7 @@ const std::string& ConvertContext::Output(int i) const {
 }
 
 const Tensor* ConvertContext::Const(int i) const {
-  if (!HasInput(i)) return nullptr;
+  if (!HasInput(i) || g_->variables.count(Input(i))) return nullptr;
   const Blob* b = g_->consts.GetBlob(Input(i));
   return b && b->IsTensor() ? &b->GetTensor() : nullptr;
 }
@@ -276,6 +276,7 @@ std::vector<int64_t> ConvertContext::ConstInts(int i, const std::string& what) c
     switch (t->dtype()) {
       case DataType::INT64: out[k] = t->data<int64_t>()[k]; break;
       case DataType::INT32: out[k] = t->data<int32_t>()[k]; break;
+      case DataType::BOOL: out[k] = t->data<bool>()[k] ? 1 : 0; break;
       case DataType::FLOAT: out[k] = static_cast<int64_t>(t->data<float>()[k]); break;
       case DataType::DOUBLE: out[k] = static_cast<int64_t>(t->data<double>()[k]); break;
       default: Unsupported(what + " has type " + DataTypeName(t->dtype()));
@@ -365,7 +366,7 @@ void ConvertContext::Emit(const OperatorDef& op) {
   bool all_const = op.input_size() > 0;
   for (const auto& in : op.input()) {
     const Blob* b = g_->consts.GetBlob(in);
-    all_const &= b != nullptr && b->IsTensor();
+    all_const &= b != nullptr && b->IsTensor() && !g_->variables.count(in);
   }
   if (all_const) {
     try {

@@ -26,6 +26,12 @@ class ConvertContext {
   // The importer's state a converter works on.
   struct Graph {
     Workspace consts;                            // constant values by ONNX name (CPU)
+    // Initializers the predict net updates in place (a training BatchNormalization's running
+    // statistics): their initial values still fill the init net, but nothing folds with them.
+    std::set<std::string> variables;
+    // Values some node reads or the graph outputs: an optional node output outside this set
+    // needs no op to make it.
+    std::set<std::string> used;
     std::map<std::string, TensorShape> shapes;   // static shapes and dtypes where known
     NetDef predict;
     int64_t opset = 0;
@@ -86,6 +92,10 @@ class ConvertContext {
   std::string Temp(const std::string& what);
   // Makes `name` a constant with this value.
   void SetConst(const std::string& name, const Tensor& value);
+  // Makes `name` (an initializer) a variable: an op emitted earlier writes it at run time.
+  void MarkVariable(const std::string& name) { g_->variables.insert(name); }
+  // Whether a later node or the graph's outputs read output i.
+  bool OutputUsed(int i) const { return HasOutput(i) && g_->used.count(Output(i)) > 0; }
 
   // Throws OnnxUnsupported: "<Describe()>: <what>".
   [[noreturn]] void Unsupported(const std::string& what) const;

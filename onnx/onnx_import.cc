@@ -202,6 +202,8 @@ ImportedNet ImportOnnxBytes(const std::string& bytes, const std::string& source,
     }
   }
 
+  for (const auto& node : graph->node()) g.used.insert(node.input().begin(), node.input().end());
+  for (const auto& v : graph->output()) g.used.insert(v.name());
   for (const auto& node : graph->node()) {
     ConvertContext c(node, &g);
     if (!node.domain().empty() && node.domain() != "ai.onnx") {

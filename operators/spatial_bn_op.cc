@@ -285,6 +285,11 @@ void EnforceSpatialBNForwardArgs(const OperatorBase& op, bool is_test, float mom
   }
 }
 
+double BNRunningVarFactor(const OperatorBase& op, int64_t M) {
+  if (op.GetSingleArgument<int>("unbiased_running_var", 0) == 0 || M <= 1) return 1.0;
+  return static_cast<double>(M) / static_cast<double>(M - 1);
+}
+
 SpatialBNOp::SpatialBNOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
       is_test_(GetSingleArgument<int>("is_test", 0) != 0),
@@ -360,8 +365,9 @@ void SpatialBNOp::RunOnDevice() {
     float* running_var = BNRunningStat(this, 4, 2, C, "running var");
     float* saved_mean = Output(3, {C})->mutable_data<float>();
     float* saved_inv_std = Output(4, {C})->mutable_data<float>();
-    UpdateBNStatistics(C, mean_.data(), var_.data(), momentum_, epsilon_, running_mean,
-                       running_var, saved_mean, saved_inv_std);
+    UpdateBNStatistics(C, mean_.data(), var_.data(), momentum_, epsilon_,
+                       BNRunningVarFactor(*this, M), running_mean, running_var, saved_mean,
+                       saved_inv_std);
     for (int64_t c = 0; c < C; ++c) {
       const double inv_std = 1.0 / std::sqrt(var_[c] + epsilon_);
       alpha_[c] = static_cast<float>(scale[c] * inv_std);
@@ -530,7 +536,8 @@ OPERATOR_SCHEMA(SpatialBN)
         "and the inverse std 1 / sqrt(var + epsilon) for the gradient. The running variance "
         "is updated with the biased batch variance (the one Y is normalised with) on CPU and "
         "CUDA alike; Caffe2's cuDNN operator uses the unbiased one (times M / (M - 1), M = "
-        "values per channel) there. Test (is_test=1, 1 "
+        "values per channel) there, and so does PyTorch: unbiased_running_var=1 (halfcaf's "
+        "own argument) selects that. Test (is_test=1, 1 "
         "output) uses the given mean and var. X is 3-D to 5-D, float, float16 or bfloat16; scale, "
         "bias, mean and var are float. num_batches > 1 (statistics from sums/sumsq inputs) "
         "is not supported.")
@@ -539,6 +546,9 @@ OPERATOR_SCHEMA(SpatialBN)
     .Arg("momentum", "float, default 0.9: weight of the old running statistics, in [0, 1]")
     .Arg("order", "string, default \"NCHW\": \"NCHW\" (C = dim 1) or \"NHWC\" (C = last dim)")
     .Arg("num_batches", "int, default 1: only 1 is supported")
+    .Arg("unbiased_running_var",
+         "int, default 0 (halfcaf extension): 1 = the running variance takes the unbiased batch "
+         "variance (times M / (M - 1)), as PyTorch's and cuDNN's do")
     .Input(0, "X", "input (N, C, ...) or (N, ..., C), 3-D to 5-D")
     .Input(1, "scale", "float (C)")
     .Input(2, "bias", "float (C)")

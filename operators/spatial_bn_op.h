@@ -11,7 +11,8 @@
 // SpatialBNGradient: (X, scale, dY, mean, var_or_inv_std) -> (dX, dscale, dbias); in training
 // inputs 3, 4 are the saved batch mean and inverse std, in test mode the estimated mean and var.
 // Args: is_test (int, 0), epsilon (float, 1e-5, > 0), momentum (float, 0.9), order ("NCHW"),
-// num_batches (int, 1; only 1 is supported).
+// num_batches (int, 1; only 1 is supported), unbiased_running_var (int, 0; halfcaf's own: the
+// running variance takes the unbiased batch variance, times M / (M - 1), as PyTorch's does).
 // With oneDNN, training mode on NHWC 4-D float / bfloat16 runs on its batch normalization (engine
 // DNNL, preferred on CPU: spatial_bn_op_dnnl.cc); this implementation runs the rest.
 #pragma once
@@ -58,17 +59,22 @@ bool HasRunningStat(const OperatorBase& op, int in, const char* what);
 void CheckRunningStat(const OperatorBase& op, int in, const Tensor& t, int64_t C,
                       const char* what);
 
+// The factor the running variance's batch term takes over the biased batch variance of M values
+// per channel: 1, or M / (M - 1) with the `unbiased_running_var` argument (1 when M == 1).
+double BNRunningVarFactor(const OperatorBase& op, int64_t M);
+
 // Training SpatialBN's statistic outputs from the batch mean and biased variance of each channel
 // (CPU and DNNL engines): running_mean / running_var <- running * momentum + batch * (1 -
-// momentum), saved_mean = mean, saved_inv_std = 1 / sqrt(var + epsilon), in double.
+// momentum) (the variance's batch term times var_factor: BNRunningVarFactor), saved_mean = mean,
+// saved_inv_std = 1 / sqrt(var + epsilon), in double.
 template <typename T>
 void UpdateBNStatistics(int64_t C, const T* mean, const T* var, float momentum, float epsilon,
-                        float* running_mean, float* running_var, float* saved_mean,
-                        float* saved_inv_std) {
+                        double var_factor, float* running_mean, float* running_var,
+                        float* saved_mean, float* saved_inv_std) {
   const double keep = momentum, take = 1.0 - momentum;
   for (int64_t c = 0; c < C; ++c) {
     running_mean[c] = static_cast<float>(running_mean[c] * keep + mean[c] * take);
-    running_var[c] = static_cast<float>(running_var[c] * keep + var[c] * take);
+    running_var[c] = static_cast<float>(running_var[c] * keep + var[c] * var_factor * take);
     saved_mean[c] = static_cast<float>(mean[c]);
     saved_inv_std[c] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(var[c]) + epsilon));
   }

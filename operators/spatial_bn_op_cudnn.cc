@@ -136,8 +136,8 @@ class SpatialBNCudnnOp final : public Operator<CUDAContext> {
         handle, CUDNN_BATCHNORM_SPATIAL, &one, &zero, desc_.x(), x, desc_.x(), y, desc_.param(),
         scale_t.data<float>(), bias_t.data<float>(), 1.0, batch_mean, batch_var, eps, saved_mean,
         saved_inv_std));
-    gpu::BNUpdateRunningStats(C, M, momentum_, batch_mean, batch_var, running_mean, running_var,
-                              context_.stream());
+    gpu::BNUpdateRunningStats(C, M, momentum_, BNRunningVarFactor(*this, M) != 1.0, batch_mean,
+                              batch_var, running_mean, running_var, context_.stream());
   }
 
  private:

@@ -118,9 +118,9 @@ class SpatialBNDnnlOp final : public BNDnnlBase {
     prepared_.CountRun();
     float* running_mean = BNRunningStat(this, 3, 1, C, "running mean");
     float* running_var = BNRunningStat(this, 4, 2, C, "running var");
-    UpdateBNStatistics(C, mean_.data(), var_.data(), momentum_, epsilon_, running_mean,
-                       running_var, Output(3, {C})->mutable_data<float>(),
-                       Output(4, {C})->mutable_data<float>());
+    UpdateBNStatistics(C, mean_.data(), var_.data(), momentum_, epsilon_,
+                       BNRunningVarFactor(*this, s.N * s.S), running_mean, running_var,
+                       Output(3, {C})->mutable_data<float>(), Output(4, {C})->mutable_data<float>());
   }
 
  private:

@@ -433,7 +433,15 @@ int Main() {
       std::cout << "train_net: " << FLAGS_net << ": input '" << t.data_blob << "', loss on '"
                 << t.logits << "'"
                 << (t.replaced_classifier ? ", classifier replaced for --num_classes" : "")
-                << std::endl;
+                << ", " << t.batch_norms << " BatchNorm layer" << (t.batch_norms == 1 ? "" : "s")
+                << " trained" << std::endl;
+      if (t.folded_convs > 0) {
+        std::cerr << "train_net: warning: " << t.folded_convs << " convolution"
+                  << (t.folded_convs == 1 ? " has" : "s have")
+                  << " BatchNorm folded in by the exporter (PyTorch's eval-mode export), so it "
+                     "does not train as BatchNorm; to fine-tune it, export with "
+                     "training=torch.onnx.TrainingMode.TRAINING" << std::endl;
+      }
     }
   } else {
     ReadProtoFromFile(FLAGS_init_net, &init);

@@ -26,6 +26,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/argument.h"
 #include "core/bfloat16.h"
 #include "core/half.h"
 #include "core/workspace.h"
@@ -138,6 +139,45 @@ struct Outcome {
   std::string why;
 };
 
+// A training-mode Dropout with ratio r > 0 of the predict net, or nullptr. Its output is random,
+// so it cannot equal the reference's; CheckDropout checks what it must be instead.
+const OperatorDef* RandomDropout(const NetDef& net) {
+  for (const auto& op : net.op()) {
+    ArgumentHelper a(op);
+    if (op.type() == "Dropout" && a.GetSingleArgument<int>("is_test", 0) == 0 &&
+        a.GetSingleArgument<float>("ratio", 0.5f) > 0.f) {
+      return &op;
+    }
+  }
+  return nullptr;
+}
+
+// Every element of Y is 0 (dropped) or X / (1 - ratio) (kept), the mask (when the node has one)
+// says which, and the kept fraction is within 5 standard deviations of 1 - ratio.
+std::string CheckDropout(const OperatorDef& op, const Workspace& ws) {
+  const float ratio = ArgumentHelper(op).GetSingleArgument<float>("ratio", 0.5f);
+  const Tensor& x = ws.GetTensor(op.input(0));
+  const Tensor& y = ws.GetTensor(op.output(0));
+  const Tensor* mask = op.output_size() > 1 ? &ws.GetTensor(op.output(1)) : nullptr;
+  if (y.numel() != x.numel()) return "random Dropout: Y's size differs from X's";
+  int64_t kept = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double xi = Value(x, i), yi = Value(y, i), scaled = xi / (1.0 - ratio);
+    const bool keep = mask ? mask->data<bool>()[i] : yi != 0.0;
+    kept += keep;
+    const double want = keep ? scaled : 0.0;
+    if (std::fabs(yi - want) > 1e-6 + 1e-5 * std::fabs(want)) {
+      return "random Dropout: Y[" + std::to_string(i) + "] = " + std::to_string(yi) +
+             ", expected " + std::to_string(want);
+    }
+  }
+  const double n = static_cast<double>(x.numel()), p = 1.0 - ratio;
+  if (std::fabs(kept - n * p) > 5 * std::sqrt(n * p * ratio) + 1) {
+    return "random Dropout: kept " + std::to_string(kept) + " of " + std::to_string(x.numel());
+  }
+  return "";
+}
+
 // The name of the input a refusal says must be a constant ("... input 'scales' is computed at
 // run time ..."), or "".
 std::string RunTimeInput(const std::string& why) {
@@ -206,6 +246,11 @@ Outcome RunCase(const std::string& dir) {
       ws.RunNetOnce(predict);
     } catch (const EnforceNotMet& e) {
       return {"unsupported", "run: " + e.message()};
+    }
+    if (const OperatorDef* dropout = RandomDropout(net.predict)) {
+      const std::string why = CheckDropout(*dropout, ws);
+      if (!why.empty()) return {"fail", set + ": " + why};
+      continue;
     }
     for (size_t i = 0; i < net.outputs.size(); ++i) {
       Tensor want;

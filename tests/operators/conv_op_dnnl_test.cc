@@ -70,6 +70,11 @@ std::vector<Case> Cases() {
   depthwise.group = 6;
   depthwise.pt = depthwise.pl = depthwise.pb = depthwise.pr = 1;
   cases.push_back(depthwise);
+  // ResNet-18's layer3 on 28x28 images: 3x3 over a 2x2 image, wide.
+  Case tiny_image{4, 256, 2, 2, 256, 3, 3};
+  tiny_image.pt = tiny_image.pl = tiny_image.pb = tiny_image.pr = 1;
+  tiny_image.bias = false;
+  cases.push_back(tiny_image);
   return cases;
 }
 

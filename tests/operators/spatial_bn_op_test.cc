@@ -117,6 +117,36 @@ TEST(SpatialBNOpTest, TrainingMatchesNaiveBothOrdersAllRanks) {
   }
 }
 
+// unbiased_running_var=1: the running variance takes the unbiased batch variance (PyTorch's
+// rule), on the default op (NCHW) and the DNNL engine (NHWC 4-D) alike; Y is unchanged.
+TEST(SpatialBNOpTest, UnbiasedRunningVarIsPyTorchs) {
+  for (std::string order : {"NCHW", "NHWC"}) {
+    SCOPED_TRACE(order);
+    const auto dims = Dims(order, {2, 3, 2, 3});
+    auto in = Inputs(dims, 3, 17);
+    const float momentum = 0.9f;
+    Workspace biased, unbiased;
+    RunOp(TrainDef(order, {MakeArgument("momentum", momentum)}), in, &biased);
+    RunOp(TrainDef(order, {MakeArgument("momentum", momentum),
+                           MakeArgument("unbiased_running_var", 1)}),
+          in, &unbiased);
+    Ref ref(dims, order == "NHWC");
+    std::vector<double> mean, var;
+    ref.Stats(in["X"], &mean, &var);
+    const double M = 2 * 2 * 3;
+    std::vector<float> rv;
+    for (int64_t c = 0; c < 3; ++c) {
+      rv.push_back(static_cast<float>(in["rv"].data<float>()[c] * momentum +
+                                      var[c] * M / (M - 1) * (1 - momentum)));
+    }
+    ExpectNear(ToFloatVector(unbiased.GetTensor("rv")), rv, 1e-6f, 1e-5f, "running var");
+    ExpectNear(ToFloatVector(unbiased.GetTensor("Y")), ToFloatVector(biased.GetTensor("Y")), 0.f,
+               0.f, "Y");
+    ExpectNear(ToFloatVector(unbiased.GetTensor("rm")), ToFloatVector(biased.GetTensor("rm")), 0.f,
+               0.f, "running mean");
+  }
+}
+
 TEST(SpatialBNOpTest, TestModeMatchesNaiveBothOrders) {
   for (std::string order : {"NCHW", "NHWC"}) {
     SCOPED_TRACE(order);

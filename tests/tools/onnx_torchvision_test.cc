@@ -128,23 +128,6 @@ TEST_F(OnnxTorchvisionTest, ExportsBackToOnnx) {
   }
 }
 
-// Losses of the --log_csv lines.
-std::vector<double> CsvLosses(const std::string& csv) {
-  std::vector<double> out;
-  std::istringstream in(csv);
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    std::istringstream f(line);
-    std::string iter, epoch, loss;
-    std::getline(f, iter, ',');
-    std::getline(f, epoch, ',');
-    std::getline(f, loss, ',');
-    out.push_back(std::stod(loss));
-  }
-  return out;
-}
-
 // train_net --net model.onnx fine-tunes it: on 16 synthetic images repeated, the loss falls far in
 // 20 steps, in FP32 and mixed precision. caffe2_to_onnx --onnx --params exports the fine-tuned
 // model: its parameters are the checkpoint's and ONNX Runtime agrees with halfcaf on it.

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -73,6 +74,23 @@ inline int WaitExitCode(pid_t pid) {
   int status = 0;
   waitpid(pid, &status, 0);
   return ExitCode(status);
+}
+
+// The losses of train_net's --log_csv lines (iteration, epoch, loss, ...), in order.
+inline std::vector<double> CsvLosses(const std::string& csv) {
+  std::vector<double> out;
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string iter, epoch, loss;
+    std::getline(f, iter, ',');
+    std::getline(f, epoch, ',');
+    std::getline(f, loss, ',');
+    out.push_back(std::stod(loss));
+  }
+  return out;
 }
 
 inline int CountLines(const std::string& s) {
