@@ -18,9 +18,12 @@ else
 fi
 costs=$build/Testing/Temporary/CTestCostData.txt
 if [[ -f $costs ]]; then
-  echo "slowest tests (seconds, last run):"
-  # Lines "name runs seconds" until the "---" that starts the list of failed tests.
-  awk '/^---/ {exit} NF == 3 {printf "  %8.1f  %s\n", $3, $1}' "$costs" | sort -rn | head -n 10
+  echo "slowest tests (seconds, CTest's timing data):"
+  # Lines "name runs seconds" until the "---" that starts the list of failed tests; only tests
+  # that still exist (the data keeps removed ones).
+  ctest --test-dir "$build" -N | sed -n 's/^ *Test *#[0-9]*: //p' >"$build/test_names.txt"
+  awk 'NR == FNR {known[$1] = 1; next} /^---/ {exit} NF == 3 && ($1 in known) {
+         printf "  %8.1f  %s\n", $3, $1 }' "$build/test_names.txt" "$costs" | sort -rn | head -n 10
 fi
 if [[ "${HALFCAF_PEER:-0}" == "1" ]] && ((ran == 0 || missing > 0)); then
   echo "test_report: HALFCAF_PEER=1 requires every peer comparison to run" >&2
