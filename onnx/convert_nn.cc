@@ -235,9 +235,10 @@ HALFCAF_ONNX_CONVERTER(GlobalAveragePool) { Pool(c, "AveragePool", true); }
 // writes) is SpatialBN in training mode, as ONNX defines it: batch statistics, the running ones
 // updated in place (running * momentum + batch * (1 - momentum), the biased batch variance; ONNX
 // and Caffe2 weight the running value by momentum alike) and copied to the node's running
-// outputs where something reads them; the batch mean is the saved-mean output. The saved-variance output of opsets 9-13
-// has no counterpart (halfcaf saves the inverse std) and stays unset. `momentum` is kept on the
-// op in both modes for fine-tuning (models/imported_model.h).
+// outputs where something reads them; the batch mean is the saved-mean output. The
+// saved-variance output of opsets 9-13 has no counterpart (halfcaf saves the inverse std) and
+// stays unset. `momentum` is kept on the op in both modes for fine-tuning
+// (models/imported_model.h).
 HALFCAF_ONNX_CONVERTER(BatchNormalization) {
   c.OnlyAttributes({"epsilon", "momentum", "spatial", "training_mode", "is_test",
                     "consumed_inputs"});

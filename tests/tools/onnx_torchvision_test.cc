@@ -139,49 +139,45 @@ class OnnxTorchvisionFineTuneTest
 TEST_P(OnnxTorchvisionFineTuneTest, TrainNetFineTunesAndExportsBack) {
   const auto& [name, dtype] = GetParam();
   const std::string lr = name == "resnet18" ? "0.05" : "0.02";
-  {
-    const std::string common = "--net " + *dir_ + "/" + name + ".onnx --data_format synthetic "
-                               "--synthetic_shape 3,32,32 --synthetic_count 16 --batch_size 16 "
-                               "--iters 20 --log_every 5 --threads 2 --base_lr " + lr + " ";
-    {
-      SCOPED_TRACE(name + " " + dtype);
-      const std::string csv = *dir_ + "/" + name + dtype + ".csv";
-      const std::string ckpt = *dir_ + "/" + name + dtype;
-      auto r = RunTool("train_net", common + "--dtype " + dtype + " --log_csv " + csv +
-                                        " --checkpoint_dir " + ckpt);
-      ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-      EXPECT_NE(r.out.find("input 'input', loss on 'logits'"), std::string::npos) << r.out;
-      const std::vector<double> losses = CsvLosses(ReadFile(csv));
-      ASSERT_EQ(losses.size(), 4u);
-      EXPECT_LT(losses.back(), 0.25 * losses.front()) << r.out;
+  const std::string common = "--net " + *dir_ + "/" + name + ".onnx --data_format synthetic "
+                             "--synthetic_shape 3,32,32 --synthetic_count 16 --batch_size 16 "
+                             "--iters 20 --log_every 5 --threads 2 --base_lr " + lr + " ";
+  SCOPED_TRACE(name + " " + dtype);
+  const std::string csv = *dir_ + "/" + name + dtype + ".csv";
+  const std::string ckpt = *dir_ + "/" + name + dtype;
+  auto r = RunTool("train_net", common + "--dtype " + dtype + " --log_csv " + csv +
+                                    " --checkpoint_dir " + ckpt);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("input 'input', loss on 'logits'"), std::string::npos) << r.out;
+  const std::vector<double> losses = CsvLosses(ReadFile(csv));
+  ASSERT_EQ(losses.size(), 4u);
+  EXPECT_LT(losses.back(), 0.25 * losses.front()) << r.out;
 
-      const std::string tuned = ckpt + "/tuned.onnx";
-      auto exp = RunTool("caffe2_to_onnx", "--onnx " + *dir_ + "/" + name + ".onnx --params " +
-                                               ckpt + "/checkpoint.pb --out " + tuned);
-      ASSERT_EQ(exp.exit_code, 0) << exp.err;
-      Workspace checkpoint;
-      FeedTensorProtosFile(ckpt + "/checkpoint.pb", &checkpoint);
-      const ImportedNet net = ImportOnnxFile(tuned);
-      Workspace ws;
-      ws.RunNetOnce(net.init);
-      int compared = 0;
-      for (const auto& op : net.init.op()) {
-        const Tensor& got = ws.GetTensor(op.output(0));
-        ASSERT_TRUE(checkpoint.HasBlob(op.output(0))) << op.output(0);
-        const Tensor& want = checkpoint.GetTensor(op.output(0));
-        ASSERT_EQ(got.dims(), want.dims()) << op.output(0);
-        ASSERT_EQ(want.dtype(), DataType::FLOAT) << op.output(0);
-        for (int64_t i = 0; i < want.numel(); ++i) {
-          ASSERT_EQ(got.data<float>()[i], want.data<float>()[i]) << op.output(0) << " " << i;
-        }
-        ++compared;
-      }
-      EXPECT_NE(exp.out.find(std::to_string(compared) + " parameters from"), std::string::npos)
-          << exp.out;
-      if (PeerCheckRuns(Peer::kOnnxRuntime)) {
-        EXPECT_LT(OrtRelativeDifference(tuned, "2,3,32,32", ckpt), 1e-4);
-      }
+  const std::string tuned = ckpt + "/tuned.onnx";
+  auto exp = RunTool("caffe2_to_onnx", "--onnx " + *dir_ + "/" + name + ".onnx --params " +
+                                           ckpt + "/checkpoint.pb --out " + tuned);
+  ASSERT_EQ(exp.exit_code, 0) << exp.err;
+  Workspace checkpoint;
+  FeedTensorProtosFile(ckpt + "/checkpoint.pb", &checkpoint);
+  const ImportedNet net = ImportOnnxFile(tuned);
+  Workspace ws;
+  ws.RunNetOnce(net.init);
+  int compared = 0;
+  for (const auto& op : net.init.op()) {
+    const Tensor& got = ws.GetTensor(op.output(0));
+    ASSERT_TRUE(checkpoint.HasBlob(op.output(0))) << op.output(0);
+    const Tensor& want = checkpoint.GetTensor(op.output(0));
+    ASSERT_EQ(got.dims(), want.dims()) << op.output(0);
+    ASSERT_EQ(want.dtype(), DataType::FLOAT) << op.output(0);
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      ASSERT_EQ(got.data<float>()[i], want.data<float>()[i]) << op.output(0) << " " << i;
     }
+    ++compared;
+  }
+  EXPECT_NE(exp.out.find(std::to_string(compared) + " parameters from"), std::string::npos)
+      << exp.out;
+  if (PeerCheckRuns(Peer::kOnnxRuntime)) {
+    EXPECT_LT(OrtRelativeDifference(tuned, "2,3,32,32", ckpt), 1e-4);
   }
 }
 

@@ -127,32 +127,30 @@ void ExpectAllSucceeded(const std::vector<ProcRun>& runs) {
 // the accuracy of one process, FP32 and mixed precision (one test each); rank 0 alone logs and
 // writes.
 void TrainNetDistributedTest::ExpectTwoProcessesTrainLeNetLikeOne(const std::string& dtype) {
-  {
-    SCOPED_TRACE(dtype);
-    const std::string common = Lenet() + "--train_data " + kData +
-                               "train-images-idx3-ubyte.gz --test_data " + kData +
-                               "t10k-images-idx3-ubyte.gz --iters 400 --batch_size 64 "
-                               "--base_lr 0.01 --momentum 0.9 --log_every 100 --threads 1 "
-                               "--gloo_interface lo --dtype " + dtype + " ";
-    auto one = RunAll({common + "--summary_json " + dir_ + "/one.json"}, 300);
-    ExpectAllSucceeded(one);
-    auto two = RunAll(Shards(2, common + "--summary_json " + dir_ + "/two.json --log_csv " +
-                                    dir_ + "/two.csv --checkpoint_dir " + dir_ + "/ckpt_" + dtype),
-                      300);
-    ExpectAllSucceeded(two);
-    const double a1 = JsonNumber(ReadFile(dir_ + "/one.json"), "test_accuracy");
-    const double a2 = JsonNumber(ReadFile(dir_ + "/two.json"), "test_accuracy");
-    EXPECT_GT(a1, 0.75);
-    EXPECT_LE(std::fabs(a1 - a2), 0.005) << "one process " << a1 << ", two " << a2;
-    EXPECT_EQ(JsonNumber(ReadFile(dir_ + "/two.json"), "num_shards"), 2);
-    // Rank 0 logs (with the exchange times); rank 1 writes nothing at all.
-    EXPECT_NE(two[0].out.find("exchange "), std::string::npos) << two[0].out;
-    EXPECT_NE(two[0].out.find("test: 10000 samples"), std::string::npos) << two[0].out;
-    EXPECT_EQ(two[1].out, "");
-    EXPECT_EQ(two[1].err, "");
-    EXPECT_TRUE(fs::exists(dir_ + "/ckpt_" + dtype + "/checkpoint.pb"));
-    EXPECT_EQ(CountLines(ReadFile(dir_ + "/two.csv")), 5);  // header + 4 log lines
-  }
+  SCOPED_TRACE(dtype);
+  const std::string common = Lenet() + "--train_data " + kData +
+                             "train-images-idx3-ubyte.gz --test_data " + kData +
+                             "t10k-images-idx3-ubyte.gz --iters 400 --batch_size 64 "
+                             "--base_lr 0.01 --momentum 0.9 --log_every 100 --threads 1 "
+                             "--gloo_interface lo --dtype " + dtype + " ";
+  auto one = RunAll({common + "--summary_json " + dir_ + "/one.json"}, 300);
+  ExpectAllSucceeded(one);
+  auto two = RunAll(Shards(2, common + "--summary_json " + dir_ + "/two.json --log_csv " +
+                                  dir_ + "/two.csv --checkpoint_dir " + dir_ + "/ckpt_" + dtype),
+                    300);
+  ExpectAllSucceeded(two);
+  const double a1 = JsonNumber(ReadFile(dir_ + "/one.json"), "test_accuracy");
+  const double a2 = JsonNumber(ReadFile(dir_ + "/two.json"), "test_accuracy");
+  EXPECT_GT(a1, 0.75);
+  EXPECT_LE(std::fabs(a1 - a2), 0.005) << "one process " << a1 << ", two " << a2;
+  EXPECT_EQ(JsonNumber(ReadFile(dir_ + "/two.json"), "num_shards"), 2);
+  // Rank 0 logs (with the exchange times); rank 1 writes nothing at all.
+  EXPECT_NE(two[0].out.find("exchange "), std::string::npos) << two[0].out;
+  EXPECT_NE(two[0].out.find("test: 10000 samples"), std::string::npos) << two[0].out;
+  EXPECT_EQ(two[1].out, "");
+  EXPECT_EQ(two[1].err, "");
+  EXPECT_TRUE(fs::exists(dir_ + "/ckpt_" + dtype + "/checkpoint.pb"));
+  EXPECT_EQ(CountLines(ReadFile(dir_ + "/two.csv")), 5);  // header + 4 log lines
 }
 
 TEST_F(TrainNetDistributedTest, TwoProcessesTrainLeNetLikeOneFp32) {
