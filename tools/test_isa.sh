@@ -22,5 +22,5 @@ echo "test_isa: CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 
 echo "test_isa: oneDNN capped at $isa"
 # oneDNN's own words: the ISA it dispatches to and the convolution kernel it created.
 ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$bin" --gtest_filter='DnnlIsaTest.CapTakesEffect' 2>&1 |
-  grep -E 'isa:|exec,cpu,convolution|kernel' | sed 's/^/test_isa: /' | head -n 4
+  grep -E 'isa:|exec,cpu,convolution|kernel' | sed 's/^/test_isa: /' | awk 'NR <= 4'
 ctest --test-dir "$build" -L '^(operators|models|onnx)$' --output-on-failure -j "$(nproc)"

@@ -22,8 +22,12 @@ if [[ -f $costs ]]; then
   # Lines "name runs seconds" until the "---" that starts the list of failed tests; only tests
   # that still exist (the data keeps removed ones).
   ctest --test-dir "$build" -N | sed -n 's/^ *Test *#[0-9]*: //p' >"$build/test_names.txt"
+  # Sorted into a file first: with pipefail, "sort | head" fails with SIGPIPE (exit 141) once
+  # sort's output outgrows the pipe and head has stopped reading.
   awk 'NR == FNR {known[$1] = 1; next} /^---/ {exit} NF == 3 && ($1 in known) {
-         printf "  %8.1f  %s\n", $3, $1 }' "$build/test_names.txt" "$costs" | sort -rn | head -n 10
+         printf "  %8.1f  %s\n", $3, $1 }' "$build/test_names.txt" "$costs" |
+    sort -rn >"$build/test_times.txt"
+  head -n 10 "$build/test_times.txt"
 fi
 if [[ "${HALFCAF_PEER:-0}" == "1" ]] && ((ran == 0 || missing > 0)); then
   echo "test_report: HALFCAF_PEER=1 requires every peer comparison to run" >&2
