@@ -1,8 +1,10 @@
 #include "core/op_schema.h"
 
+#include <algorithm>
 #include <memory>
 #include <sstream>
 
+#include "core/argument.h"
 #include "core/checked_math.h"
 #include "core/enforce.h"
 
@@ -114,6 +116,16 @@ OpSchema& OpSchema::SetDoc(std::string doc) {
 OpSchema& OpSchema::Arg(std::string name, std::string description) {
   args_.emplace_back(std::move(name), std::move(description));
   return *this;
+}
+
+bool OpSchema::HasArg(const std::string& name) const {
+  return std::any_of(args_.begin(), args_.end(), [&](const auto& a) { return a.first == name; });
+}
+
+bool InTrainingMode(const OperatorDef& op) {
+  const OpSchema* schema = OpSchemaRegistry::Schema(op.type());
+  return schema != nullptr && schema->HasArg("is_test") &&
+         ArgumentHelper(op).GetSingleArgument<int64_t>("is_test", 0) == 0;
 }
 
 OpSchema& OpSchema::Input(int i, std::string name, std::string description) {

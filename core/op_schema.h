@@ -79,6 +79,7 @@ class OpSchema {
 
   const std::string& type() const { return type_; }
   const std::string& doc() const { return doc_; }
+  bool HasArg(const std::string& name) const;
   // Multi-line user documentation: doc, inputs, outputs, arguments, counts.
   std::string FormattedDoc() const;
   std::string file() const { return file_; }
@@ -100,6 +101,11 @@ class OpSchema {
   std::vector<std::pair<std::string, std::string>> args_;
   std::map<int, std::pair<std::string, std::string>> inputs_, outputs_;
 };
+
+// Whether `op` runs in training mode: its schema has an `is_test` argument (SpatialBN, Dropout,
+// the input ops, ...) and the op does not set it. Nets with such an op are training nets, which
+// inference-only rewrites (models/inference_optimize.h) refuse.
+bool InTrainingMode(const OperatorDef& op);
 
 class OpSchemaRegistry {
  public:

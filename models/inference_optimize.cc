@@ -102,6 +102,10 @@ class Optimizer {
       if (t.size() > 8 && t.compare(t.size() - 8, 8, "Gradient") == 0) {
         return "op " + std::to_string(k) + " is a gradient op (" + t + "): not a forward net";
       }
+      if (InTrainingMode(op)) {
+        return "op " + std::to_string(k) + " (" + t +
+               ") runs in training mode (is_test is 0): a training net";
+      }
       for (const auto& out : op.output()) {
         // In place on a blob no earlier op made (a parameter, running statistics, an input):
         // an update too.

@@ -244,7 +244,7 @@ NetDef Trainer::MakeDataNet(const std::string& source, bool train, int64_t globa
       MakeArgument("source", source),
       MakeArgument("format", opt_.data_format),
       MakeArgument("batch_size", batch_size),
-      MakeArgument("shuffle", train ? 1 : 0),
+      MakeArgument("shuffle", train && opt_.shuffle ? 1 : 0),
       MakeArgument("seed", seed),
       MakeArgument("scale", opt_.data_scale),
       MakeArgument("mean", opt_.data_mean),

@@ -39,6 +39,7 @@ struct TrainerOptions {
   // centre crop x crop window and never flips).
   int64_t crop = 0, pad = 0;
   bool mirror = false;
+  bool shuffle = true;  // training samples in a new random order each epoch (else file order)
   std::vector<int64_t> synthetic_shape = {1, 28, 28};
   int num_classes = 10;
   int64_t synthetic_count = 1024;

@@ -46,6 +46,9 @@ DEFINE_int32(crop, 0, "augmentation: train on random crop x crop windows (evalua
 DEFINE_int32(pad, 0, "augmentation: zero pixels added around each training sample before the "
              "random window is cut (with --crop 0: random shifts)");
 DEFINE_bool(mirror, false, "augmentation: flip training samples left-right with probability 1/2");
+DEFINE_bool(shuffle, true,
+            "visit the training samples in a new random order each epoch (false: in the data "
+            "set's own order, every epoch)");
 DEFINE_int32(batch_size, 64, "images per iteration");
 DEFINE_double(epochs, 1.0, "epochs to train (ignored when --iters is given)");
 DEFINE_int64(iters, 0, "total iterations to train (overrides --epochs)");
@@ -186,6 +189,7 @@ TrainerOptions OptionsFromFlags() {
   o.crop = FLAGS_crop;
   o.pad = FLAGS_pad;
   o.mirror = FLAGS_mirror;
+  o.shuffle = FLAGS_shuffle;
   o.batch_size = FLAGS_batch_size;
   o.prefetch = FLAGS_prefetch;
   o.net_type = FLAGS_net_type;
@@ -272,8 +276,9 @@ class Logger {
             double scale, int64_t skipped, const EvalStats* test, const std::string& extra) {
     ClearProgress();
     std::cout << "iter " << iter << "  epoch " << std::fixed << std::setprecision(2) << epoch
-              << std::defaultfloat << "  loss " << Fmt(loss) << "  acc " << Fmt(acc)
-              << "  lr " << Fmt(lr) << "  " << Fmt(ips, 5) << " img/s";
+              << std::defaultfloat << "  loss " << Fmt(loss);
+    if (!std::isnan(acc)) std::cout << "  acc " << Fmt(acc);  // NaN: the net has none
+    std::cout << "  lr " << Fmt(lr) << "  " << Fmt(ips, 5) << " img/s";
     if (scale != 1 || skipped) std::cout << "  loss_scale " << Fmt(scale, 8) << "  skipped " << skipped;
     if (test) std::cout << "  test_loss " << Fmt(test->loss) << "  test_acc " << Fmt(test->accuracy);
     std::cout << extra << std::endl;
@@ -285,7 +290,9 @@ class Logger {
     }
     if (csv_.is_open()) {
       csv_ << iter << "," << std::setprecision(6) << epoch << std::setprecision(9) << "," << loss
-           << "," << acc << "," << lr << "," << ips << "," << scale << "," << skipped << ",";
+           << ",";
+      if (!std::isnan(acc)) csv_ << acc;
+      csv_ << "," << lr << "," << ips << "," << scale << "," << skipped << ",";
       if (test) csv_ << test->loss << "," << test->accuracy;
       else csv_ << ",";
       csv_ << "\n";
@@ -530,7 +537,7 @@ int Main() {
                 Fmt(1e3 * last.exposed_s / last.steps, 3) + " ms";
       }
       log.Line(iter, static_cast<double>(iter) * FLAGS_batch_size / n_train, last.mean_loss,
-               last.mean_accuracy, last.lr, last.steps * FLAGS_batch_size / std::max(secs, 1e-9),
+               last.has_accuracy ? last.mean_accuracy : std::nan(""), last.lr, last.steps * FLAGS_batch_size / std::max(secs, 1e-9),
                last.loss_scale, last.skipped_steps, do_test ? &test : nullptr, extra);
       trainer.CheckSkippedSteps();
       window_start = Clock::now();

@@ -210,19 +210,41 @@ TEST(InferenceOptimizeTest, AConvOutputReadTwiceIsNotFolded) {
 TEST(InferenceOptimizeTest, TrainingNetsAreLeftAlone) {
   InferenceReport r;
   NetDef opt;
-  // Training-mode BN updates its running statistics, which it also reads: an update.
+  // Training-mode BN (is_test 0) makes a training net, whatever else it does.
   RunSmall(SmallNet(false, false), true, &r, &opt);
   EXPECT_FALSE(r.applied);
-  EXPECT_NE(r.reason.find("writes 'rm'"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("op 1 (SpatialBN) runs in training mode"), std::string::npos)
+      << r.reason;
   EXPECT_EQ(CountType(opt, "Conv"), 1);
 
-  NetDef with_grad = SmallNet(true, false);
-  *with_grad.add_op() = MakeOperatorDef("ReluGradient", "", {"r", "r"}, {"r_grad"});
-  Workspace ws;
-  FillSmallNet(&ws);
-  r = OptimizeForInference(&with_grad, &ws, InferenceOptions());
-  EXPECT_FALSE(r.applied);
-  EXPECT_NE(r.reason.find("gradient op"), std::string::npos) << r.reason;
+  // The plan's reason for refusing the small net with `extra` appended.
+  auto refusal = [](const OperatorDef& extra, const std::string& bn_is_test = "") {
+    NetDef net = SmallNet(true, false);
+    *net.add_op() = extra;
+    for (auto& bn : *net.mutable_op()) {
+      if (bn.type() == "SpatialBN" && bn_is_test == "0") SetArgument(&bn, "is_test", 0);
+    }
+    Workspace ws;
+    FillSmallNet(&ws);
+    const InferenceReport report = OptimizeForInference(&net, &ws, InferenceOptions());
+    EXPECT_FALSE(report.applied);
+    return report.reason;
+  };
+  // So does every other op with an is_test argument left at 0 (Dropout draws its mask), and a
+  // SpatialBN with is_test given as 0 rather than left out.
+  const OperatorDef dropout = MakeOperatorDef("Dropout", "", {"r"}, {"r_drop", "r_mask"});
+  EXPECT_NE(refusal(dropout).find("op 3 (Dropout) runs in training mode"), std::string::npos)
+      << refusal(dropout);
+  const OperatorDef test_dropout = MakeOperatorDef("Dropout", "", {"r"}, {"r_drop"},
+                                                   {MakeArgument("is_test", 1)});
+  EXPECT_NE(refusal(test_dropout, "0").find("op 1 (SpatialBN) runs in training mode"),
+            std::string::npos);
+  // An update without a training-mode op (a running average kept in place), a gradient op.
+  EXPECT_NE(refusal(MakeOperatorDef("Scale", "", {"rm"}, {"rm"})).find("writes 'rm'"),
+            std::string::npos);
+  EXPECT_NE(refusal(MakeOperatorDef("ReluGradient", "", {"r", "r"}, {"r_grad"})).find(
+                "gradient op"),
+            std::string::npos);
 }
 
 TEST(InferenceOptimizeTest, AnAddThatBroadcastsIsNotFused) {
