@@ -1,6 +1,6 @@
 // Copying a batch of images into a window-shifted batch of another spatial size, on CUDA: how the
 // cuDNN ConvTranspose crops its result (asymmetric pads, large adjs) and embeds dY for the
-// gradient (operators/conv_transpose_op_cudnn.cc). Elements are copied as raw bytes (2 or 4 each),
+// gradient (operators/nn/conv_transpose_op_cudnn.cc). Elements are copied as raw bytes (2 or 4 each),
 // so float and float16 both work.
 #pragma once
 

@@ -25,7 +25,7 @@ void BinaryBroadcast(BinaryOp op, int64_t pre, int64_t n, int64_t post, DataType
 
 // c[i] = a[ia] (op) b[ib] over an output of dims `dims` (contiguous, innermost last, 1 to 8
 // dims), where ia and ib follow the multi-index of i with a_stride and b_stride (0 along dims
-// where that input repeats): NumPy broadcasting (operators/numpy_broadcast.h merges the dims).
+// where that input repeats): NumPy broadcasting (operators/math/numpy_broadcast.h merges the dims).
 // Types as BinaryBroadcast; c may alias an input whose strides are c's own.
 void BinaryStrided(BinaryOp op, const std::vector<int64_t>& dims,
                    const std::vector<int64_t>& a_stride, const std::vector<int64_t>& b_stride,

@@ -1,4 +1,4 @@
-// LRN kernels on CUDA with exactly the CPU operators' arithmetic (operators/lrn_op.cc): each
+// LRN kernels on CUDA with exactly the CPU operators' arithmetic (operators/nn/lrn_op.cc): each
 // element's window of channels is summed in channel order, in float. Tensors are viewed as
 // (outer, C, inner) (NCHW: (N, C, spatial); NHWC: (N * spatial, C, 1)) and passed as
 // (DataType, pointer), float or float16 each (float16 is computed in float and rounded once).

@@ -32,7 +32,7 @@ void MixedPrecisionMomentumSGD(int64_t n, DataType g_type, const void* g, float*
                                DataType copy_type, void* copy, float momentum, float weight_decay,
                                bool nesterov, cudaStream_t stream);
 
-// FP16MomentumSGDUpdate / FP32MomentumSGDUpdate (operators/fp16_momentum_sgd_op.h has the rule
+// FP16MomentumSGDUpdate / FP32MomentumSGDUpdate (operators/optimizer/fp16_momentum_sgd_op.h has the rule
 // and the float16-math rounding points), lr = lr[0] read on the device. dtype is FLOAT or FLOAT16
 // for g, m, p and the outputs; fp16_math selects float16 arithmetic (FLOAT16 only), otherwise
 // the step is computed in float and each output rounded once. No multiply-add is fused, so the
@@ -41,7 +41,7 @@ void FusedMomentumSGD(int64_t n, DataType dtype, const void* g, const void* m, c
                       const void* p, void* g_out, void* m_out, void* p_out, float momentum,
                       float weight_decay, bool nesterov, bool fp16_math, cudaStream_t stream);
 
-// One step of the dynamic loss-scale rule (LossScaleRule::Step in operators/loss_scale_op.h), run
+// One step of the dynamic loss-scale rule (LossScaleRule::Step in operators/optimizer/loss_scale_op.h), run
 // by a single device thread on device-resident state: scale[0] (float), found_inf[0] (float),
 // good_steps[0] and skipped_steps[0] (int64).
 void UpdateLossScale(float* scale, const float* found_inf, int64_t* good_steps,

@@ -1,5 +1,5 @@
 // 1-D to 3-D max / average pooling kernels on CUDA with exactly the CPU operators' semantics
-// (operators/pool_op.cc): a window's taps are `dilation` apart and clipped to the image; average
+// (operators/nn/pool_op.cc): a window's taps are `dilation` apart and clipped to the image; average
 // pooling divides by the number of in-image taps; a window wholly in the padding (Caffe's legacy
 // pooling) gives 0; the max-pool gradient goes to the first tap (in scan order) holding the
 // window's maximum.

@@ -1,4 +1,4 @@
-// PRelu kernels on CUDA with the CPU operators' semantics (operators/prelu_op.cc). X is viewed as
+// PRelu kernels on CUDA with the CPU operators' semantics (operators/nn/prelu_op.cc). X is viewed as
 // (outer, C, inner) and element i uses slope (i / inner) % C (a shared slope is C = inner = 1).
 // Tensors are passed as (DataType, pointer), float or float16 each (computed in float, rounded
 // once on store). Both functions queue their work on `stream`; empty tensors launch nothing.

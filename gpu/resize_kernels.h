@@ -1,5 +1,5 @@
 // ResizeNearest / ResizeBilinear kernels on CUDA. The coordinates come precomputed per spatial dim
-// as device tables (operators/resize_op.h: ResizeTaps for the forward, ResizeGather for the
+// as device tables (operators/nn/resize_op.h: ResizeTaps for the forward, ResizeGather for the
 // gradient), so the CUDA and CPU operators read the same inputs with the same weights and sum in
 // the same order. X / Y are (N, C, H, W) or NHWC (N, H, W, C), each float or float16 (computed in
 // float, rounded once). Both functions queue their work on `stream`.

@@ -1,9 +1,9 @@
 // Softmax and softmax-cross-entropy kernels on CUDA with the CPU operators' semantics
-// (operators/softmax_op.cc, softmax_with_loss_op.cc): rows of an (N, D) matrix, max-subtracted,
+// (operators/nn/softmax_op.cc, softmax_with_loss_op.cc): rows of an (N, D) matrix, max-subtracted,
 // computed in float (float16 inputs are converted, outputs rounded once). One block per row.
 // Labels out of [0, D) are recorded in the word `bad` (the smallest such row with its label,
 // kutil::RecordBadLabel; clear it to ~0 with ResetBadLabel first) for the operator to report
-// (operators/loss_util_gpu.h). All kernels run on `stream`.
+// (operators/loss/loss_util_gpu.h). All kernels run on `stream`.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -4,7 +4,7 @@
 //      (filter * scale / sqrt(var + eps), (bias - mean) * scale / sqrt(var + eps) + BN bias)
 //      into new parameter blobs, and the BN op goes.
 //   2. Conv followed by Relu, by Add / Sum with a tensor of its output's shape, or by both, becomes
-//      one ConvFusion (operators/conv_fusion_op.h; oneDNN post-ops); every other Conv becomes a
+//      one ConvFusion (operators/nn/conv_fusion_op.h; oneDNN post-ops); every other Conv becomes a
 //      ConvFusion of type 0, whose filter oneDNN reorders once.
 //   3. With oneDNN, 2-D convolutions, pooling, test-mode BN and the elementwise ops between them run
 //      in NHWC (oneDNN's inference kernels read NHWC directly, without the blocked-layout copies);

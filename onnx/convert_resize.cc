@@ -13,7 +13,7 @@
 #include "core/argument.h"
 #include "core/strings.h"
 #include "onnx/convert_util.h"
-#include "operators/resize_op.h"
+#include "operators/nn/resize_op.h"
 
 namespace halfcaf {
 namespace onnx_import {

@@ -4,7 +4,7 @@
 
 #include "core/enforce.h"
 #include "onnx/export_graph.h"
-#include "operators/elementwise_broadcast.h"
+#include "operators/math/elementwise_broadcast.h"
 
 namespace halfcaf {
 namespace onnx_export {

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "onnx/export_graph.h"
-#include "operators/conv_pool_op_base.h"
-#include "operators/pad_op.h"
+#include "operators/nn/conv_pool_op_base.h"
+#include "operators/tensor/pad_op.h"
 
 namespace halfcaf {
 namespace onnx_export {

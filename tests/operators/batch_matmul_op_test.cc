@@ -1,4 +1,4 @@
-#include "operators/batch_matmul_op.h"
+#include "operators/math/batch_matmul_op.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Free and ZeroGradient (operators/blob_lifetime_op.h).
+// Free and ZeroGradient (operators/util/blob_lifetime_op.h).
 #include <gtest/gtest.h>
 
 #include "core/gradient.h"

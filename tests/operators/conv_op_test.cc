@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "operators/conv_pool_op_base.h"
-#include "operators/im2col.h"
+#include "operators/nn/conv_pool_op_base.h"
+#include "operators/nn/im2col.h"
 #include "tests/util/gradient_checker.h"
 #include "tests/util/conv_case.h"
 #include "tests/util/op_test_util.h"

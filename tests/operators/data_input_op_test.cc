@@ -1,4 +1,4 @@
-#include "operators/data_input_op.h"
+#include "operators/input/data_input_op.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

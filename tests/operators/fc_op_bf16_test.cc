@@ -1,4 +1,4 @@
-// FC / FCTransposed and their gradients on bfloat16: oneDNN's BF16 matmul (operators/gemm_dnnl.h)
+// FC / FCTransposed and their gradients on bfloat16: oneDNN's BF16 matmul (operators/math/gemm_dnnl.h)
 // when the CPU has BF16 instructions, the emulated path (float BLAS on converted copies) when it
 // does not or when HALFCAF_DNNL_BF16=0. Both agree with each other and with FP32 within bfloat16
 // tolerance.

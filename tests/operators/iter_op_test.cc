@@ -1,4 +1,4 @@
-#include "operators/iter_op.h"
+#include "operators/optimizer/iter_op.h"
 
 #include <gtest/gtest.h>
 

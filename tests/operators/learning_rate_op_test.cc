@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "core/gradient.h"
-#include "operators/learning_rate_op.h"
+#include "operators/optimizer/learning_rate_op.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "operators/loss_scale_op.h"
+#include "operators/optimizer/loss_scale_op.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {

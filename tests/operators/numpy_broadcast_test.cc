@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "core/op_schema.h"
-#include "operators/numpy_broadcast.h"
+#include "operators/math/numpy_broadcast.h"
 #include "tests/util/broadcast_cases.h"
 #include "tests/util/error_of.h"
 #include "tests/util/op_test_util.h"

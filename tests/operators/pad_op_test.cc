@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "operators/transpose_op.h"
+#include "operators/tensor/transpose_op.h"
 #include "tests/util/gradient_checker.h"
 #include "tests/util/op_test_util.h"
 

@@ -1,0 +1,253 @@
+// MaxPool / AveragePool and their gradients (and the 2D aliases) with engine DNNL: oneDNN's
+// pooling primitives on halfcaf's plain NCHW or NHWC tensors, in float, and in bfloat16 on
+// oneDNN's BF16 kernels when DnnlBFloat16Enabled() (dnnl_util.h). 2-D windows only. CreateOperator
+// prefers this engine on CPU.
+//
+// Same results as the default operators (pool_op.h): the maximum is exact and the gradient of a
+// max window goes to its first maximum in scan order, as there; averages divide by the in-image
+// taps (oneDNN's exclude-padding average) and may differ from the default op's sums in the last
+// bit. The default op runs instead for:
+//   - other dtypes (float16, mixed types, bfloat16 with the BF16 kernels off), empty tensors;
+//   - geometries with a window wholly in the padding (Caffe's legacy pooling can make one: the
+//     default op writes 0 there), or that oneDNN rejects or has only reference code for;
+//   - max pooling over an input holding inf or nan (forward: a scan of X; gradient: of Y). The
+//     default op's rules (nan wins, an all -inf window gives -inf) are not oneDNN's.
+// The max gradient recomputes the forward pass into scratch for oneDNN's workspace (the index of
+// each window's maximum): Caffe2's gradient op takes X, Y and dY, not a workspace.
+#include <optional>
+#include <unordered_map>
+
+#include "core/enforce.h"
+#include "operators/dnnl_util.h"
+#include "operators/optimizer/finite_scan.h"
+#include "operators/nn/pool_op.h"
+
+namespace halfcaf {
+
+namespace {
+
+using dnnl::memory;
+
+// The type the primitives run in for tensors of `type`: nullopt when the default op runs.
+std::optional<memory::data_type> PoolKernelType(DataType type) {
+  if (type == DataType::FLOAT) return memory::data_type::f32;
+  if (type == DataType::BFLOAT16 && DnnlBFloat16Enabled()) return memory::data_type::bf16;
+  return std::nullopt;
+}
+
+// One pooling geometry in oneDNN's terms, for plain 4-D tensors in halfcaf's order.
+struct PoolDescs {
+  memory::desc src, dst;
+  memory::dims strides, kernel, dilation, pad_l, pad_r;
+};
+
+// Whether every window of dim d has at least one in-image tap.
+bool EveryWindowTouchesImage(const ConvPoolGeometry& g, int d) {
+  for (int64_t o = 0; o < g.out[d]; ++o) {
+    const int64_t start = o * g.stride[d] - g.pad_head(d);
+    bool inside = false;
+    for (int64_t k = 0; k < g.kernel[d] && !inside; ++k) {
+      const int64_t i = start + k * g.dilation[d];
+      inside = i >= 0 && i < g.in[d];
+    }
+    if (!inside) return false;
+  }
+  return true;
+}
+
+// nullopt for the geometries the default op keeps (a window wholly in the padding).
+std::optional<PoolDescs> MakePoolDescs(const ConvPoolGeometry& g, StorageOrder order,
+                                       memory::data_type dt) {
+  PoolDescs d;
+  const auto tag = order == StorageOrder::NHWC ? memory::format_tag::nhwc : memory::format_tag::nchw;
+  d.src = memory::desc({g.N, g.C, g.in[0], g.in[1]}, dt, tag);
+  d.dst = memory::desc({g.N, g.C, g.out[0], g.out[1]}, dt, tag);
+  for (int i = 0; i < 2; ++i) {
+    if (!EveryWindowTouchesImage(g, i)) return std::nullopt;
+    const int64_t extent = (g.kernel[i] - 1) * g.dilation[i] + 1;
+    d.strides.push_back(g.stride[i]);
+    d.kernel.push_back(g.kernel[i]);
+    d.dilation.push_back(g.dilation[i] - 1);  // oneDNN counts the gaps
+    d.pad_l.push_back(g.pad_head(i));
+    // The tail padding that gives exactly g.out windows (the last one may stop short of the
+    // image's end, or reach past it).
+    d.pad_r.push_back((g.out[i] - 1) * g.stride[i] + extent - g.in[i] - g.pad_head(i));
+  }
+  return d;
+}
+
+dnnl::algorithm PoolAlgorithm(PoolType type) {
+  return type == PoolType::kMax ? dnnl::algorithm::pooling_max
+                                : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
+dnnl::pooling_v2_forward::primitive_desc ForwardPd(const PoolDescs& d, PoolType type,
+                                                   dnnl::prop_kind prop) {
+  const dnnl::pooling_v2_forward::desc desc(prop, PoolAlgorithm(type), d.src, d.dst, d.strides,
+                                            d.kernel, d.dilation, d.pad_l, d.pad_r);
+  return dnnl::pooling_v2_forward::primitive_desc(desc, DnnlAttr(), DnnlEngine());
+}
+
+memory Unbound(const memory::desc& desc) {
+  return memory(desc, DnnlEngine(), DNNL_MEMORY_NONE);
+}
+
+// Construction rules, the primitives' cache key and the default-op fallback.
+class PoolDnnlBase : public ConvPoolOpBase<CPUContext> {
+ protected:
+  PoolDnnlBase(const OperatorDef& def, Workspace* ws)
+      : ConvPoolOpBase(def, ws, ConvPoolKind::kPool) {
+    CheckPoolLayout(cp_);
+    const int nd = cp_.num_spatial_dims();
+    if (!cp_.global_pooling && nd != 2) {
+      HALFCAF_UNSUPPORTED(cp_.op_label, ": the DNNL engine pools 2-D windows only, got ", nd, "-D");
+    }
+  }
+
+  // The kernel type when every input has X's type, and X is a 4-D tensor with elements.
+  std::optional<memory::data_type> KernelType() const {
+    const Tensor& X = Input(0);
+    for (int i = 1; i < InputSize(); ++i) {
+      if (Input(i).dtype() != X.dtype()) return std::nullopt;
+    }
+    if (X.ndim() != 4 || X.numel() == 0) return std::nullopt;
+    return PoolKernelType(X.dtype());
+  }
+  void RunFallback() { fallback_.Run(def_, ws_, cp_.op_label); }
+
+  DnnlPrepared prepared_;
+
+ private:
+  DefaultOpFallback fallback_;
+};
+
+template <PoolType kType>
+class PoolDnnlOp final : public PoolDnnlBase {
+ public:
+  PoolDnnlOp(const OperatorDef& def, Workspace* ws) : PoolDnnlBase(def, ws) {}
+
+  void RunOnDevice() override {
+    const auto dt = KernelType();
+    if (!dt) return RunFallback();
+    const Tensor& X = Input(0);
+    const ConvPoolGeometry g = Geometry(X.dims());
+    if (prepared_.Changed(X.dims(), *dt)) Prepare(g, *dt);
+    if (!prepared_.usable || (kType == PoolType::kMax && !AllFinite(X))) return RunFallback();
+    Tensor* Y = Output(0, g.OutputDims(g.C, cp_.order));
+    try {
+      src_.set_data_handle(const_cast<void*>(X.raw_data()));
+      dst_.set_data_handle(Y->raw_mutable_data(X.dtype()));
+      prim_.Execute({{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
+      prepared_.CountRun();
+    } catch (const dnnl::error& e) {
+      HALFCAF_THROW(cp_.op_label, ": oneDNN pooling failed: ", e.what());
+    }
+  }
+
+ private:
+  void Prepare(const ConvPoolGeometry& g, memory::data_type dt) {
+    try {
+      const auto d = MakePoolDescs(g, cp_.order, dt);
+      if (!d) return;
+      const auto pd = ForwardPd(*d, kType, dnnl::prop_kind::forward_inference);
+      if (IsReferenceImpl(pd)) return;
+      src_ = Unbound(d->src);
+      dst_ = Unbound(d->dst);
+      prim_ = DnnlPrimitive(dnnl::pooling_v2_forward(pd), pd);
+      prepared_.usable = true;
+    } catch (const dnnl::error&) {
+      // oneDNN has no implementation for this geometry: the default op runs it.
+    }
+  }
+
+  memory src_, dst_;
+  DnnlPrimitive prim_;
+};
+
+// (X, Y, dY) -> dX.
+template <PoolType kType>
+class PoolGradientDnnlOp final : public PoolDnnlBase {
+ public:
+  PoolGradientDnnlOp(const OperatorDef& def, Workspace* ws) : PoolDnnlBase(def, ws) {}
+
+  void RunOnDevice() override {
+    const auto dt = KernelType();
+    if (!dt) return RunFallback();
+    const Tensor& X = Input(0);
+    const Tensor& Yt = Input(1);
+    const Tensor& dY = Input(2);
+    const ConvPoolGeometry g = Geometry(X.dims());
+    const std::vector<int64_t> y_dims = g.OutputDims(g.C, cp_.order);
+    // Wrong shapes: the default op reports them.
+    if (Yt.dims() != y_dims || dY.dims() != y_dims) return RunFallback();
+    if (prepared_.Changed(X.dims(), *dt)) Prepare(g, *dt);
+    if (!prepared_.usable || (kType == PoolType::kMax && !AllFinite(Yt))) return RunFallback();
+    void* dx = Output(0, X.dims())->raw_mutable_data(X.dtype());
+    try {
+      if (kType == PoolType::kMax) {
+        // oneDNN's workspace (each window's argmax) from a forward pass into scratch.
+        src_.set_data_handle(const_cast<void*>(X.raw_data()));
+        dst_.set_data_handle(ScratchBytes(dst_.get_desc().get_size(), &dst_fallback_));
+        workspace_.set_data_handle(
+            ScratchBytes(workspace_.get_desc().get_size(), &workspace_fallback_));
+        fwd_.Execute({{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}, {DNNL_ARG_WORKSPACE, workspace_}});
+      }
+      diff_dst_.set_data_handle(const_cast<void*>(dY.raw_data()));
+      diff_src_.set_data_handle(dx);
+      std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, diff_dst_},
+                                           {DNNL_ARG_DIFF_SRC, diff_src_}};
+      if (kType == PoolType::kMax) args[DNNL_ARG_WORKSPACE] = workspace_;
+      bwd_.Execute(args);
+      prepared_.CountRun();
+    } catch (const dnnl::error& e) {
+      HALFCAF_THROW(cp_.op_label, ": oneDNN pooling gradient failed: ", e.what());
+    }
+  }
+
+ private:
+  void Prepare(const ConvPoolGeometry& g, memory::data_type dt) {
+    try {
+      const auto d = MakePoolDescs(g, cp_.order, dt);
+      if (!d) return;
+      const auto fwd = ForwardPd(*d, kType, dnnl::prop_kind::forward_training);
+      const dnnl::pooling_v2_backward::desc desc(PoolAlgorithm(kType), d->src, d->dst, d->strides,
+                                                 d->kernel, d->dilation, d->pad_l, d->pad_r);
+      const dnnl::pooling_v2_backward::primitive_desc bwd(desc, DnnlAttr(), DnnlEngine(), fwd);
+      if (IsReferenceImpl(fwd) || IsReferenceImpl(bwd)) return;
+      src_ = Unbound(d->src);
+      dst_ = Unbound(d->dst);
+      diff_src_ = Unbound(d->src);
+      diff_dst_ = Unbound(d->dst);
+      if (kType == PoolType::kMax) {
+        workspace_ = Unbound(fwd.workspace_desc());
+        fwd_ = DnnlPrimitive(dnnl::pooling_v2_forward(fwd), fwd);
+      }
+      bwd_ = DnnlPrimitive(dnnl::pooling_v2_backward(bwd), bwd);
+      prepared_.usable = true;
+    } catch (const dnnl::error&) {
+      // oneDNN has no implementation for this geometry: the default op runs it.
+    }
+  }
+
+  memory src_, dst_, workspace_, diff_src_, diff_dst_;
+  DnnlPrimitive fwd_, bwd_;
+  std::vector<float> dst_fallback_, workspace_fallback_;  // outside an operator run
+};
+
+using MaxPoolDnnlOp = PoolDnnlOp<PoolType::kMax>;
+using AveragePoolDnnlOp = PoolDnnlOp<PoolType::kAverage>;
+using MaxPoolGradientDnnlOp = PoolGradientDnnlOp<PoolType::kMax>;
+using AveragePoolGradientDnnlOp = PoolGradientDnnlOp<PoolType::kAverage>;
+
+}  // namespace
+
+REGISTER_CPU_OPERATOR_WITH_ENGINE(MaxPool, DNNL, MaxPoolDnnlOp);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(MaxPool2D, DNNL, MaxPoolDnnlOp);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(AveragePool, DNNL, AveragePoolDnnlOp);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(AveragePool2D, DNNL, AveragePoolDnnlOp);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(MaxPoolGradient, DNNL, MaxPoolGradientDnnlOp);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(MaxPool2DGradient, DNNL, MaxPoolGradientDnnlOp);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(AveragePoolGradient, DNNL, AveragePoolGradientDnnlOp);
+REGISTER_CPU_OPERATOR_WITH_ENGINE(AveragePool2DGradient, DNNL, AveragePoolGradientDnnlOp);
+
+}  // namespace halfcaf

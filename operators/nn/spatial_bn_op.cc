@@ -1,0 +1,590 @@
+#include "operators/nn/spatial_bn_op.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/float_io.h"
+#include "core/gradient.h"
+#include "operators/cpu_parallel.h"
+
+namespace halfcaf {
+
+BNOrder ParseBNOrder(const std::string& order) {
+  if (order == "NCHW" || order == "nchw") return BNOrder::NCHW;
+  if (order == "NHWC" || order == "nhwc") return BNOrder::NHWC;
+  HALFCAF_THROW("argument 'order' must be \"NCHW\" or \"NHWC\", got \"", order, "\"");
+}
+
+BNShape ComputeBNShape(const std::vector<int64_t>& x_dims, BNOrder order) {
+  const int nd = static_cast<int>(x_dims.size());
+  HALFCAF_ENFORCE(nd >= 3 && nd <= 5, "SpatialBN expects X with 3 to 5 dims, got ",
+                  DimsString(x_dims));
+  BNShape s{x_dims[0], 1, 1};
+  const int c_axis = order == BNOrder::NCHW ? 1 : nd - 1;
+  s.C = x_dims[c_axis];
+  for (int i = 1; i < nd; ++i) {
+    if (i != c_axis) s.S *= x_dims[i];
+  }
+  return s;
+}
+
+const char* BNOrderName(BNOrder order) { return order == BNOrder::NCHW ? "NCHW" : "NHWC"; }
+
+void EnforceBNChannelParam(const Tensor& t, const char* what, const BNShape& s,
+                           const std::vector<int64_t>& x_dims, BNOrder order) {
+  HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what,
+                  " must be float (BN parameters and statistics stay FP32 for 16-bit X), got ",
+                  t.DebugString());
+  HALFCAF_ENFORCE(t.dims() == std::vector<int64_t>{s.C}, what, " must have dims [", s.C,
+                  "] (the channels of X ", DimsString(x_dims), " in order ", BNOrderName(order),
+                  "), got ", DimsString(t.dims()));
+}
+
+float ReadBNEpsilon(const OperatorBase& op) {
+  const float eps = op.GetSingleArgument<float>("epsilon", 1e-5f);
+  HALFCAF_ENFORCE(eps > 0.f, op.type(), ": argument 'epsilon' must be > 0, got ", eps);
+  return eps;
+}
+
+void EnforceBNSingleBatch(const OperatorBase& op) {
+  const int nb = op.GetSingleArgument<int>("num_batches", 1);
+  HALFCAF_ENFORCE(nb == 1, op.type(), ": num_batches = ", nb,
+                  " is not supported (statistics are computed from X alone; num_batches must "
+                  "be 1)");
+  HALFCAF_ENFORCE(op.InputSize() == 5, op.type(),
+                  " takes 5 inputs (the 7-input form is only for num_batches > 1), got ",
+                  op.InputSize());
+}
+
+namespace {
+
+// Per-channel loops, parallel over channels (each channel is summed by one thread in a fixed
+// order, so results do not depend on the thread count). NCHW walks the N contiguous planes of S
+// values of a channel; NHWC walks the N * S rows, a block of channels at a time.
+
+// Sum of p[0..n) (float lanes, double total).
+inline double SumOf(const float* p, int64_t n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int l = 0; l < 8; ++l) acc[l] += p[i + l];
+  }
+  double s = 0;
+  for (int l = 0; l < 8; ++l) s += acc[l];
+  for (; i < n; ++i) s += p[i];
+  return s;
+}
+
+// Sum of (p[i] - m)^2.
+inline double SquaredDeviationOf(const float* p, int64_t n, float m) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int l = 0; l < 8; ++l) {
+      const float d = p[i + l] - m;
+      acc[l] += d * d;
+    }
+  }
+  double s = 0;
+  for (int l = 0; l < 8; ++l) s += acc[l];
+  for (; i < n; ++i) s += static_cast<double>(p[i] - m) * (p[i] - m);
+  return s;
+}
+
+// Sum of dy[i] * (x[i] - m).
+inline double DotDeviationOf(const float* dy, const float* x, int64_t n, float m) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int l = 0; l < 8; ++l) acc[l] += dy[i + l] * (x[i + l] - m);
+  }
+  double s = 0;
+  for (int l = 0; l < 8; ++l) s += acc[l];
+  for (; i < n; ++i) s += static_cast<double>(dy[i]) * (x[i] - m);
+  return s;
+}
+
+// NHWC: per-channel sums over the rows (N * S rows of C values). `add(r0, r1, acc)` adds rows
+// [r0, r1) into acc (k sums per channel: k * C doubles, sum j of channel c at j * C + c). The rows
+// go in fixed chunks of kBNRowChunk, summed in parallel into per-chunk sums that are then added
+// in chunk order, so the result does not depend on the thread count; every access runs along
+// the rows, as they are stored.
+constexpr int64_t kBNRowChunk = 256;
+
+template <typename F>
+void NhwcChannelSums(int64_t rows, int64_t C, int k, F&& add, double* out) {
+  const int64_t chunks = (rows + kBNRowChunk - 1) / kBNRowChunk;
+  const int64_t width = k * C;
+  std::vector<double> partial(static_cast<size_t>(chunks * width), 0.0);
+  ParallelFor(chunks, static_cast<double>(kBNRowChunk * width), [&](int64_t c0, int64_t c1) {
+    for (int64_t ch = c0; ch < c1; ++ch) {
+      add(ch * kBNRowChunk, std::min(rows, (ch + 1) * kBNRowChunk), partial.data() + ch * width);
+    }
+  });
+  std::fill(out, out + width, 0.0);
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    const double* p = partial.data() + ch * width;
+    for (int64_t j = 0; j < width; ++j) out[j] += p[j];
+  }
+}
+
+// The loops below read float16 / bfloat16 data a plane (NCHW) or a chunk of rows (NHWC) at a time,
+// converted into per-thread buffers (core/float_io.h); float data is read in place, so FP32
+// results are those of plain pointer loops.
+
+// Per-channel mean and (biased) variance of x, two passes.
+void ChannelMeanVar(const BNShape& s, BNOrder order, const FloatIn& x, double* mean, double* var) {
+  const int64_t C = s.C, S = s.S, N = s.N;
+  const double inv_m = 1.0 / static_cast<double>(N * S);
+  if (order == BNOrder::NCHW) {
+    ParallelFor(C, 2.0 * N * S, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        double sum = 0;
+        for (int64_t n = 0; n < N; ++n) sum += SumOf(x.Read((n * C + c) * S, S, 0), S);
+        mean[c] = sum * inv_m;
+        const float m = static_cast<float>(mean[c]);
+        double sq = 0;
+        for (int64_t n = 0; n < N; ++n) {
+          sq += SquaredDeviationOf(x.Read((n * C + c) * S, S, 0), S, m);
+        }
+        var[c] = sq * inv_m;
+      }
+    });
+  } else {
+    const int64_t rows = N * S;
+    NhwcChannelSums(rows, C, 1, [&](int64_t r0, int64_t r1, double* acc) {
+      const float* xr = x.Read(r0 * C, (r1 - r0) * C, 0);
+      for (int64_t r = 0; r < r1 - r0; ++r) {
+        for (int64_t c = 0; c < C; ++c) acc[c] += xr[r * C + c];
+      }
+    }, mean);
+    for (int64_t c = 0; c < C; ++c) mean[c] *= inv_m;
+    NhwcChannelSums(rows, C, 1, [&](int64_t r0, int64_t r1, double* acc) {
+      const float* xr = x.Read(r0 * C, (r1 - r0) * C, 0);
+      for (int64_t r = 0; r < r1 - r0; ++r) {
+        for (int64_t c = 0; c < C; ++c) {
+          const double d = xr[r * C + c] - mean[c];
+          acc[c] += d * d;
+        }
+      }
+    }, var);
+    for (int64_t c = 0; c < C; ++c) var[c] *= inv_m;
+  }
+}
+
+// y = x * a[c] + b[c]; y may alias x.
+void ChannelAffine(const BNShape& s, BNOrder order, const FloatIn& x, const float* a,
+                   const float* b, const FloatOut& y) {
+  const int64_t C = s.C, S = s.S, N = s.N;
+  if (order == BNOrder::NCHW) {
+    ParallelFor(N * C, 2.0 * S, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const float av = a[p % C], bv = b[p % C];
+        const float* xp = x.Read(p * S, S, 0);
+        float* yp = y.Begin(p * S, S, 1);
+        for (int64_t k = 0; k < S; ++k) yp[k] = xp[k] * av + bv;
+        y.End(p * S, S, yp);
+      }
+    });
+  } else {
+    ParallelFor(N * S, 2.0 * C, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* xr = x.Read(r * C, C, 0);
+        float* yr = y.Begin(r * C, C, 1);
+        for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] * a[c] + b[c];
+        y.End(r * C, C, yr);
+      }
+    });
+  }
+}
+
+// dx = dy * a[c] + (x - mean[c]) * b[c] + k[c]; dx may alias dy.
+void ChannelBackward(const BNShape& s, BNOrder order, const FloatIn& dy, const FloatIn& x,
+                     const float* mean, const float* a, const float* b, const float* k,
+                     const FloatOut& dx) {
+  const int64_t C = s.C, S = s.S, N = s.N;
+  if (order == BNOrder::NCHW) {
+    ParallelFor(N * C, 4.0 * S, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t c = p % C;
+        const float av = a[c], bv = b[c], kv = k[c], mv = mean[c];
+        const float* dyp = dy.Read(p * S, S, 0);
+        const float* xp = x.Read(p * S, S, 1);
+        float* dxp = dx.Begin(p * S, S, 2);
+        for (int64_t i = 0; i < S; ++i) dxp[i] = dyp[i] * av + (xp[i] - mv) * bv + kv;
+        dx.End(p * S, S, dxp);
+      }
+    });
+  } else {
+    ParallelFor(N * S, 4.0 * C, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* dyr = dy.Read(r * C, C, 0);
+        const float* xr = x.Read(r * C, C, 1);
+        float* dxr = dx.Begin(r * C, C, 2);
+        for (int64_t c = 0; c < C; ++c) dxr[c] = dyr[c] * a[c] + (xr[c] - mean[c]) * b[c] + k[c];
+        dx.End(r * C, C, dxr);
+      }
+    });
+  }
+}
+
+// Per channel: sum of dy and sum of dy * (x - mean).
+void ChannelGradSums(const BNShape& s, BNOrder order, const FloatIn& x, const FloatIn& dy,
+                     const float* mean, double* sum_dy, double* sum_dy_xc) {
+  const int64_t C = s.C, S = s.S, N = s.N;
+  if (order == BNOrder::NCHW) {
+    ParallelFor(C, 3.0 * N * S, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        double a = 0, b = 0;
+        for (int64_t n = 0; n < N; ++n) {
+          const int64_t off = (n * C + c) * S;
+          const float* dyp = dy.Read(off, S, 0);
+          a += SumOf(dyp, S);
+          b += DotDeviationOf(dyp, x.Read(off, S, 1), S, mean[c]);
+        }
+        sum_dy[c] = a;
+        sum_dy_xc[c] = b;
+      }
+    });
+  } else {
+    std::vector<double> sums(static_cast<size_t>(2 * C));
+    NhwcChannelSums(N * S, C, 2, [&](int64_t r0, int64_t r1, double* acc) {
+      const int64_t n = (r1 - r0) * C;
+      const float* xr = x.Read(r0 * C, n, 0);
+      const float* dyr = dy.Read(r0 * C, n, 1);
+      for (int64_t r = 0; r < r1 - r0; ++r) {
+        for (int64_t c = 0; c < C; ++c) {
+          const double g = dyr[r * C + c];
+          acc[c] += g;
+          acc[C + c] += g * (xr[r * C + c] - mean[c]);
+        }
+      }
+    }, sums.data());
+    std::copy(sums.begin(), sums.begin() + C, sum_dy);
+    std::copy(sums.begin() + C, sums.end(), sum_dy_xc);
+  }
+}
+
+}  // namespace
+
+// ---- forward -----------------------------------------------------------------------------------
+
+void EnforceSpatialBNForwardArgs(const OperatorBase& op, bool is_test, float momentum) {
+  EnforceBNSingleBatch(op);
+  HALFCAF_ENFORCE(momentum >= 0.f && momentum <= 1.f,
+                  "SpatialBN: argument 'momentum' must be in [0, 1], got ", momentum);
+  if (is_test) {
+    HALFCAF_ENFORCE(op.OutputSize() == 1,
+                    "SpatialBN in test mode (is_test=1) takes 1 output (Y), got ", op.OutputSize());
+  } else {
+    HALFCAF_ENFORCE(op.OutputSize() == 5,
+                    "SpatialBN in training mode (is_test=0) takes 5 outputs "
+                    "(Y, running_mean, running_var, saved_mean, saved_var), got ",
+                    op.OutputSize());
+  }
+}
+
+double BNRunningVarFactor(const OperatorBase& op, int64_t M) {
+  if (op.GetSingleArgument<int>("unbiased_running_var", 0) == 0 || M <= 1) return 1.0;
+  return static_cast<double>(M) / static_cast<double>(M - 1);
+}
+
+SpatialBNOp::SpatialBNOp(const OperatorDef& def, Workspace* ws)
+    : Operator(def, ws),
+      is_test_(GetSingleArgument<int>("is_test", 0) != 0),
+      epsilon_(ReadBNEpsilon(*this)),
+      momentum_(GetSingleArgument<float>("momentum", 0.9f)),
+      order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
+  EnforceSpatialBNForwardArgs(*this, is_test_, momentum_);
+}
+
+bool HasRunningStat(const OperatorBase& op, int in, const char* what) {
+  const Blob& b = op.InputBlob(in);
+  HALFCAF_ENFORCE(b.empty() || b.IsTensor(), what, " ('", op.input_name(in),
+                  "') holds a non-tensor object");
+  return b.IsTensor() && b.GetTensor().dtype() != DataType::UNDEFINED &&
+         b.GetTensor().numel() > 0;
+}
+
+void CheckRunningStat(const OperatorBase& op, int in, const Tensor& t, int64_t C,
+                      const char* what) {
+  HALFCAF_ENFORCE(t.dtype() == DataType::FLOAT, what, " must be float, got ", t.DebugString());
+  HALFCAF_ENFORCE(t.numel() == C, what, " ('", op.input_name(in), "') must have ", C,
+                  " elements (one per channel), got ", DimsString(t.dims()));
+}
+
+float* BNRunningStat(Operator<CPUContext>* op, int in, int out, int64_t C, const char* what) {
+  if (HasRunningStat(*op, in, what)) {
+    CheckRunningStat(*op, in, op->Input(in), C, what);  // Input checks the device
+    return op->Output(out)->mutable_data<float>();
+  }
+  float* p = op->Output(out, {C})->mutable_data<float>();
+  std::fill_n(p, C, 0.f);
+  return p;
+}
+
+void SpatialBNOp::RunOnDevice() {
+  const Tensor& X = Input(0);
+  EnforceFloatType(X, "X");
+  const std::vector<int64_t> dims = X.dims();
+  const DataType dtype = X.dtype();
+  const BNShape s = ComputeBNShape(dims, order_);
+  const int64_t C = s.C;
+  const Tensor& scale_t = Input(1);
+  const Tensor& bias_t = Input(2);
+  EnforceBNChannelParam(scale_t, "scale", s, dims, order_);
+  EnforceBNChannelParam(bias_t, "bias", s, dims, order_);
+  const float* scale = scale_t.data<float>();
+  const float* bias = bias_t.data<float>();
+  const FloatIn x(X);  // before Output: Y may be X
+  alpha_.resize(C);
+  beta_.resize(C);
+
+  if (is_test_) {
+    const Tensor& mean_t = Input(3);
+    const Tensor& var_t = Input(4);
+    EnforceBNChannelParam(mean_t, "mean", s, dims, order_);
+    EnforceBNChannelParam(var_t, "var", s, dims, order_);
+    const float* mean = mean_t.data<float>();
+    const float* var = var_t.data<float>();
+    for (int64_t c = 0; c < C; ++c) {
+      alpha_[c] = scale[c] / std::sqrt(var[c] + epsilon_);
+      beta_[c] = bias[c] - mean[c] * alpha_[c];
+    }
+  } else {
+    const int64_t M = s.N * s.S;
+    HALFCAF_ENFORCE(M > 0,
+                    "SpatialBN in training mode needs at least one value per channel, X has dims ",
+                    DimsString(dims));
+    mean_.resize(C);
+    var_.resize(C);
+    ChannelMeanVar(s, order_, x, mean_.data(), var_.data());
+
+    float* running_mean = BNRunningStat(this, 3, 1, C, "running mean");
+    float* running_var = BNRunningStat(this, 4, 2, C, "running var");
+    float* saved_mean = Output(3, {C})->mutable_data<float>();
+    float* saved_inv_std = Output(4, {C})->mutable_data<float>();
+    UpdateBNStatistics(C, mean_.data(), var_.data(), momentum_, epsilon_,
+                       BNRunningVarFactor(*this, M), running_mean, running_var, saved_mean,
+                       saved_inv_std);
+    for (int64_t c = 0; c < C; ++c) {
+      const double inv_std = 1.0 / std::sqrt(var_[c] + epsilon_);
+      alpha_[c] = static_cast<float>(scale[c] * inv_std);
+      beta_[c] = static_cast<float>(bias[c] - mean_[c] * scale[c] * inv_std);
+    }
+  }
+
+  // Y may alias X: every element is read before it is written.
+  const FloatOut y(Output(0, dims), dtype);
+  ChannelAffine(s, order_, x, alpha_.data(), beta_.data(), y);
+}
+
+// ---- gradient ----------------------------------------------------------------------------------
+
+SpatialBNGradientOp::SpatialBNGradientOp(const OperatorDef& def, Workspace* ws)
+    : Operator(def, ws),
+      is_test_(GetSingleArgument<int>("is_test", 0) != 0),
+      epsilon_(ReadBNEpsilon(*this)),
+      order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
+  EnforceBNSingleBatch(*this);
+}
+
+BNShape CheckBNGradientInputs(const Tensor& X, const Tensor& scale, const Tensor& dY,
+                              const Tensor& mean, const Tensor& var, bool is_test, BNOrder order) {
+  EnforceFloatType(X, "X", true);  // bfloat16 on CUDA too (spatial_bn_op_cudnn.cc)
+  EnforceFloatType(dY, "dY", true);
+  const std::vector<int64_t>& dims = X.dims();
+  const BNShape s = ComputeBNShape(dims, order);
+  HALFCAF_ENFORCE(dY.dims() == dims, "dY must have the shape of X ", DimsString(dims), ", got ",
+                  DimsString(dY.dims()));
+  EnforceBNChannelParam(scale, "scale", s, dims, order);
+  EnforceBNChannelParam(mean, is_test ? "mean" : "saved_mean", s, dims, order);
+  EnforceBNChannelParam(var, is_test ? "var" : "saved_var (inverse std)", s, dims, order);
+  HALFCAF_ENFORCE(is_test || s.N * s.S > 0,
+                  "SpatialBNGradient in training mode needs at least one value per channel, "
+                  "X has dims ", DimsString(dims));
+  return s;
+}
+
+void SpatialBNGradientOp::RunOnDevice() {
+  const Tensor& X = Input(0);
+  const Tensor& scale_t = Input(1);
+  const Tensor& dY = Input(2);
+  const Tensor& mean_t = Input(3);
+  const Tensor& var_t = Input(4);
+  const std::vector<int64_t> dims = X.dims();
+  const BNShape s = CheckBNGradientInputs(X, scale_t, dY, mean_t, var_t, is_test_, order_);
+  const int64_t C = s.C, M = s.N * s.S;
+  const float* scale = scale_t.data<float>();
+  const float* mean = mean_t.data<float>();
+  const float* var = var_t.data<float>();
+  const FloatIn x(X), dy(dY);  // before Output: dX may be dY
+
+  inv_std_.resize(C);
+  for (int64_t c = 0; c < C; ++c) {
+    inv_std_[c] = is_test_ ? 1.f / std::sqrt(var[c] + epsilon_) : var[c];
+  }
+  sum_dy_.resize(C);
+  sum_dy_xhat_.resize(C);
+  ChannelGradSums(s, order_, x, dy, mean, sum_dy_.data(), sum_dy_xhat_.data());
+
+  float* dscale = Output(1, {C})->mutable_data<float>();
+  float* dbias = Output(2, {C})->mutable_data<float>();
+  // dX = a * dY + b * (X - mean) + k per channel. Training (mean and variance depend on X):
+  //   dX = scale * inv_std * (dY - mean(dY) - xhat * mean(dY * xhat)),  xhat = (X - mean) * inv_std
+  // so a = scale * inv_std, b = -a * inv_std * mean(dY * xhat), k = -a * mean(dY). Test mode
+  // (constant statistics): dX = scale * inv_std * dY.
+  coef_a_.resize(C);
+  coef_b_.resize(C);
+  coef_k_.resize(C);
+  const double inv_m = M > 0 ? 1.0 / static_cast<double>(M) : 0.0;
+  for (int64_t c = 0; c < C; ++c) {
+    sum_dy_xhat_[c] *= inv_std_[c];
+    dscale[c] = static_cast<float>(sum_dy_xhat_[c]);
+    dbias[c] = static_cast<float>(sum_dy_[c]);
+    const double a = static_cast<double>(scale[c]) * inv_std_[c];
+    const double b = is_test_ ? 0.0 : -a * inv_std_[c] * sum_dy_xhat_[c] * inv_m;
+    const double k = is_test_ ? 0.0 : -a * sum_dy_[c] * inv_m;
+    coef_a_[c] = static_cast<float>(a);
+    coef_b_[c] = static_cast<float>(b);
+    coef_k_[c] = static_cast<float>(k);
+  }
+
+  const FloatOut dx(Output(0, dims), X.dtype());
+  ChannelBackward(s, order_, dy, x, mean, coef_a_.data(), coef_b_.data(), coef_k_.data(), dx);
+}
+
+// ---- gradient maker, schemas, registration -----------------------------------------------------
+
+namespace {
+
+class GetSpatialBNGradient : public GradientMakerBase {
+ public:
+  using GradientMakerBase::GradientMakerBase;
+  std::vector<OperatorDef> GetGradientDefs() override {
+    if (args().GetSingleArgument<int>("is_test", 0) != 0) {
+      // Test mode: the statistics are the estimated mean and variance (constants).
+      return SingleGradientDef("SpatialBNGradient", {I(0), I(1), GO(0), I(3), I(4)},
+                               {GI(0), GI(1), GI(2)});
+    }
+    std::vector<std::string> inputs{I(0), I(1), GO(0), O(3), O(4)};
+    if (args().GetSingleArgument<int>("num_batches", 1) > 1) {
+      // Caffe2's multi-batch form (rejected by the CPU op, kept for NetDef compatibility).
+      inputs.push_back(GI(1));
+      inputs.push_back(GI(2));
+    }
+    return SingleGradientDef("SpatialBNGradient", inputs, {GI(0), GI(1), GI(2)});
+  }
+};
+
+std::vector<TensorShape> SpatialBNShapes(const OperatorDef& def,
+                                         const std::vector<TensorShape>& in) {
+  ArgumentHelper args(def);
+  const BNShape s = ComputeBNShape(
+      in.at(0).dims, ParseBNOrder(args.GetSingleArgument<std::string>("order", "NCHW")));
+  std::vector<TensorShape> out{in[0]};
+  for (int o = 1; o < def.output_size(); ++o) out.push_back(TensorShape{{s.C}, DataType::FLOAT});
+  return out;
+}
+
+std::vector<TensorShape> SpatialBNGradientShapes(const OperatorDef& def,
+                                                 const std::vector<TensorShape>& in) {
+  ArgumentHelper args(def);
+  const BNShape s = ComputeBNShape(
+      in.at(0).dims, ParseBNOrder(args.GetSingleArgument<std::string>("order", "NCHW")));
+  return {in[0], TensorShape{{s.C}, DataType::FLOAT}, TensorShape{{s.C}, DataType::FLOAT}};
+}
+
+OpCost SpatialBNCost(const OperatorDef& def, const std::vector<TensorShape>& in,
+                     double flops_per_element) {
+  ArgumentHelper args(def);
+  const BNShape s = ComputeBNShape(
+      in.at(0).dims, ParseBNOrder(args.GetSingleArgument<std::string>("order", "NCHW")));
+  const double n = static_cast<double>(in[0].numel());
+  const double item = DataTypeSize(in[0].dtype);
+  OpCost c;
+  c.flops = flops_per_element * n;
+  c.bytes_read = n * item + 4.0 * s.C * sizeof(float);
+  c.bytes_written = n * item + 4.0 * s.C * sizeof(float);
+  c.params_bytes = 2.0 * s.C * sizeof(float);
+  return c;
+}
+
+}  // namespace
+
+REGISTER_CPU_OPERATOR(SpatialBN, SpatialBNOp);
+REGISTER_CPU_OPERATOR(SpatialBNGradient, SpatialBNGradientOp);
+REGISTER_GRADIENT(SpatialBN, GetSpatialBNGradient);
+
+OPERATOR_SCHEMA(SpatialBN)
+    .NumInputs({5, 7})
+    .NumOutputs({1, 5})
+    .AllowInplace({{0, 0}})
+    .EnforceInplace({{3, 1}, {4, 2}})
+    .TensorInferenceFunction(SpatialBNShapes)
+    .CostInferenceFunction([](const OperatorDef& def, const std::vector<TensorShape>& in) {
+      ArgumentHelper args(def);
+      return SpatialBNCost(def, in, args.GetSingleArgument<int>("is_test", 0) ? 2 : 6);
+    })
+    .SetDoc(
+        "Spatial batch normalisation: each channel of X is normalised over the batch and "
+        "spatial axes, then scaled and shifted: Y = (X - mean) / sqrt(var + epsilon) * scale "
+        "+ bias. Training (is_test=0, 5 outputs) uses the batch mean and biased batch "
+        "variance, updates the running statistics in place (running = running * momentum + "
+        "batch * (1 - momentum); empty running blobs start at zero) and saves the batch mean "
+        "and the inverse std 1 / sqrt(var + epsilon) for the gradient. The running variance "
+        "is updated with the biased batch variance (the one Y is normalised with) on CPU and "
+        "CUDA alike; Caffe2's cuDNN operator uses the unbiased one (times M / (M - 1), M = "
+        "values per channel) there, and so does PyTorch: unbiased_running_var=1 (halfcaf's "
+        "own argument) selects that. Test (is_test=1, 1 "
+        "output) uses the given mean and var. X is 3-D to 5-D, float, float16 or bfloat16; scale, "
+        "bias, mean and var are float. num_batches > 1 (statistics from sums/sumsq inputs) "
+        "is not supported.")
+    .Arg("is_test", "int, default 0: 1 = inference with the given mean/var (1 output)")
+    .Arg("epsilon", "float, default 1e-5: added to the variance, must be > 0")
+    .Arg("momentum", "float, default 0.9: weight of the old running statistics, in [0, 1]")
+    .Arg("order", "string, default \"NCHW\": \"NCHW\" (C = dim 1) or \"NHWC\" (C = last dim)")
+    .Arg("num_batches", "int, default 1: only 1 is supported")
+    .Arg("unbiased_running_var",
+         "int, default 0 (halfcaf extension): 1 = the running variance takes the unbiased batch "
+         "variance (times M / (M - 1)), as PyTorch's and cuDNN's do")
+    .Input(0, "X", "input (N, C, ...) or (N, ..., C), 3-D to 5-D")
+    .Input(1, "scale", "float (C)")
+    .Input(2, "bias", "float (C)")
+    .Input(3, "mean", "float (C): running mean (training, may be empty) or estimated mean (test)")
+    .Input(4, "var", "float (C): running var (training, may be empty) or estimated var (test)")
+    .Output(0, "Y", "output, same shape and type as X")
+    .Output(1, "running_mean", "training: updated running mean, in place on input 3")
+    .Output(2, "running_var", "training: updated running variance, in place on input 4")
+    .Output(3, "saved_mean", "training: batch mean (C)")
+    .Output(4, "saved_var", "training: batch inverse std 1 / sqrt(var + epsilon) (C)");
+
+OPERATOR_SCHEMA(SpatialBNGradient)
+    .NumInputs({5, 7})
+    .NumOutputs(3)
+    .AllowInplace({{5, 1}, {6, 2}})
+    .TensorInferenceFunction(SpatialBNGradientShapes)
+    .CostInferenceFunction([](const OperatorDef& def, const std::vector<TensorShape>& in) {
+      return SpatialBNCost(def, in, 8);
+    })
+    .SetDoc(
+        "Gradient of SpatialBN; takes the forward op's arguments. Training: inputs 3 and 4 "
+        "are the forward's saved_mean and saved_var (inverse std), and dX includes the "
+        "dependence of the batch statistics on X. Test (is_test=1): inputs 3 and 4 are the "
+        "estimated mean and variance, treated as constants (Caffe2's CPU kernel reads input "
+        "4 as an inverse std in this form too; halfcaf reads it as the variance, which makes "
+        "the result the true gradient of the test-mode forward). dscale and dbias are float.")
+    .Arg("is_test", "int, default 0: the forward op's mode")
+    .Arg("epsilon", "float, default 1e-5: the forward op's epsilon (used in test mode)")
+    .Arg("order", "string, default \"NCHW\"")
+    .Input(0, "X", "forward input")
+    .Input(1, "scale", "float (C)")
+    .Input(2, "dY", "gradient of Y")
+    .Input(3, "mean", "saved batch mean (training) or estimated mean (test), float (C)")
+    .Input(4, "var", "saved inverse std (training) or estimated variance (test), float (C)")
+    .Output(0, "dX", "gradient of X, same shape and type as X")
+    .Output(1, "dscale", "gradient of scale, float (C)")
+    .Output(2, "dbias", "gradient of bias, float (C)");
+
+}  // namespace halfcaf
