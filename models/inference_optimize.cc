@@ -11,67 +11,13 @@
 #include "core/enforce.h"
 #include "core/op_schema.h"
 #include "core/operator.h"
+#include "models/op_sequence.h"
 
 namespace halfcaf {
 
 namespace {
 
-using Ops = std::vector<OperatorDef>;
-
-bool IsConv(const std::string& t) {
-  return t == "Conv" || t == "Conv1D" || t == "Conv2D" || t == "Conv3D";
-}
-
-bool Reads(const OperatorDef& op, const std::string& name) {
-  return std::find(op.input().begin(), op.input().end(), name) != op.input().end();
-}
-bool Writes(const OperatorDef& op, const std::string& name) {
-  return std::find(op.output().begin(), op.output().end(), name) != op.output().end();
-}
-
-std::string Upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-std::string OrderOf(const OperatorDef& op) {
-  return Upper(ArgumentHelper(op).GetSingleArgument<std::string>("order", "NCHW"));
-}
-
-// The ops after `i` that read the value op i wrote to `name`: up to and including the next op
-// that writes it. *escapes: the value is still there at the end of the net.
-std::vector<int> ReadersOf(const Ops& ops, int i, const std::string& name, bool* escapes) {
-  std::vector<int> readers;
-  *escapes = true;
-  for (int j = i + 1; j < static_cast<int>(ops.size()); ++j) {
-    if (Reads(ops[j], name)) readers.push_back(j);
-    if (Writes(ops[j], name)) {
-      *escapes = false;
-      break;
-    }
-  }
-  return readers;
-}
-
-// The last op before `j` that writes `name` (-1: none).
-int WriterBefore(const Ops& ops, int j, const std::string& name) {
-  for (int i = j - 1; i >= 0; --i) {
-    if (Writes(ops[i], name)) return i;
-  }
-  return -1;
-}
-
-bool WrittenBetween(const Ops& ops, int from, int to, const std::string& name) {
-  for (int k = from + 1; k < to; ++k) {
-    if (Writes(ops[k], name)) return true;
-  }
-  return false;
-}
-bool TouchedBetween(const Ops& ops, int from, int to, const std::string& name) {
-  for (int k = from + 1; k < to; ++k) {
-    if (Writes(ops[k], name) || Reads(ops[k], name)) return true;
-  }
-  return false;
-}
+using namespace op_sequence;  // NOLINT: Reads, Writes, ReadersOf, ...
 
 class Optimizer {
  public:

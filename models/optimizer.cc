@@ -1,5 +1,8 @@
 #include "models/optimizer.h"
 
+#include <set>
+#include <sstream>
+
 #include "core/argument.h"
 #include "core/types.h"
 
@@ -10,15 +13,23 @@ const char kLrBlob[] = "lr";
 
 std::string MomentumBlob(const std::string& param) { return param + "_momentum"; }
 
+std::string ScaledLrBlob(const std::string& prefix, float lr_mult) {
+  if (lr_mult == 1.f) return prefix + kLrBlob;
+  std::ostringstream s;
+  s << prefix << kLrBlob << "_x" << lr_mult;
+  return s.str();
+}
+
 void AddMomentumSGD(const OptimizerOptions& o, const std::vector<ParamGradient>& params,
                     const std::string& loss_scale, const std::string& found_inf, NetDef* train,
-                    NetDef* init) {
+                    NetDef* init, const std::string& prefix) {
+  const std::string iter = prefix + kIterBlob, lr = prefix + kLrBlob;
   // Counter and schedule.
   *init->add_op() = MakeOperatorDef(
-      "ConstantFill", "", {}, {kIterBlob},
+      "ConstantFill", "", {}, {iter},
       {MakeArgument("shape", std::vector<int64_t>{1}), MakeArgument("value", 0.f),
        MakeArgument("dtype", static_cast<int>(DataType::INT64))});
-  *train->add_op() = MakeOperatorDef("Iter", "", {kIterBlob}, {kIterBlob});
+  *train->add_op() = MakeOperatorDef("Iter", "", {iter}, {iter});
   std::vector<Argument> lr_args{MakeArgument("base_lr", o.base_lr),
                                 MakeArgument("policy", o.lr_policy),
                                 MakeArgument("gamma", o.gamma), MakeArgument("power", o.power)};
@@ -29,21 +40,31 @@ void AddMomentumSGD(const OptimizerOptions& o, const std::vector<ParamGradient>&
     lr_args.push_back(MakeArgument("warmup_iters", o.warmup_iters));
     lr_args.push_back(MakeArgument("warmup_start", o.warmup_start));
   }
-  *train->add_op() = MakeOperatorDef("LearningRate", "", {kIterBlob}, {kLrBlob}, lr_args);
+  *train->add_op() = MakeOperatorDef("LearningRate", "", {iter}, {lr}, lr_args);
+  // The groups' rates.
+  std::set<std::string> scaled;
+  for (const auto& pg : params) {
+    const std::string blob = ScaledLrBlob(prefix, pg.lr_mult);
+    if (pg.lr_mult == 1.f || !scaled.insert(blob).second) continue;
+    *train->add_op() = MakeOperatorDef("Scale", "", {lr}, {blob},
+                                       {MakeArgument("scale", pg.lr_mult)});
+  }
 
   // One fused update per parameter; momenta start at zero.
   for (const auto& pg : params) {
     const bool decay = pg.role == ParamRole::WEIGHT || pg.role == ParamRole::OTHER ||
                        o.weight_decay_on_bias_and_bn;
-    std::vector<std::string> in{pg.grad, MomentumBlob(pg.param), kLrBlob, pg.param};
-    std::vector<std::string> out{MomentumBlob(pg.param), pg.param};
+    const std::string momentum = prefix + MomentumBlob(pg.param);
+    std::vector<std::string> in{pg.grad, momentum, ScaledLrBlob(prefix, pg.lr_mult), pg.param};
+    std::vector<std::string> out{momentum, pg.param};
     if (!loss_scale.empty()) {
       in.push_back(loss_scale);
       if (!found_inf.empty()) in.push_back(found_inf);
     }
     std::vector<Argument> args{MakeArgument("momentum", o.momentum),
                                MakeArgument("nesterov", o.nesterov ? 1 : 0),
-                               MakeArgument("weight_decay", decay ? o.weight_decay : 0.f)};
+                               MakeArgument("weight_decay",
+                                            decay ? o.weight_decay * pg.decay_mult : 0.f)};
     if (!pg.copy.empty()) {
       out.push_back(pg.copy);
       if (pg.copy_dtype != DataType::FLOAT16) {
@@ -52,7 +73,7 @@ void AddMomentumSGD(const OptimizerOptions& o, const std::vector<ParamGradient>&
     }
     *train->add_op() = MakeOperatorDef("MixedPrecisionMomentumSGDUpdate", "update_" + pg.param,
                                        in, out, args);
-    *init->add_op() = MakeOperatorDef("ConstantFill", "", {pg.param}, {MomentumBlob(pg.param)},
+    *init->add_op() = MakeOperatorDef("ConstantFill", "", {pg.param}, {momentum},
                                       {MakeArgument("value", 0.f)});
   }
 }

@@ -31,17 +31,24 @@ struct ParamGradient {
   ParamRole role = ParamRole::WEIGHT;
   std::string copy;        // its FP16 or BF16 copy; empty when the parameter has none
   DataType copy_dtype = DataType::FLOAT16;
+  float lr_mult = 1.f;     // its group's multipliers of the learning rate and the weight decay
+  float decay_mult = 1.f;
 };
 
 // Blob names the optimizer uses.
 extern const char kIterBlob[];       // int64 (1), on the CPU
 extern const char kLrBlob[];         // 0-d float
 std::string MomentumBlob(const std::string& param);
+// Blob of the learning rate times `lr_mult` (kLrBlob itself for 1).
+std::string ScaledLrBlob(const std::string& prefix, float lr_mult);
 
 // `loss_scale` / `found_inf`: when non-empty, every update unscales by loss_scale and skips the
-// step when found_inf is set.
+// step when found_inf is set. `prefix` goes in front of the state blobs (iteration, learning
+// rate, momenta) of one optimizer among several. A parameter with lr_mult != 1 updates with
+// Scale(lr, lr_mult) (one blob per distinct multiplier: <prefix>lr_x<mult>); its weight decay is
+// multiplied by decay_mult.
 void AddMomentumSGD(const OptimizerOptions& options, const std::vector<ParamGradient>& params,
                     const std::string& loss_scale, const std::string& found_inf, NetDef* train,
-                    NetDef* init);
+                    NetDef* init, const std::string& prefix = "");
 
 }  // namespace halfcaf

@@ -1,7 +1,10 @@
-// Trainer: turns a forward net (with a loss) and its init net into a training run — data input,
-// optional mixed precision (FP16 copies, loss scaling, overflow skipping), the backward pass,
-// momentum SGD on FP32 master weights with a learning-rate policy, test-set evaluation and
-// checkpoints that resume exactly. train_net is a thin command line around it.
+// Trainer: turns a forward net (with a loss) and its init net into a training run. The training
+// passes (models/training_job.h) build the step and update: optional mixed precision (FP16 copies,
+// loss scaling, overflow skipping), the backward pass, momentum SGD on FP32 master weights with a
+// learning-rate policy, parameter groups and frozen parameters. The trainer places them (device,
+// replicas, processes), plans their memory and runs them: data input, test-set evaluation and
+// checkpoints that resume exactly (trainer_data.cc, trainer_shards.cc, trainer_checkpoint.cc).
+// train_net is a thin command line around it.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include "models/memory_plan.h"
 #include "models/model_helper.h"
 #include "models/optimizer.h"
+#include "models/training_job.h"
 #include "proto/halfcaf.pb.h"
 
 namespace halfcaf {
@@ -47,8 +51,10 @@ struct TrainerOptions {
   // Blob names in the forward net.
   std::string data_blob = "data", label_blob = "label", loss_blob = "loss",
               accuracy_blob = "accuracy";
-  // Optimisation (momentum SGD, learning-rate schedule, weight decay).
+  // Optimisation (momentum SGD, learning-rate schedule, weight decay), and parameter groups:
+  // lr_mult / decay_mult, or frozen (train_net --freeze); the first group a name matches.
   OptimizerOptions optimizer;
+  std::vector<ParamGroup> param_groups;
   // Precision: FLOAT trains in FP32; FLOAT16 or BFLOAT16 is mixed precision (models/
   // mixed_precision.h: 16-bit copies of the Conv/FC parameters, activations and gradients, FP32
   // masters). loss_scale is the static scale or the initial dynamic one; overflowing steps are
@@ -168,6 +174,8 @@ class Trainer {
   const NetDef& train_net() const { return train_; }
   const NetDef& test_net() const { return test_; }
   const std::vector<ParamInfo>& params() const { return params_; }
+  // Parameters of frozen groups (never updated).
+  const std::vector<std::string>& frozen_params() const { return frozen_; }
   Workspace* workspace() { return &ws_; }
   // The memory plans of the training and evaluation nets (empty before Initialize / Resume, or
   // without optimize_memory; the evaluation net's once it is built).
@@ -218,6 +226,7 @@ class Trainer {
   std::vector<ParamGradient> param_grads_;
   int64_t test_batches_ = 0;
   std::vector<ParamInfo> params_;
+  std::vector<std::string> frozen_;
   std::vector<Replica> replicas_;
   // Replica 0's state (unprefixed names): what checkpoints hold, whatever the replica count.
   std::vector<std::string> checkpoint_blobs_;

@@ -6,8 +6,6 @@
 // (tools/benchmark_peer.h): PyTorch (tools/peers/resnet_pytorch.py) and, for inference, ONNX
 // Runtime running the same model exported by halfcaf (tools/peers/resnet_ort.py).
 #include <gflags/gflags.h>
-#include <malloc.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,10 +36,12 @@
 #include "models/memory_plan.h"
 #include "models/mixed_precision.h"
 #include "models/model_helper.h"
+#include "models/op_sequence.h"
 #include "models/trainer.h"
 #include "models/zoo.h"
 #include "onnx/onnx_import.h"
 #include "tools/benchmark_max_batch.h"
+#include "tools/benchmark_memory.h"
 #include "tools/benchmark_output.h"
 #include "tools/benchmark_peer.h"
 #include "tools/benchmark_profile.h"
@@ -163,92 +163,12 @@ std::vector<int64_t> ParsePositiveInts(const std::string& s, const char* flag) {
   return out;
 }
 
-bool Reads(const NetDef& net, const std::string& blob) {
-  for (const auto& op : net.op()) {
-    for (const auto& in : op.input()) {
-      if (in == blob) return true;
-    }
-  }
-  return false;
-}
-
 bool IsOutOfMemory(const std::string& what) {
   std::string s = what;
   std::transform(s.begin(), s.end(), s.begin(), ::tolower);
   return s.find("out of memory") != std::string::npos ||
          (s.find("out of") != std::string::npos && s.find("memory") != std::string::npos);
 }
-
-// ---- memory -------------------------------------------------------------------------------------
-
-int64_t ProcStatusKb(const std::string& key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.compare(0, key.size() + 1, key + ":") == 0)
-      return std::atoll(line.c_str() + key.size() + 1);
-  }
-  return -1;
-}
-
-// Peak memory of one configuration. CPU: the peak resident set (VmHWM, reset through
-// /proc/self/clear_refs) minus the resident set before it (taken after the previous
-// configuration's scratch and freed heap went back to the system); where the reset is not possible, the
-// process's lifetime peak (getrusage) minus that baseline. CUDA: device memory in use
-// (cudaMemGetInfo) after the run minus before it, with the allocator's cache emptied first; the
-// caching allocator keeps every block it took during the run, so this is its peak.
-class PeakMemory {
- public:
-  void Start() {
-#ifdef HALFCAF_WITH_CUDA
-    if (FLAGS_device == "cuda") {
-      CudaEmptyCache();
-      base_ = CudaUsed();
-      return;
-    }
-#endif
-    // What the previous configuration left: its operator scratch, and freed heap the allocator
-    // still holds (which would otherwise count in the baseline, not in this configuration).
-    ReleaseScratch();
-    malloc_trim(0);
-    std::ofstream f("/proc/self/clear_refs");
-    f << "5" << std::flush;
-    hwm_reset_ = f.good();
-    base_ = ProcStatusKb("VmRSS") * 1024;
-  }
-  double PeakMb() const {
-#ifdef HALFCAF_WITH_CUDA
-    if (FLAGS_device == "cuda") return static_cast<double>(CudaUsed() - base_) / (1 << 20);
-#endif
-    int64_t peak = -1;
-    if (hwm_reset_) peak = ProcStatusKb("VmHWM") * 1024;
-    if (peak < 0) {
-      struct rusage ru;
-      getrusage(RUSAGE_SELF, &ru);
-      peak = static_cast<int64_t>(ru.ru_maxrss) * 1024;
-    }
-    return static_cast<double>(std::max<int64_t>(peak - base_, 0)) / (1 << 20);
-  }
-  static std::string Kind() {
-    if (FLAGS_device == "cuda") {
-      return std::string("CUDA device memory in use after the run minus before") +
-             (g_place.replicas.empty() ? "" : " (replica 0's GPU)");
-    }
-    return "peak resident set size (VmHWM) minus the resident set before the configuration";
-  }
-
- private:
-#ifdef HALFCAF_WITH_CUDA
-  static int64_t CudaUsed() {
-    size_t free_b = 0, total_b = 0;
-    cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
-    HALFCAF_ENFORCE(e == cudaSuccess, "cudaMemGetInfo: ", cudaGetErrorString(e));
-    return static_cast<int64_t>(total_b - free_b);
-  }
-#endif
-  int64_t base_ = 0;
-  bool hwm_reset_ = false;
-};
 
 // ---- the model ----------------------------------------------------------------------------------
 
@@ -452,7 +372,7 @@ class ForwardSession : public Session {
       w.Commit();
     }
     std::vector<std::string> fed{FLAGS_data_blob};
-    if (Reads(fwd, FLAGS_label_blob)) {
+    if (NetReads(fwd, FLAGS_label_blob)) {
       Tensor* label = ws_.CreateTensor(FLAGS_label_blob + suffix);
       label->Resize({batch});
       std::uniform_int_distribution<int32_t> cls(0, m.num_classes - 1);
@@ -501,44 +421,9 @@ class ForwardSession : public Session {
 // ---- per-operator profile -----------------------------------------------------------------------
 
 OpProfile ProfileOps(Session* s, int iters, Progress* progress, const std::string& what) {
-  NetBase* net = s->net();
-  const auto& ops = net->ops();
-  OpProfile p;
-  p.ms.assign(ops.size(), 0);
-  p.flops.assign(ops.size(), 0);
-  p.phase = Phases(*net);
-  for (int it = 0; it < iters; ++it) {
-    progress->Show(what, "per-op", it + 1, iters, 0);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      OperatorBase* op = ops[i].get();
-      if (it == 0) {
-        // Input shapes as the op sees them (exact, also for shapes that only the run knows).
-        std::vector<TensorShape> in;
-        for (int k = 0; k < op->InputSize(); ++k) {
-          const Blob& b = op->InputBlob(k);
-          TensorShape shape;
-          if (b.IsTensor() && b.GetTensor().initialized()) {
-            shape.dims = b.GetTensor().dims();
-            shape.dtype = b.GetTensor().dtype();
-          } else {
-            shape.unknown = true;
-          }
-          in.push_back(shape);
-        }
-        p.flops[i] = OpFlops(*op, in);
-      }
-      const auto t0 = Clock::now();
-      try {
-        op->Run(0);
-        SyncDevice();
-      } catch (EnforceNotMet& e) {
-        e.AddContext("op #" + std::to_string(i) + " (" + op->DebugName() + ")");
-        throw;
-      }
-      p.ms[i] += MsSince(t0);
-    }
-  }
-  return p;
+  return TimeEveryOp(
+      s->net(), iters, [&](int it) { progress->Show(what, "per-op", it + 1, iters, 0); },
+      SyncDevice);
 }
 
 // A training step or the forward net (--mode) of `precision` at `batch`.
@@ -588,7 +473,7 @@ Result RunConfig(const Model& model, const std::string& precision, int64_t batch
   r.batch_size = batch;
   const std::string what = FLAGS_model.empty() ? FLAGS_net : FLAGS_model;
   const std::string label = what + " " + precision + " batch " + std::to_string(batch);
-  PeakMemory mem;
+  PeakMemory mem(FLAGS_device == "cuda");
   mem.Start();
   try {
     std::unique_ptr<Session> s = MakeSession(model, precision, batch);
@@ -789,7 +674,7 @@ int Main() {
   info.warmup = FLAGS_warmup;
   info.threads = FLAGS_threads;
   info.price_per_hour = FLAGS_price_per_hour;
-  info.memory_kind = PeakMemory::Kind();
+  info.memory_kind = PeakMemory::Kind(FLAGS_device == "cuda", !g_place.replicas.empty());
   info.conv_algo_search = FLAGS_exhaustive_search ? "exhaustive" : "heuristic";
   info.ws_nbytes_limit = FLAGS_ws_nbytes_limit;
   info.cuda = FLAGS_device == "cuda";

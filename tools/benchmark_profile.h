@@ -1,9 +1,10 @@
 // benchmark's per-operator profile (--per_op): the phase of each op of a training net, its
-// FLOPs from the schema's cost inference, the per-type table and the printout. The timing loop
-// (ProfileOps) stays in benchmark.cc, beside the sessions it runs.
+// FLOPs from the schema's cost inference, the timing loop, the per-type table and the printout.
 #pragma once
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -133,6 +134,50 @@ inline void PrintProfile(const std::string& what, const NetBase& net, const OpPr
     std::cout << "\n";
   }
   std::cout << std::defaultfloat << std::flush;
+}
+
+// Runs `net` op by op `iters` times (on_iteration(it) before each pass, sync() after each op) and
+// returns each op's total time and, from the shapes it saw on the first pass, its FLOPs.
+inline OpProfile TimeEveryOp(NetBase* net, int iters, const std::function<void(int)>& on_iteration,
+                             const std::function<void()>& sync) {
+  const auto& ops = net->ops();
+  OpProfile p;
+  p.ms.assign(ops.size(), 0);
+  p.flops.assign(ops.size(), 0);
+  p.phase = Phases(*net);
+  for (int it = 0; it < iters; ++it) {
+    on_iteration(it);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      OperatorBase* op = ops[i].get();
+      if (it == 0) {
+        // Input shapes as the op sees them (exact, also for shapes that only the run knows).
+        std::vector<TensorShape> in;
+        for (int k = 0; k < op->InputSize(); ++k) {
+          const Blob& b = op->InputBlob(k);
+          TensorShape shape;
+          if (b.IsTensor() && b.GetTensor().initialized()) {
+            shape.dims = b.GetTensor().dims();
+            shape.dtype = b.GetTensor().dtype();
+          } else {
+            shape.unknown = true;
+          }
+          in.push_back(shape);
+        }
+        p.flops[i] = OpFlops(*op, in);
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        op->Run(0);
+        sync();
+      } catch (EnforceNotMet& e) {
+        e.AddContext("op #" + std::to_string(i) + " (" + op->DebugName() + ")");
+        throw;
+      }
+      p.ms[i] +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
+  }
+  return p;
 }
 
 }  // namespace halfcaf

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <limits>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -64,6 +65,14 @@ DEFINE_double(momentum, 0.9, "momentum");
 DEFINE_bool(nesterov, false, "Nesterov momentum");
 DEFINE_double(weight_decay, 0.0, "L2 weight decay (weights only)");
 DEFINE_bool(weight_decay_all, false, "also decay biases and BatchNorm parameters");
+DEFINE_string(freeze, "",
+              "freeze the parameters whose names match this regex (ECMAScript, searched anywhere "
+              "in the name; e.g. '^(conv|res)' or 'layer[1-3]\\.'): never updated, no optimizer "
+              "state; gradients still flow through them to the parameters before them. BatchNorm "
+              "running statistics of frozen layers still follow the batches");
+DEFINE_string(param_groups, "",
+              "parameter groups, 'REGEX:LR_MULT[:DECAY_MULT];...' (Caffe's lr_mult / decay_mult): a "
+              "parameter takes the first group its name matches (after --freeze), others lr_mult 1");
 DEFINE_string(dtype, "float", "float (FP32 training), float16 or bfloat16 (mixed precision: "
               "16-bit activations, gradients and Conv/FC weight copies, FP32 masters)");
 DEFINE_string(loss_scale, "dynamic",
@@ -138,6 +147,46 @@ std::vector<float> ParseFloats(const std::string& s, const char* flag) {
   return out;
 }
 
+// --freeze REGEX and --param_groups 'REGEX:LR_MULT[:DECAY_MULT];...' as the trainer's groups.
+std::vector<ParamGroup> ParseParamGroups(const std::string& freeze, const std::string& groups) {
+  std::vector<ParamGroup> out;
+  if (!freeze.empty()) out.push_back(ParamGroup{freeze, 0.f, 0.f, true});
+  std::string rest = groups;
+  while (!rest.empty()) {
+    const size_t semi = rest.find(';');
+    const std::string item = rest.substr(0, semi);
+    rest = semi == std::string::npos ? "" : rest.substr(semi + 1);
+    if (item.empty()) continue;
+    // The multipliers are the last one or two ':'-separated fields; the regex may hold ':'.
+    const size_t c2 = item.rfind(':');
+    HALFCAF_ENFORCE(c2 != std::string::npos && c2 > 0, "--param_groups: '", item,
+                    "' is not REGEX:LR_MULT[:DECAY_MULT]");
+    const size_t c1 = item.rfind(':', c2 - 1);
+    // A multiplier: a whole finite number >= 0.
+    auto multiplier = [](const std::string& v, float* out) {
+      char* end = nullptr;
+      const float f = std::strtof(v.c_str(), &end);
+      if (v.empty() || end != v.c_str() + v.size() || !std::isfinite(f) || f < 0) return false;
+      *out = f;
+      return true;
+    };
+    ParamGroup g;
+    float lr = 1, decay = 1;
+    if (c1 != std::string::npos && multiplier(item.substr(c1 + 1, c2 - c1 - 1), &lr) &&
+        multiplier(item.substr(c2 + 1), &decay)) {
+      g.pattern = item.substr(0, c1);
+    } else {
+      HALFCAF_ENFORCE(multiplier(item.substr(c2 + 1), &lr), "--param_groups: '", item, "': '",
+                      item.substr(c2 + 1), "' is not a multiplier (a number >= 0)");
+      g.pattern = item.substr(0, c2);
+    }
+    g.lr_mult = lr;
+    g.decay_mult = decay;
+    out.push_back(g);
+  }
+  return out;
+}
+
 // Flag --`flag` must be a finite number in [lo, hi] (`hi_open`: [lo, hi)).
 float CheckedFloat(const char* flag, double v, double lo, double hi, bool hi_open = false) {
   HALFCAF_ENFORCE(std::isfinite(v) && v >= lo && (hi_open ? v < hi : v <= hi), "--", flag,
@@ -209,6 +258,7 @@ TrainerOptions OptionsFromFlags() {
   o.optimizer.nesterov = FLAGS_nesterov;
   o.optimizer.weight_decay = CheckedFloat("weight_decay", FLAGS_weight_decay, 0, 1e6);
   o.optimizer.weight_decay_on_bias_and_bn = FLAGS_weight_decay_all;
+  o.param_groups = ParseParamGroups(FLAGS_freeze, FLAGS_param_groups);
   HALFCAF_ENFORCE(FLAGS_dtype == "float" || FLAGS_dtype == "float16" || FLAGS_dtype == "bfloat16",
                   "--dtype must be float, float16 or bfloat16, got '", FLAGS_dtype, "'");
   o.precision = DataTypeFromName(FLAGS_dtype);
@@ -491,6 +541,13 @@ int Main() {
             << (FLAGS_resume ? ", resumed at iteration " + std::to_string(trainer.iteration())
                              : std::string())
             << std::endl;
+  if (!trainer.frozen_params().empty()) {
+    const auto& f = trainer.frozen_params();
+    std::cout << "train_net: " << f.size() << " parameter" << (f.size() == 1 ? "" : "s")
+              << " frozen (--freeze '" << FLAGS_freeze << "'):";
+    for (size_t k = 0; k < f.size() && k < 8; ++k) std::cout << " " << f[k];
+    std::cout << (f.size() > 8 ? " ..." : "") << std::endl;
+  }
   if (options.optimize_memory) {
     std::cout << "train_net: " << trainer.train_memory_plan().Summary(FLAGS_print_memory_plan)
               << std::flush;

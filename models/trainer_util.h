@@ -1,0 +1,27 @@
+// Helpers the Trainer's files share (models/trainer*.cc); not an interface of its own.
+#pragma once
+
+#include <string>
+
+#include "core/context.h"
+#include "models/op_sequence.h"
+#include "proto/halfcaf.pb.h"
+
+namespace halfcaf {
+
+// Forward ops in test mode: BatchNorm uses its running statistics, Dropout passes through.
+NetDef TestModeForward(const NetDef& forward);
+
+// Ops that stay on the CPU whatever the device: the iteration counter and its fill (the data
+// reader too, handled where it is placed).
+bool StaysOnCpu(const OperatorDef& op);
+
+// Puts every op of `net` on `device`, except those that must stay on the CPU: the data reader,
+// the iteration counter and its fill. The reader's outputs are copied to the device.
+void PlaceOnDevice(NetDef* net, Device device, const std::string& data, const std::string& label);
+
+// Sums of the loss and accuracy over the steps since the last ReadStats, kept on the device.
+extern const char kWindowLoss[];
+extern const char kWindowAccuracy[];
+
+}  // namespace halfcaf
