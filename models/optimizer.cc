@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/argument.h"
+#include "core/enforce.h"
 #include "core/types.h"
 
 namespace halfcaf {
@@ -20,9 +21,11 @@ std::string ScaledLrBlob(const std::string& prefix, float lr_mult) {
   return s.str();
 }
 
-void AddMomentumSGD(const OptimizerOptions& o, const std::vector<ParamGradient>& params,
-                    const std::string& loss_scale, const std::string& found_inf, NetDef* train,
-                    NetDef* init, const std::string& prefix) {
+namespace {
+
+// The iteration counter, the learning-rate schedule and the groups' scaled rates.
+void AddCounterAndSchedule(const OptimizerOptions& o, const std::vector<ParamGradient>& params,
+                           NetDef* train, NetDef* init, const std::string& prefix) {
   const std::string iter = prefix + kIterBlob, lr = prefix + kLrBlob;
   // Counter and schedule.
   *init->add_op() = MakeOperatorDef(
@@ -49,28 +52,88 @@ void AddMomentumSGD(const OptimizerOptions& o, const std::vector<ParamGradient>&
     *train->add_op() = MakeOperatorDef("Scale", "", {lr}, {blob},
                                        {MakeArgument("scale", pg.lr_mult)});
   }
+}
+
+bool Decays(const OptimizerOptions& o, const ParamGradient& pg) {
+  return pg.role == ParamRole::WEIGHT || pg.role == ParamRole::OTHER ||
+         o.weight_decay_on_bias_and_bn;
+}
+
+// The loss scale and overflow flag inputs, and the copy output, every fused update takes.
+void AddMixedPrecisionIo(const ParamGradient& pg, const std::string& loss_scale,
+                         const std::string& found_inf, std::vector<std::string>* in,
+                         std::vector<std::string>* out, std::vector<Argument>* args) {
+  if (!loss_scale.empty()) {
+    in->push_back(loss_scale);
+    if (!found_inf.empty()) in->push_back(found_inf);
+  }
+  if (!pg.copy.empty()) {
+    out->push_back(pg.copy);
+    if (pg.copy_dtype != DataType::FLOAT16) {
+      args->push_back(MakeArgument("copy_dtype", std::string(DataTypeName(pg.copy_dtype))));
+    }
+  }
+}
+
+void AddAdam(const OptimizerOptions& o, const std::vector<ParamGradient>& params,
+             const std::string& loss_scale, const std::string& found_inf, NetDef* train,
+             NetDef* init, const std::string& prefix) {
+  AddCounterAndSchedule(o, params, train, init, prefix);
+  for (const auto& pg : params) {
+    const std::string m1 = prefix + pg.param + "_moment_1", m2 = prefix + pg.param + "_moment_2";
+    std::vector<std::string> in{pg.grad, m1, m2, ScaledLrBlob(prefix, pg.lr_mult), pg.param,
+                                prefix + kIterBlob};
+    std::vector<std::string> out{m1, m2, pg.param};
+    std::vector<Argument> args{
+        MakeArgument("beta1", o.beta1), MakeArgument("beta2", o.beta2),
+        MakeArgument("epsilon", o.epsilon),
+        MakeArgument("weight_decay", Decays(o, pg) ? o.weight_decay * pg.decay_mult : 0.f),
+        MakeArgument("decoupled", o.type == "adamw" ? 1 : 0)};
+    AddMixedPrecisionIo(pg, loss_scale, found_inf, &in, &out, &args);
+    *train->add_op() = MakeOperatorDef("MixedPrecisionAdamUpdate", "update_" + pg.param, in, out,
+                                       args);
+    for (const auto& m : {m1, m2}) {
+      *init->add_op() = MakeOperatorDef("ConstantFill", "", {pg.param}, {m},
+                                        {MakeArgument("value", 0.f)});
+    }
+  }
+}
+
+}  // namespace
+
+const char* const kOptimizerTypes[5] = {"sgd", "momentum", "nesterov", "adam", "adamw"};
+
+void AddOptimizer(const OptimizerOptions& o, const std::vector<ParamGradient>& params,
+                  const std::string& loss_scale, const std::string& found_inf, NetDef* train,
+                  NetDef* init, const std::string& prefix) {
+  if (o.type == "adam" || o.type == "adamw") {
+    AddAdam(o, params, loss_scale, found_inf, train, init, prefix);
+    return;
+  }
+  HALFCAF_ENFORCE(o.type == "sgd" || o.type == "momentum" || o.type == "nesterov",
+                  "unknown optimizer '", o.type, "' (sgd, momentum, nesterov, adam or adamw)");
+  OptimizerOptions sgd = o;
+  if (o.type == "sgd") sgd.momentum = 0.f;
+  if (o.type == "nesterov") sgd.nesterov = true;
+  AddMomentumSGD(sgd, params, loss_scale, found_inf, train, init, prefix);
+}
+
+void AddMomentumSGD(const OptimizerOptions& o, const std::vector<ParamGradient>& params,
+                    const std::string& loss_scale, const std::string& found_inf, NetDef* train,
+                    NetDef* init, const std::string& prefix) {
+  AddCounterAndSchedule(o, params, train, init, prefix);
 
   // One fused update per parameter; momenta start at zero.
   for (const auto& pg : params) {
-    const bool decay = pg.role == ParamRole::WEIGHT || pg.role == ParamRole::OTHER ||
-                       o.weight_decay_on_bias_and_bn;
+    const bool decay = Decays(o, pg);
     const std::string momentum = prefix + MomentumBlob(pg.param);
     std::vector<std::string> in{pg.grad, momentum, ScaledLrBlob(prefix, pg.lr_mult), pg.param};
     std::vector<std::string> out{momentum, pg.param};
-    if (!loss_scale.empty()) {
-      in.push_back(loss_scale);
-      if (!found_inf.empty()) in.push_back(found_inf);
-    }
     std::vector<Argument> args{MakeArgument("momentum", o.momentum),
                                MakeArgument("nesterov", o.nesterov ? 1 : 0),
                                MakeArgument("weight_decay",
                                             decay ? o.weight_decay * pg.decay_mult : 0.f)};
-    if (!pg.copy.empty()) {
-      out.push_back(pg.copy);
-      if (pg.copy_dtype != DataType::FLOAT16) {
-        args.push_back(MakeArgument("copy_dtype", std::string(DataTypeName(pg.copy_dtype))));
-      }
-    }
+    AddMixedPrecisionIo(pg, loss_scale, found_inf, &in, &out, &args);
     *train->add_op() = MakeOperatorDef("MixedPrecisionMomentumSGDUpdate", "update_" + pg.param,
                                        in, out, args);
     *init->add_op() = MakeOperatorDef("ConstantFill", "", {pg.param}, {momentum},

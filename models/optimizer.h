@@ -1,7 +1,14 @@
 // The optimizer builder: appends to a training net the iteration counter, the learning-rate
-// schedule and one fused momentum-SGD update per parameter (MixedPrecisionMomentumSGDUpdate on
-// the FP32 master, refreshing its FP16 copy when it has one), and to the init net the state those
-// need. Weight decay applies to weights only, unless asked for biases and BatchNorm parameters.
+// schedule and one fused update per parameter on its FP32 master, refreshing its FP16 / BF16
+// copy when it has one (MixedPrecisionMomentumSGDUpdate for sgd / momentum / nesterov,
+// MixedPrecisionAdamUpdate for adam / adamw), and to the init net the state those need (momenta;
+// Adam's two moments). Weight decay applies to weights only, unless asked for biases and
+// BatchNorm parameters.
+//
+// Adding an optimizer: its fused update op in operators/optimizer/ (FP32 master, 16-bit gradient
+// unscaled by loss_scale, found_inf skips, copy output), a branch in AddOptimizer making that op
+// and its state, the name in kOptimizerTypes and train_net's --optimizer help, and a case in the
+// step-by-step equivalence suite against torch.optim.
 #pragma once
 
 #include <string>
@@ -14,6 +21,10 @@
 namespace halfcaf {
 
 struct OptimizerOptions {
+  // sgd (momentum 0), momentum, nesterov, adam, adamw. momentum / nesterov apply to the SGD
+  // kinds; beta1, beta2, epsilon to Adam and AdamW (PyTorch's defaults, its epsilon placement).
+  std::string type = "momentum";
+  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
   float base_lr = 0.01f;
   std::string lr_policy = "fixed";
   int64_t stepsize = 0, max_iter = 0, warmup_iters = 0;
@@ -50,5 +61,14 @@ std::string ScaledLrBlob(const std::string& prefix, float lr_mult);
 void AddMomentumSGD(const OptimizerOptions& options, const std::vector<ParamGradient>& params,
                     const std::string& loss_scale, const std::string& found_inf, NetDef* train,
                     NetDef* init, const std::string& prefix = "");
+
+// The optimizer options.type names (sgd, momentum, nesterov, adam, adamw).
+extern const char* const kOptimizerTypes[5];
+// AddMomentumSGD for sgd / momentum / nesterov; for adam / adamw the same counter and schedule,
+// then MixedPrecisionAdamUpdate per parameter (moments <prefix><param>_moment_1 / _moment_2).
+// Throws on an unknown type.
+void AddOptimizer(const OptimizerOptions& options, const std::vector<ParamGradient>& params,
+                  const std::string& loss_scale, const std::string& found_inf, NetDef* train,
+                  NetDef* init, const std::string& prefix = "");
 
 }  // namespace halfcaf

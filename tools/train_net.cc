@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <limits>
@@ -18,6 +19,7 @@
 #include "core/math.h"
 #include "core/proto_io.h"
 #include "models/imported_model.h"
+#include "models/optimizer.h"
 #include "models/trainer.h"
 #include "onnx/onnx_import.h"
 #include "tools/multi_process.h"
@@ -61,8 +63,15 @@ DEFINE_double(gamma, 0.1, "decay factor (step, multistep, exp, inv)");
 DEFINE_double(power, 1.0, "exponent (inv, poly)");
 DEFINE_int64(warmup_iters, 0, "linear learning-rate warm-up length");
 DEFINE_double(warmup_start, 0.0, "warm-up multiplier at iteration 0");
-DEFINE_double(momentum, 0.9, "momentum");
-DEFINE_bool(nesterov, false, "Nesterov momentum");
+DEFINE_string(optimizer, "momentum",
+              "sgd (no momentum), momentum, nesterov, adam or adamw (PyTorch's Adam / AdamW: "
+              "--beta1, --beta2, --epsilon; --weight_decay is Adam's L2 term, AdamW's decoupled "
+              "decay)");
+DEFINE_double(momentum, 0.9, "momentum (momentum and nesterov optimizers)");
+DEFINE_bool(nesterov, false, "Nesterov momentum (the same as --optimizer nesterov)");
+DEFINE_double(beta1, 0.9, "Adam / AdamW: decay of the first moment");
+DEFINE_double(beta2, 0.999, "Adam / AdamW: decay of the second moment");
+DEFINE_double(epsilon, 1e-8, "Adam / AdamW: added to the bias-corrected sqrt of the second moment");
 DEFINE_double(weight_decay, 0.0, "L2 weight decay (weights only)");
 DEFINE_bool(weight_decay_all, false, "also decay biases and BatchNorm parameters");
 DEFINE_string(freeze, "",
@@ -256,6 +265,16 @@ TrainerOptions OptionsFromFlags() {
   o.optimizer.warmup_start = CheckedFloat("warmup_start", FLAGS_warmup_start, 0, 1);
   o.optimizer.momentum = CheckedFloat("momentum", FLAGS_momentum, 0, 1, /*hi_open=*/true);
   o.optimizer.nesterov = FLAGS_nesterov;
+  o.optimizer.type = FLAGS_optimizer;
+  HALFCAF_ENFORCE(std::find(std::begin(kOptimizerTypes), std::end(kOptimizerTypes),
+                            FLAGS_optimizer) != std::end(kOptimizerTypes),
+                  "--optimizer must be sgd, momentum, nesterov, adam or adamw, got '",
+                  FLAGS_optimizer, "'");
+  HALFCAF_ENFORCE(!FLAGS_nesterov || FLAGS_optimizer == "momentum" || FLAGS_optimizer == "nesterov",
+                  "--nesterov is for the momentum optimizer, not --optimizer ", FLAGS_optimizer);
+  o.optimizer.beta1 = CheckedFloat("beta1", FLAGS_beta1, 0, 1, /*hi_open=*/true);
+  o.optimizer.beta2 = CheckedFloat("beta2", FLAGS_beta2, 0, 1, /*hi_open=*/true);
+  o.optimizer.epsilon = CheckedFloat("epsilon", FLAGS_epsilon, 0, 1);
   o.optimizer.weight_decay = CheckedFloat("weight_decay", FLAGS_weight_decay, 0, 1e6);
   o.optimizer.weight_decay_on_bias_and_bn = FLAGS_weight_decay_all;
   o.param_groups = ParseParamGroups(FLAGS_freeze, FLAGS_param_groups);

@@ -51,8 +51,8 @@ class OptimizerPass : public TrainingPass {
       *update.add_op() = MakeOperatorDef("CheckFinite", "", grads, {inf});
     }
     const std::string prefix = net->name.empty() ? "" : net->name + "/";
-    AddMomentumSGD(net->optimizer, net->param_grads, mp ? scale : "", mp ? inf : "", &update,
-                   &job->init, prefix);
+    AddOptimizer(net->optimizer, net->param_grads, mp ? scale : "", mp ? inf : "", &update,
+                 &job->init, prefix);
     if (mp) {
       // A static scale never changes, but overflowing steps are still skipped and counted.
       std::vector<Argument> args{MakeArgument("growth_interval", job->scale_growth_interval)};

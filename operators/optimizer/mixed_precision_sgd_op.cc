@@ -43,13 +43,21 @@ void CheckMixedPrecisionUpdateInputs(const Tensor& grad, const Tensor& moment,
                   " and parameter ", DimsString(master.dims()), " must have the same shape");
 }
 
-namespace {
+void WriteLowPrecisionCopy(const float* master, int64_t n, DataType type, Tensor* copy) {
+  if (type == DataType::FLOAT16) {
+    FloatToHalfArray(master, copy->mutable_data<Half>(), n);
+  } else {
+    FloatToBFloat16Array(master, copy->mutable_data<BFloat16>(), n);
+  }
+}
 
-float Scalar(const Tensor& t, const char* what) {
+float UpdateScalar(const Tensor& t, const char* what) {
   HALFCAF_ENFORCE(t.numel() == 1 && t.dtype() == DataType::FLOAT, what,
                   " must be a 1-element float tensor, got ", t.DebugString());
   return t.data<float>()[0];
 }
+
+namespace {
 
 class MixedPrecisionMomentumSGDUpdateOp final : public Operator<CPUContext> {
  public:
@@ -60,9 +68,9 @@ class MixedPrecisionMomentumSGDUpdateOp final : public Operator<CPUContext> {
     const Tensor& G = Input(0);
     const Tensor& M = Input(1);
     const Tensor& P = Input(3);
-    const float lr = Scalar(Input(2), "lr");
-    const float scale = InputSize() > 4 ? Scalar(Input(4), "loss_scale") : 1.f;
-    if (InputSize() > 5 && Scalar(Input(5), "found_inf") != 0.f) return;  // skipped step
+    const float lr = UpdateScalar(Input(2), "lr");
+    const float scale = InputSize() > 4 ? UpdateScalar(Input(4), "loss_scale") : 1.f;
+    if (InputSize() > 5 && UpdateScalar(Input(5), "found_inf") != 0.f) return;  // skipped step
     CheckMixedPrecisionUpdateInputs(G, M, P);
     HALFCAF_ENFORCE(scale > 0.f, "loss_scale must be positive, got ", scale);
     const FloatIn g(G);
@@ -89,14 +97,7 @@ class MixedPrecisionMomentumSGDUpdateOp final : public Operator<CPUContext> {
         }
       }
     });
-    if (OutputSize() > 2) {
-      Tensor* copy = Output(2, P.dims());
-      if (args_.copy_dtype == DataType::FLOAT16) {
-        FloatToHalfArray(p, copy->mutable_data<Half>(), n);
-      } else {
-        FloatToBFloat16Array(p, copy->mutable_data<BFloat16>(), n);
-      }
-    }
+    if (OutputSize() > 2) WriteLowPrecisionCopy(p, n, args_.copy_dtype, Output(2, P.dims()));
   }
 
  private:

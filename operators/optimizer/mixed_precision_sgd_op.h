@@ -16,6 +16,12 @@ struct MomentumUpdateArgs {
   explicit MomentumUpdateArgs(const OperatorBase& op);
 };
 
+// The 16-bit copy (float16 or bfloat16 `type`) of n master values, into `copy` (already sized).
+void WriteLowPrecisionCopy(const float* master, int64_t n, DataType type, Tensor* copy);
+
+// The value of a 1-element float tensor (lr, loss_scale, found_inf), with a clear error otherwise.
+float UpdateScalar(const Tensor& t, const char* what);
+
 // grad float, float16 or bfloat16, moment and master float, all three of one shape; throws naming them.
 void CheckMixedPrecisionUpdateInputs(const Tensor& grad, const Tensor& moment,
                                      const Tensor& master);

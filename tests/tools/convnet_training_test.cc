@@ -1,6 +1,7 @@
 // Acceptance test: a user trains a small convnet by running a hand-written Caffe2 training net
 // (tests/fixtures/convnet_{init,train}_net.pbtxt) with run_net, on a fixed separable batch.
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -43,11 +44,14 @@ void WriteBatch(const std::string& path) {
   WriteProtoToFile(protos, path, /*text=*/false);
 }
 
-// Runs the training net `iters` times after the init net and reads back `blobs`.
-void RunTraining(const std::string& dir, int iters, const std::string& blobs, Workspace* ws) {
-  const std::string out = dir + "/out_" + std::to_string(iters) + ".pbtxt";
-  auto r = RunTool("run_net", "--init_net " + kData + "convnet_init_net.pbtxt --net " + kData +
-                                  "convnet_train_net.pbtxt --inputs " + dir + "/batch.pb --iters " +
+// Runs the training net `iters` times after the init net and reads back `blobs`; `nets`: the
+// fixtures convnet_<nets>_net.pbtxt.
+void RunTraining(const std::string& dir, int iters, const std::string& blobs, Workspace* ws,
+                 const std::string& nets = "") {
+  const std::string out = dir + "/out_" + nets + std::to_string(iters) + ".pbtxt";
+  const std::string prefix = kData + "convnet_" + (nets.empty() ? "" : nets + "_");
+  auto r = RunTool("run_net", "--init_net " + prefix + "init_net.pbtxt --net " + prefix +
+                                  "train_net.pbtxt --inputs " + dir + "/batch.pb --iters " +
                                   std::to_string(iters) + " --output_blobs " + blobs +
                                   " --output " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -102,6 +106,40 @@ TEST(ConvnetTrainingTest, LossFallsAndBatchIsLearned) {
     norm += std::fabs(w0.data<float>()[i]);
   }
   EXPECT_GT(moved, 0.05 * norm) << "conv1_w barely changed during training";
+}
+
+// A Caffe2 Adam training net (Iter, LearningRate with a negative base_lr, Adam per parameter)
+// runs unmodified in run_net, learns the batch, and each step follows Caffe2's Adam rule:
+// t = iter + 1 with iter already counting the step, epsilon added to sqrt(m2).
+TEST(ConvnetTrainingTest, CaffeAdamNetFollowsTheAdamRule) {
+  const std::string dir = TestTempDir() + "/adam";
+  std::system(("mkdir -p " + dir).c_str());
+  WriteBatch(dir + "/batch.pb");
+  const std::string p = "pred_w";
+  Workspace one, two;
+  RunTraining(dir, 1, p + "," + p + "_first_moment," + p + "_second_moment,loss", &one, "adam");
+  RunTraining(dir, 2, p + "," + p + "_grad,iter,loss", &two, "adam");
+  ASSERT_TRUE(one.HasBlob(p) && two.HasBlob(p + "_grad"));
+  EXPECT_EQ(two.GetTensor("iter").data<int64_t>()[0], 2);
+  const float* p1 = one.GetTensor(p).data<float>();
+  const float* m1 = one.GetTensor(p + "_first_moment").data<float>();
+  const float* v1 = one.GetTensor(p + "_second_moment").data<float>();
+  const float* g2 = two.GetTensor(p + "_grad").data<float>();
+  const float* p2 = two.GetTensor(p).data<float>();
+  const int t = 3;  // the second step: iter 2, t = iter + 1
+  const double c = std::sqrt(1 - std::pow(0.999, t)) / (1 - std::pow(0.9, t));
+  double worst = 0;
+  for (int64_t i = 0; i < one.GetTensor(p).numel(); ++i) {
+    const double m = 0.9 * m1[i] + 0.1 * g2[i], v = 0.999 * v1[i] + 0.001 * g2[i] * g2[i];
+    const double want = p1[i] + -0.01 * c * m / (std::sqrt(v) + 1e-5);
+    worst = std::max(worst, std::fabs(want - p2[i]) / std::max(std::fabs(want - p1[i]), 1e-12));
+  }
+  EXPECT_LT(worst, 1e-3) << "largest error relative to the step";
+
+  Workspace last;
+  RunTraining(dir, 150, "loss,accuracy", &last, "adam");
+  EXPECT_LT(last.GetTensor("loss").data<float>()[0], 0.1f * one.GetTensor("loss").data<float>()[0]);
+  EXPECT_EQ(last.GetTensor("accuracy").data<float>()[0], 1.f);
 }
 
 }  // namespace

@@ -240,6 +240,18 @@ def write_caffe2_nets(model, out):
         f.write('external_output: "loss"\n')
 
 
+def make_optimizer(model, a):
+    """torch.optim's SGD (momentum, Nesterov, weight decay), Adam or AdamW with the run's settings."""
+    if a.optimizer == "adam":
+        return torch.optim.Adam(model.parameters(), lr=a.lr, betas=(a.beta1, a.beta2),
+                                eps=a.epsilon, weight_decay=a.weight_decay)
+    if a.optimizer == "adamw":
+        return torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(a.beta1, a.beta2),
+                                 eps=a.epsilon, weight_decay=a.weight_decay)
+    return torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum,
+                           nesterov=a.nesterov, weight_decay=a.weight_decay)
+
+
 def train_epoch(model, a):
     """One epoch of the full Fashion-MNIST training set (batches of a.batch in the file's order,
     as train_net --shuffle=false reads them, the last one completed from the next epoch's start;
@@ -250,8 +262,7 @@ def train_epoch(model, a):
     test = FASHION.replace("train-", "t10k-")
     test_images = read_idx(test).astype(np.float32) / 255.0
     test_labels = read_idx(test.replace("images-idx3", "labels-idx1")).astype(np.int64)
-    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, nesterov=a.nesterov,
-                          weight_decay=a.weight_decay)
+    opt = make_optimizer(model, a)
     loss_fn = nn.CrossEntropyLoss()
     model.train()
     losses = []
@@ -282,6 +293,10 @@ def main():
     p.add_argument("--lr_policy", choices=["fixed", "step"], default="fixed")
     p.add_argument("--stepsize", type=int, default=0)
     p.add_argument("--gamma", type=float, default=1.0)
+    p.add_argument("--optimizer", choices=["momentum", "adam", "adamw"], default="momentum")
+    p.add_argument("--beta1", type=float, default=0.9)
+    p.add_argument("--beta2", type=float, default=0.999)
+    p.add_argument("--epsilon", type=float, default=1e-8)
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--nesterov", action="store_true")
     p.add_argument("--weight_decay", type=float, default=0.0)
@@ -337,8 +352,7 @@ def main():
             f.write("%r\n" % train_epoch(model, a))
         return
     model.train()
-    opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum, nesterov=a.nesterov,
-                          weight_decay=a.weight_decay)
+    opt = make_optimizer(model, a)
     loss_fn = nn.CrossEntropyLoss()
     losses = []
     lr = a.lr
@@ -352,7 +366,7 @@ def main():
             for group in opt.param_groups:
                 group["lr"] = new_lr
                 for q in group["params"]:
-                    if "momentum_buffer" in opt.state[q]:
+                    if "momentum_buffer" in opt.state[q]:  # SGD only
                         opt.state[q]["momentum_buffer"].mul_(lr / new_lr)
             lr = new_lr
         opt.zero_grad()
