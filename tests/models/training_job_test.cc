@@ -13,6 +13,7 @@
 #include "core/argument.h"
 #include "core/net.h"
 #include "core/workspace.h"
+#include "models/job_runner.h"
 #include "models/passes/passes.h"
 #include "models/training_job.h"
 #include "tests/util/op_test_util.h"
@@ -90,11 +91,6 @@ std::vector<uint32_t> Bits(const Tensor& t) {
   return out;
 }
 
-NetDef Named(NetDef net, const std::string& name) {
-  net.set_name(name);
-  return net;
-}
-
 void ExpectTwoNetJobTrains(DataType precision) {
   TrainingJob job = TwoNetJob(precision);
   RunPasses(StandardPasses(), &job);
@@ -104,10 +100,10 @@ void ExpectTwoNetJobTrains(DataType precision) {
   EXPECT_EQ(b.trained, (std::set<std::string>{"shared_w", "shared_b"}));
 
   Workspace ws;
-  ws.RunNetOnce(job.init);
   SetInput(&ws, "x", RandomTensor({5, 6}, 11));
   SetInput(&ws, "t", RandomTensor({5, 4}, 12));
   SetInput(&ws, "th", RandomTensor({5, 8}, 13));
+  JobRunner runner(job, &ws);  // the init net, then each net's step and update
   // Each net keeps its own optimizer and loss-scale state; the frozen parameter has none.
   for (const std::string blob : {"a/iter", "b/iter", "a/shared_w_momentum", "b/shared_w_momentum",
                                  "a/a_w_momentum", "a/loss_scale", "b/loss_scale"}) {
@@ -125,22 +121,18 @@ void ExpectTwoNetJobTrains(DataType precision) {
   std::map<std::string, std::vector<uint32_t>> before;
   for (const auto& f : frozen) before[f] = Bits(ws.GetTensor(f));
 
-  NetBase* steps[2] = {ws.CreateNet(Named(a.step, "a_step")),
-                       ws.CreateNet(Named(b.step, "b_step"))};
-  NetBase* updates[2] = {ws.CreateNet(Named(a.update, "a_update")),
-                         ws.CreateNet(Named(b.update, "b_update"))};
   const JobNet* nets[2] = {&a, &b};
   const float scale = job.loss_scale;
   for (int iter = 0; iter < 3; ++iter) {
     for (int k = 0; k < 2; ++k) {
-      steps[k]->Run();
+      runner.RunStep(k);
       // Parameters and gradients before this net's update (the gradients are loss-scaled).
       std::map<std::string, std::vector<float>> p0, g;
       for (const auto& pg : nets[k]->param_grads) {
         p0[pg.param] = ToFloatVector(ws.GetTensor(pg.param));
         g[pg.param] = ToFloatVector(ws.GetTensor(pg.grad));
       }
-      updates[k]->Run();
+      runner.RunUpdate(k);
       if (iter > 0) continue;  // with momentum 0 the first step is -rate * gradient exactly
       for (const auto& pg : nets[k]->param_grads) {
         const float rate = kLr * nets[k]->param_group.at(pg.param).lr_mult;
@@ -161,6 +153,12 @@ void ExpectTwoNetJobTrains(DataType precision) {
   }
   EXPECT_EQ(ws.GetTensor("a/iter").data<int64_t>()[0], 3);
   EXPECT_EQ(ws.GetTensor("b/iter").data<int64_t>()[0], 3);
+  // Iteration() runs both nets in order: net a's loss falls over ten more iterations.
+  const float loss_before = ws.GetTensor("loss_a").data<float>()[0];
+  for (int i = 0; i < 10; ++i) runner.Iteration();
+  EXPECT_LT(ws.GetTensor("loss_a").data<float>()[0], loss_before);
+  EXPECT_EQ(ws.GetTensor("a/iter").data<int64_t>()[0], 13);
+  for (const auto& f : frozen) EXPECT_EQ(Bits(ws.GetTensor(f)), before[f]) << f;
 }
 
 TEST(TrainingJobTest, TwoNetsSharingAParameterFloat32) { ExpectTwoNetJobTrains(DataType::FLOAT); }
