@@ -12,17 +12,11 @@
 #include "core/float_io.h"
 #include "core/gradient.h"
 #include "core/operator.h"
+#include "operators/loss/sigmoid_cross_entropy_op.h"
 
 namespace halfcaf {
 
-namespace {
-
-struct XentShape {
-  int64_t outer, inner;
-  std::vector<int64_t> out_dims;
-};
-
-XentShape CheckXent(const OperatorBase& op, const Tensor& X, const Tensor& T) {
+SigmoidXentShape CheckSigmoidXent(const OperatorBase& op, const Tensor& X, const Tensor& T) {
   EnforceFloatType(X, "logits");
   HALFCAF_ENFORCE(T.dtype() == DataType::FLOAT, op.DebugName(), ": targets must be float, got ",
                   T.DebugString());
@@ -31,12 +25,23 @@ XentShape CheckXent(const OperatorBase& op, const Tensor& X, const Tensor& T) {
   HALFCAF_ENFORCE(X.ndim() >= 1, op.DebugName(), ": logits must be at least 1-d");
   HALFCAF_ENFORCE(op.GetSingleArgument<int>("unjoined_lr_loss", 0) == 0, op.DebugName(),
                   ": unjoined_lr_loss is not supported (only the joined and log_D_trick forms)");
-  XentShape s;
+  SigmoidXentShape s;
   s.inner = X.dims().back();
   s.out_dims.assign(X.dims().begin(), X.dims().end() - 1);
   s.outer = s.inner > 0 ? X.numel() / s.inner : 0;
   return s;
 }
+
+SigmoidXentShape CheckSigmoidXentGradient(const OperatorBase& op, const Tensor& dY,
+                                          const Tensor& X, const Tensor& T) {
+  const SigmoidXentShape s = CheckSigmoidXent(op, X, T);
+  EnforceFloatType(dY, "dY");
+  HALFCAF_ENFORCE(dY.numel() == s.outer, op.DebugName(), ": dY must hold one value per row (",
+                  s.outer, "), got dims ", DimsString(dY.dims()));
+  return s;
+}
+
+namespace {
 
 // log(1 + exp(-|x|)), exactly for large |x|.
 inline double SoftplusOfMinusAbs(double x) { return std::log1p(std::exp(-std::fabs(x))); }
@@ -49,7 +54,7 @@ class SigmoidCrossEntropyWithLogitsOp final : public Operator<CPUContext> {
   void RunOnDevice() override {
     const Tensor& X = Input(0);
     const Tensor& T = Input(1);
-    const XentShape s = CheckXent(*this, X, T);
+    const SigmoidXentShape s = CheckSigmoidXent(*this, X, T);
     const float* x = ReadAsFloat(X, &x_);
     const float* t = T.data<float>();
     float* y = Output(0, s.out_dims)->mutable_data<float>();
@@ -79,10 +84,7 @@ class SigmoidCrossEntropyWithLogitsGradientOp final : public Operator<CPUContext
     const Tensor& dY = Input(0);
     const Tensor& X = Input(1);
     const Tensor& T = Input(2);
-    const XentShape s = CheckXent(*this, X, T);
-    EnforceFloatType(dY, "dY");
-    HALFCAF_ENFORCE(dY.numel() == s.outer, DebugName(), ": dY must hold one value per row (",
-                    s.outer, "), got dims ", DimsString(dY.dims()));
+    const SigmoidXentShape s = CheckSigmoidXentGradient(*this, dY, X, T);
     const float* x = ReadAsFloat(X, &x_);
     const float* dy = ReadAsFloat(dY, &dy_);
     const float* t = T.data<float>();
