@@ -1,168 +1,8 @@
 #include "operators/optimizer/learning_rate_op.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include "core/gradient.h"
 
 namespace halfcaf {
-
-namespace {
-
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string s;
-  for (size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + names[i];
-  return s;
-}
-
-}  // namespace
-
-const std::vector<std::string>& LearningRatePolicy::KnownPolicies() {
-  static const std::vector<std::string> names = {
-      "fixed", "step", "exp", "inv", "poly", "linearWarmup", "constantWarmup", "alter",
-      "hill",  "multistep"};
-  return names;
-}
-
-LearningRatePolicy::LearningRatePolicy(const ArgumentHelper& args) {
-  HALFCAF_ENFORCE(args.HasArgument("policy"),
-                  "LearningRate needs the argument `policy`; known policies: ",
-                  JoinNames(KnownPolicies()));
-  name_ = args.GetSingleArgument<std::string>("policy", "");
-  const std::string where = "LearningRate policy '" + name_ + "'";
-  auto get_int = [&](const char* arg, int64_t dflt) {
-    return args.GetSingleArgument<int64_t>(arg, dflt);
-  };
-  auto get_float = [&](const char* arg, float dflt) {
-    return static_cast<double>(args.GetSingleArgument<float>(arg, dflt));
-  };
-  auto warmup_args = [&]() {
-    num_iter_ = get_int("num_iter", 0);
-    start_multiplier_ = get_float("start_multiplier", 0.f);
-    HALFCAF_ENFORCE(num_iter_ >= 0, where, " needs num_iter >= 0, got ", num_iter_);
-  };
-  if (name_ == "fixed") {
-    kind_ = Kind::kFixed;
-  } else if (name_ == "step") {
-    kind_ = Kind::kStep;
-    stepsize_ = get_int("stepsize", 0);
-    gamma_ = get_float("gamma", 0.f);
-    HALFCAF_ENFORCE(stepsize_ > 0, where, " needs stepsize > 0, got ", stepsize_);
-    HALFCAF_ENFORCE(gamma_ > 0, where, " needs gamma > 0, got ", gamma_);
-  } else if (name_ == "exp") {
-    kind_ = Kind::kExp;
-    gamma_ = get_float("gamma", 0.f);
-    HALFCAF_ENFORCE(gamma_ > 0, where, " needs gamma > 0, got ", gamma_);
-  } else if (name_ == "inv") {
-    kind_ = Kind::kInv;
-    gamma_ = get_float("gamma", 0.f);
-    power_ = get_float("power", 0.f);
-    HALFCAF_ENFORCE(gamma_ >= 0, where, " needs gamma >= 0, got ", gamma_);
-    HALFCAF_ENFORCE(power_ >= 0, where, " needs power >= 0, got ", power_);
-  } else if (name_ == "poly") {
-    kind_ = Kind::kPoly;
-    power_ = get_float("power", 0.f);
-    max_iter_ = get_int("max_iter", -1);
-    HALFCAF_ENFORCE(max_iter_ > 0, where, " needs max_iter > 0, got ", max_iter_);
-    HALFCAF_ENFORCE(power_ >= 0, where, " needs power >= 0, got ", power_);
-  } else if (name_ == "linearWarmup") {
-    kind_ = Kind::kLinearWarmup;
-    warmup_args();
-  } else if (name_ == "constantWarmup") {
-    kind_ = Kind::kConstantWarmup;
-    multiplier_ = get_float("multiplier", 0.5f);
-    num_iter_ = get_int("num_iter", 0);
-    HALFCAF_ENFORCE(num_iter_ >= 0, where, " needs num_iter >= 0, got ", num_iter_);
-  } else if (name_ == "alter") {
-    kind_ = Kind::kAlter;
-    active_first_ = args.GetSingleArgument<bool>("active_first", true);
-    active_period_ = get_int("active_period", -1);
-    inactive_period_ = get_int("inactive_period", -1);
-    HALFCAF_ENFORCE(active_period_ >= 0 && inactive_period_ >= 0 &&
-                        active_period_ + inactive_period_ > 0,
-                    where, " needs active_period >= 0 and inactive_period >= 0, not both 0; got ",
-                    active_period_, " and ", inactive_period_);
-  } else if (name_ == "hill") {
-    kind_ = Kind::kHill;
-    warmup_args();
-    gamma_ = get_float("gamma", 0.f);
-    power_ = get_float("power", 0.f);
-    end_multiplier_ = get_float("end_multiplier", 0.f);
-    HALFCAF_ENFORCE(gamma_ >= 0, where, " needs gamma >= 0, got ", gamma_);
-    HALFCAF_ENFORCE(power_ >= 0, where, " needs power >= 0, got ", power_);
-  } else if (name_ == "multistep") {
-    kind_ = Kind::kMultistep;
-    stepsizes_ = args.GetRepeatedArgument<int64_t>("stepsizes");
-    gamma_ = get_float("gamma", 0.f);
-    HALFCAF_ENFORCE(!stepsizes_.empty(), where, " needs the argument `stepsizes` (ints)");
-    HALFCAF_ENFORCE(std::is_sorted(stepsizes_.begin(), stepsizes_.end()) && stepsizes_[0] >= 0,
-                    where, " needs non-negative stepsizes in increasing order, got ",
-                    DimsString(stepsizes_));
-    HALFCAF_ENFORCE(gamma_ > 0, where, " needs gamma > 0, got ", gamma_);
-  } else {
-    HALFCAF_THROW("unknown LearningRate policy '", name_, "'; known policies: ",
-                  JoinNames(KnownPolicies()));
-  }
-  warmup_iters_ = get_int("warmup_iters", 0);
-  warmup_start_ = get_float("warmup_start", 0.f);
-  HALFCAF_ENFORCE(warmup_iters_ >= 0, "warmup_iters must be >= 0, got ", warmup_iters_);
-  HALFCAF_ENFORCE(warmup_start_ >= 0 && warmup_start_ <= 1, "warmup_start must be in [0, 1], got ",
-                  warmup_start_);
-}
-
-double LearningRatePolicy::LinearWarmup(int64_t iter) const {
-  if (iter >= num_iter_) return 1.0;
-  return start_multiplier_ +
-         (1.0 - start_multiplier_) * static_cast<double>(iter) / static_cast<double>(num_iter_);
-}
-
-double LearningRatePolicy::Inv(int64_t iter) const {
-  return std::pow(1.0 + gamma_ * static_cast<double>(iter), -power_);
-}
-
-double LearningRatePolicy::operator()(int64_t iter) const {
-  double warm = 1.0;
-  if (iter < warmup_iters_) {
-    warm = warmup_start_ + (1.0 - warmup_start_) * static_cast<double>(iter) /
-                               static_cast<double>(warmup_iters_);
-  }
-  return warm * Base(iter);
-}
-
-double LearningRatePolicy::Base(int64_t iter) const {
-  switch (kind_) {
-    case Kind::kFixed:
-      return 1.0;
-    case Kind::kStep:
-      return std::pow(gamma_, static_cast<double>(iter / stepsize_));
-    case Kind::kExp:
-      return std::pow(gamma_, static_cast<double>(iter));
-    case Kind::kInv:
-      return Inv(iter);
-    case Kind::kPoly: {
-      double left = 1.0 - static_cast<double>(iter) / static_cast<double>(max_iter_);
-      return std::pow(std::max(left, 0.0), power_);
-    }
-    case Kind::kLinearWarmup:
-      return LinearWarmup(iter);
-    case Kind::kConstantWarmup:
-      return iter < num_iter_ ? multiplier_ : 1.0;
-    case Kind::kAlter: {
-      const int64_t phase = iter % (active_period_ + inactive_period_);
-      if (active_first_) return phase < active_period_ ? 1.0 : 0.0;
-      return phase < inactive_period_ ? 0.0 : 1.0;
-    }
-    case Kind::kHill:
-      if (iter < num_iter_) return LinearWarmup(iter);
-      return std::max(end_multiplier_, Inv(iter - num_iter_));
-    case Kind::kMultistep: {
-      const auto passed = std::upper_bound(stepsizes_.begin(), stepsizes_.end(), iter) -
-                          stepsizes_.begin();
-      return std::pow(gamma_, static_cast<double>(passed));
-    }
-  }
-  return 1.0;
-}
 
 float RequiredBaseLr(const OperatorBase& op) {
   HALFCAF_ENFORCE(op.HasArgument("base_lr"), "LearningRate needs the argument `base_lr` (float)");
@@ -194,37 +34,74 @@ OPERATOR_SCHEMA(LearningRate)
     .TensorInferenceFunction([](const OperatorDef&, const std::vector<TensorShape>&) {
       return std::vector<TensorShape>{TensorShape{{}, DataType::FLOAT}};
     })
-    .SetDoc("Learning rate schedule: lr = base_lr * f(iter) as a 0-d float tensor. Policies "
-            "(f): fixed: 1; step: gamma^floor(iter/stepsize); exp: gamma^iter; inv: "
-            "(1 + gamma*iter)^(-power); poly: (1 - iter/max_iter)^power, 0 from max_iter on "
-            "(Caffe2 leaves that case undefined); linearWarmup: start_multiplier + "
-            "(1 - start_multiplier)*iter/num_iter before num_iter, then 1; constantWarmup: "
-            "multiplier before num_iter, then 1; alter: 1 during the active_period, 0 during "
-            "the inactive_period, repeating (active first unless active_first = 0); hill: "
+    .SetDoc("Learning rate schedule: lr = base_lr * f(iter) as a 0-d float tensor, with Caffe2's "
+            "policies (f), arguments and defaults. fixed: 1; step: gamma^floor(iter/stepsize); "
+            "exp: gamma^iter; inv: (1 + gamma*iter)^(-power); poly: (1 - iter/max_iter)^power, 0 "
+            "from max_iter on (Caffe2 leaves that case undefined); linearWarmup: start_multiplier "
+            "+ (1 - start_multiplier)*iter/num_iter before num_iter, then 1; constantWarmup: "
+            "multiplier before num_iter, then 1; alter: 1 during the active_period, 0 during the "
+            "inactive_period, repeating (active first unless active_first = 0); hill: "
             "linearWarmup for num_iter iterations, then max(end_multiplier, "
-            "(1 + gamma*(iter - num_iter))^(-power)); multistep (Caffe1's policy, an extension): "
-            "gamma^(number of stepsizes <= iter). Arguments that would make a schedule "
-            "meaningless (stepsize <= 0, max_iter <= 0, a missing gamma for step/exp/multistep) "
-            "are errors. Optimizers that subtract the update (MomentumSGDUpdate) take a "
-            "positive base_lr; nets that add it with WeightedSum take a negative one.")
+            "(1 + gamma*(iter - num_iter))^(-power)); gate: multiplier_1 before num_iter, then "
+            "multiplier_2; slope: multiplier_1 before num_iter_1, then max(multiplier_2, "
+            "multiplier_1 + (iter - num_iter_1)*(multiplier_2 - multiplier_1)/(num_iter_2 - "
+            "num_iter_1)); cosine (SGDR, warm restarts): cycle i lasts period*t_mult^i, and t "
+            "iterations into a cycle of length T f = lr_shrink^i*(min_lr + (max_lr - min_lr)*(1 + "
+            "cos(pi*t/T))/2); cyclical (triangular, relative to base_lr): with c = "
+            "floor(iter/(2*stepsize)) and x = |iter/stepsize - 2c - 1|, 1 + (|max_lr|/|base_lr| - "
+            "1)*max(0, 1 - x)*decay^c; constantThenLinearWarmup: start_warmup_multiplier for "
+            "constant_warmup_num_iter, then linear up to 1 over linear_warmup_num_iter, then 1; "
+            "composite: stages of sub_policy_num_iters iterations (stage 0 from iteration 1, "
+            "Iter's first value), stage i being the policy sub_policy_<i>_policy with its "
+            "arguments prefixed sub_policy_<i>_, times sub_policy_<i>_lr_scale (default 1); each "
+            "stage sees the absolute iteration; stages may not be composite; multistep (Caffe1's "
+            "policy, an extension): gamma^(number of stepsizes <= iter). Arguments that would make "
+            "a schedule meaningless (stepsize <= 0, period <= 0, max_lr < min_lr, a missing gamma "
+            "for step/exp/multistep, ...) are errors naming the argument. "
+            "torch.optim.lr_scheduler.CosineAnnealingLR(T_max, eta_min) from rate lr is cosine "
+            "with base_lr = lr, max_lr = 1, min_lr = eta_min/lr, period = T_max, up to iteration "
+            "T_max - 1; at T_max Caffe2 restarts (at lr*lr_shrink) where PyTorch reaches eta_min "
+            "and continues the cosine. Optimizers that subtract the update (MomentumSGDUpdate) "
+            "take a positive base_lr; nets that add it with WeightedSum take a negative one.")
     .Arg("base_lr", "float, required: the learning rate at multiplier 1 (may be negative)")
     .Arg("warmup_iters", "int, default 0 (halfcaf extension, any policy): the multiplier is "
          "further scaled from warmup_start up to 1 linearly over the first warmup_iters")
     .Arg("warmup_start", "float, default 0 (halfcaf extension): scale at iteration 0 of warm-up")
     .Arg("policy", "string, required: one of fixed, step, exp, inv, poly, linearWarmup, "
-                   "constantWarmup, alter, hill, multistep")
-    .Arg("stepsize", "int, default 0 (step): iterations per decay step, must be > 0")
+                   "constantWarmup, alter, hill, gate, slope, cosine, cyclical, "
+                   "constantThenLinearWarmup, composite, multistep")
+    .Arg("stepsize", "int, default 0 (step, cyclical): iterations per decay step (step), half a "
+                     "cycle (cyclical); must be > 0")
     .Arg("stepsizes", "ints (multistep): iterations at which to multiply by gamma, increasing")
     .Arg("gamma", "float, default 0 (step, exp, inv, hill, multistep): decay factor")
     .Arg("power", "float, default 0 (inv, poly, hill): exponent")
     .Arg("max_iter", "int, default -1 (poly): iteration at which the rate reaches 0; must be > 0")
     .Arg("start_multiplier", "float, default 0 (linearWarmup, hill): multiplier at iteration 0")
-    .Arg("num_iter", "int, default 0 (linearWarmup, constantWarmup, hill): warm-up length")
+    .Arg("num_iter", "int, default 0 (linearWarmup, constantWarmup, hill, gate): warm-up length "
+                     "(gate: the switch)")
     .Arg("multiplier", "float, default 0.5 (constantWarmup): multiplier during warm-up")
     .Arg("active_first", "bool, default 1 (alter): start with an active period")
     .Arg("active_period", "int, default -1 (alter): length of active periods, must be >= 0")
     .Arg("inactive_period", "int, default -1 (alter): length of inactive periods, must be >= 0")
     .Arg("end_multiplier", "float, default 0 (hill): lower bound after warm-up")
+    .Arg("multiplier_1", "float, default 1 (gate), 0 (slope): multiplier before the switch")
+    .Arg("multiplier_2", "float, default 1 (gate), 0 (slope): multiplier after it")
+    .Arg("num_iter_1", "int, default 0 (slope): end of the constant part, must be > 0")
+    .Arg("num_iter_2", "int, default 0 (slope): end of the ramp, must be > num_iter_1")
+    .Arg("max_lr", "float, default 0.5 (cosine: multiplier at a cycle start), 0.005 (cyclical: "
+                   "rate at a cycle middle, |max_lr| >= |base_lr|)")
+    .Arg("min_lr", "float, default 0.1 (cosine): multiplier at a cycle end, <= max_lr")
+    .Arg("period", "int, default 50 (cosine): length of the first cycle, must be > 0")
+    .Arg("t_mult", "float, default 1 (cosine): each cycle is t_mult times the previous, >= 1")
+    .Arg("lr_shrink", "float, default 0.99 (cosine): max_lr and min_lr shrink by it per restart")
+    .Arg("decay", "float, default 1 (cyclical): the peak's excess shrinks by it per cycle")
+    .Arg("start_warmup_multiplier", "float, default 0.1 (constantThenLinearWarmup)")
+    .Arg("constant_warmup_num_iter", "int, default 10000000 (constantThenLinearWarmup)")
+    .Arg("linear_warmup_num_iter", "int, default 10000000 (constantThenLinearWarmup)")
+    .Arg("sub_policy_num_iters", "ints > 0 (composite): length of each stage")
+    .Arg("sub_policy_<i>_policy", "string (composite): stage i's policy, not composite; its "
+                                  "arguments are sub_policy_<i>_<argument>")
+    .Arg("sub_policy_<i>_lr_scale", "float, default 1 (composite): stage i's multiplier scale")
     .Input(0, "iter", "int64 CPU tensor with one element: the iteration (from Iter)")
     .Output(0, "lr", "0-d float tensor: base_lr * f(iter)");
 
