@@ -46,7 +46,8 @@ std::string CastOpType(DataType from, DataType to) {
 bool RunsInFloat32(const std::string& type) {
   static const std::set<std::string> kFloat32{
       "Softmax", "SoftmaxWithLoss", "LabelCrossEntropy", "AveragedLoss", "Accuracy",
-      "SquaredL2Distance", "SigmoidCrossEntropyWithLogits", "Print", "Summarize"};
+      "SquaredL2Distance", "SigmoidCrossEntropyWithLogits", "WeightedSigmoidCrossEntropyWithLogits",
+      "L1Distance", "SmoothL1Loss", "CrossEntropy", "MakeTwoClass", "Print", "Summarize"};
   return kFloat32.count(type) > 0;
 }
 

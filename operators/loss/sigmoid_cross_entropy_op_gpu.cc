@@ -1,5 +1,6 @@
-// SigmoidCrossEntropyWithLogits and its gradient on CUDA (gpu/sigmoid_xent_kernels.cu); the
-// schemas and the rules are in sigmoid_cross_entropy_op.cc.
+// SigmoidCrossEntropyWithLogits, WeightedSigmoidCrossEntropyWithLogits and their gradients on
+// CUDA (gpu/sigmoid_xent_kernels.cu); the schemas and the rules are in
+// sigmoid_cross_entropy_op.cc.
 #include "core/operator.h"
 #include "gpu/cuda_context.h"
 #include "gpu/sigmoid_xent_kernels.h"
@@ -9,37 +10,45 @@ namespace halfcaf {
 
 namespace {
 
-class SigmoidCrossEntropyWithLogitsCUDAOp final : public Operator<CUDAContext> {
+// kWeighted: the weighted op, whose third input is the weights.
+template <bool kWeighted>
+class SigmoidXentCUDAOp final : public Operator<CUDAContext> {
  public:
-  SigmoidCrossEntropyWithLogitsCUDAOp(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws), log_d_trick_(GetSingleArgument<bool>("log_D_trick", false)) {}
+  SigmoidXentCUDAOp(const OperatorDef& def, Workspace* ws)
+      : Operator(def, ws),
+        log_d_trick_(!kWeighted && GetSingleArgument<bool>("log_D_trick", false)) {}
 
   void RunOnDevice() override {
     const Tensor& X = Input(0);
     const Tensor& T = Input(1);
-    const SigmoidXentShape s = CheckSigmoidXent(*this, X, T);
+    const Tensor* W = kWeighted ? &Input(2) : nullptr;
+    const SigmoidXentShape s = CheckSigmoidXent(*this, X, T, W);
     float* y = Output(0, s.out_dims)->mutable_data<float>();
-    gpu::SigmoidXentForward(s.outer, s.inner, X.dtype(), X.raw_data(), T.data<float>(), y,
-                            log_d_trick_, context_.stream());
+    gpu::SigmoidXentForward(s.outer, s.inner, X.dtype(), X.raw_data(), T.data<float>(),
+                            W ? W->data<float>() : nullptr, y, log_d_trick_, context_.stream());
   }
 
  private:
   const bool log_d_trick_;
 };
 
-class SigmoidCrossEntropyWithLogitsGradientCUDAOp final : public Operator<CUDAContext> {
+template <bool kWeighted>
+class SigmoidXentGradientCUDAOp final : public Operator<CUDAContext> {
  public:
-  SigmoidCrossEntropyWithLogitsGradientCUDAOp(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws), log_d_trick_(GetSingleArgument<bool>("log_D_trick", false)) {}
+  SigmoidXentGradientCUDAOp(const OperatorDef& def, Workspace* ws)
+      : Operator(def, ws),
+        log_d_trick_(!kWeighted && GetSingleArgument<bool>("log_D_trick", false)) {}
 
   void RunOnDevice() override {
     const Tensor& dY = Input(0);
     const Tensor& X = Input(1);
     const Tensor& T = Input(2);
-    const SigmoidXentShape s = CheckSigmoidXentGradient(*this, dY, X, T);
+    const Tensor* W = kWeighted ? &Input(3) : nullptr;
+    const SigmoidXentShape s = CheckSigmoidXentGradient(*this, dY, X, T, W);
     void* dx = Output(0, X.dims())->raw_mutable_data(X.dtype());
     gpu::SigmoidXentBackward(s.outer, s.inner, X.dtype(), X.raw_data(), T.data<float>(),
-                             dY.dtype(), dY.raw_data(), dx, log_d_trick_, context_.stream());
+                             W ? W->data<float>() : nullptr, dY.dtype(), dY.raw_data(), dx,
+                             log_d_trick_, context_.stream());
   }
 
  private:
@@ -48,8 +57,10 @@ class SigmoidCrossEntropyWithLogitsGradientCUDAOp final : public Operator<CUDACo
 
 }  // namespace
 
-REGISTER_CUDA_OPERATOR(SigmoidCrossEntropyWithLogits, SigmoidCrossEntropyWithLogitsCUDAOp);
-REGISTER_CUDA_OPERATOR(SigmoidCrossEntropyWithLogitsGradient,
-                       SigmoidCrossEntropyWithLogitsGradientCUDAOp);
+REGISTER_CUDA_OPERATOR(SigmoidCrossEntropyWithLogits, SigmoidXentCUDAOp<false>);
+REGISTER_CUDA_OPERATOR(SigmoidCrossEntropyWithLogitsGradient, SigmoidXentGradientCUDAOp<false>);
+REGISTER_CUDA_OPERATOR(WeightedSigmoidCrossEntropyWithLogits, SigmoidXentCUDAOp<true>);
+REGISTER_CUDA_OPERATOR(WeightedSigmoidCrossEntropyWithLogitsGradient,
+                       SigmoidXentGradientCUDAOp<true>);
 
 }  // namespace halfcaf

@@ -77,7 +77,19 @@ class GetSquaredL2DistanceGradient : public GradientMakerBase {
   }
 };
 
-OpCost DistanceCost(const OperatorDef&, const std::vector<TensorShape>& in) {
+}  // namespace
+
+std::vector<TensorShape> RowDistanceShape(const OperatorDef&, const std::vector<TensorShape>& in) {
+  const auto& d = in.at(0).dims;
+  return {TensorShape{{d.empty() ? int64_t{1} : d[0]}, DataType::FLOAT}};
+}
+
+std::vector<TensorShape> RowDistanceGradientShape(const OperatorDef&,
+                                                  const std::vector<TensorShape>& in) {
+  return {in.at(0), in.at(1)};
+}
+
+OpCost RowDistanceCost(const OperatorDef&, const std::vector<TensorShape>& in) {
   OpCost c;
   const double n = static_cast<double>(in.at(0).numel());
   c.flops = 3 * n;
@@ -86,8 +98,6 @@ OpCost DistanceCost(const OperatorDef&, const std::vector<TensorShape>& in) {
   return c;
 }
 
-}  // namespace
-
 REGISTER_CPU_OPERATOR(SquaredL2Distance, SquaredL2DistanceOp);
 REGISTER_CPU_OPERATOR(SquaredL2DistanceGradient, SquaredL2DistanceGradientOp);
 REGISTER_GRADIENT(SquaredL2Distance, GetSquaredL2DistanceGradient);
@@ -95,12 +105,8 @@ REGISTER_GRADIENT(SquaredL2Distance, GetSquaredL2DistanceGradient);
 OPERATOR_SCHEMA(SquaredL2Distance)
     .NumInputs(2)
     .NumOutputs(1)
-    .TensorInferenceFunction([](const OperatorDef&, const std::vector<TensorShape>& in) {
-      const auto& d = in.at(0).dims;
-      return std::vector<TensorShape>{
-          TensorShape{{d.empty() ? int64_t{1} : d[0]}, DataType::FLOAT}};
-    })
-    .CostInferenceFunction(DistanceCost)
+    .TensorInferenceFunction(RowDistanceShape)
+    .CostInferenceFunction(RowDistanceCost)
     .SetDoc(
         "Half the squared Euclidean distance between matching rows of X and Y: "
         "Dist[i] = 0.5 * sum_j (X[i, j] - Y[i, j])^2, rows along dimension 0 (the other "
@@ -113,10 +119,8 @@ OPERATOR_SCHEMA(SquaredL2Distance)
 OPERATOR_SCHEMA(SquaredL2DistanceGradient)
     .NumInputs(3)
     .NumOutputs(2)
-    .TensorInferenceFunction([](const OperatorDef&, const std::vector<TensorShape>& in) {
-      return std::vector<TensorShape>{in.at(0), in.at(1)};
-    })
-    .CostInferenceFunction(DistanceCost)
+    .TensorInferenceFunction(RowDistanceGradientShape)
+    .CostInferenceFunction(RowDistanceCost)
     .SetDoc(
         "Gradient of SquaredL2Distance: dX[i] = dDist[i] * (X[i] - Y[i]), dY = -dX. dX has "
         "X's type, dY has Y's.")

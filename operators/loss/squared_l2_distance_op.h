@@ -14,6 +14,14 @@ namespace halfcaf {
 void SquaredL2DistanceShape(const Tensor& X, const Tensor& Y, const std::string& op,
                             int64_t* N, int64_t* D);
 
+// Schema functions of the row distances (SquaredL2Distance, L1Distance): the distance is float
+// (N), N = X.dims[0]; the gradient op's outputs have X's and Y's shapes and types; the cost reads
+// X and Y once.
+std::vector<TensorShape> RowDistanceShape(const OperatorDef&, const std::vector<TensorShape>& in);
+std::vector<TensorShape> RowDistanceGradientShape(const OperatorDef&,
+                                                  const std::vector<TensorShape>& in);
+OpCost RowDistanceCost(const OperatorDef&, const std::vector<TensorShape>& in);
+
 class SquaredL2DistanceOp final : public Operator<CPUContext> {
  public:
   using Operator::Operator;

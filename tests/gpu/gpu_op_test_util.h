@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
@@ -72,6 +73,20 @@ inline CpuCudaOutputs RunCpuAndCuda(const OperatorDef& def,
 }
 
 // Same dims, dtype and bytes.
+// Every output of the CUDA run within rtol (relative, plus 1e-3 absolute slack) of the CPU run's,
+// with the same dtypes.
+inline void ExpectCudaClose(const CpuCudaOutputs& r, const OperatorDef& def, float rtol) {
+  for (size_t o = 0; o < r.cpu.size(); ++o) {
+    SCOPED_TRACE("output " + def.output(o));
+    const std::vector<float> got = ToFloatVector(r.cuda[o]), want = ToFloatVector(r.cpu[o]);
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_EQ(r.cuda[o].dtype(), r.cpu[o].dtype());
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], rtol * (std::fabs(want[i]) + 1e-3f)) << "element " << i;
+    }
+  }
+}
+
 inline void ExpectIdentical(const Tensor& got, const Tensor& want, const std::string& what) {
   ASSERT_EQ(got.dims(), want.dims()) << what;
   ASSERT_EQ(got.dtype(), want.dtype()) << what;

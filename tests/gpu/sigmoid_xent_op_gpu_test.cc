@@ -1,25 +1,13 @@
-// SigmoidCrossEntropyWithLogits and its gradient on CUDA against the CPU operators (float and
-// float16 logits, both loss forms), within float rounding. Skip without a GPU.
+// SigmoidCrossEntropyWithLogits, WeightedSigmoidCrossEntropyWithLogits and their gradients on
+// CUDA against the CPU operators (float and float16 logits, both loss forms), within float
+// rounding. Skip without a GPU.
 #include <gtest/gtest.h>
-
-#include <cmath>
 
 #include "tests/gpu/gpu_op_test_util.h"
 
 namespace halfcaf {
 namespace testing {
 namespace {
-
-void ExpectClose(const CpuCudaOutputs& r, float tol) {
-  for (size_t o = 0; o < r.cpu.size(); ++o) {
-    ASSERT_EQ(r.cuda[o].dtype(), r.cpu[o].dtype());
-    const std::vector<float> got = ToFloatVector(r.cuda[o]), want = ToFloatVector(r.cpu[o]);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i) {
-      ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << "output " << o << " " << i;
-    }
-  }
-}
 
 TEST(SigmoidXentGpuTest, MatchesCpu) {
   REQUIRE_GPU();
@@ -28,19 +16,35 @@ TEST(SigmoidXentGpuTest, MatchesCpu) {
       SCOPED_TRACE(std::string(DataTypeName(xt)) + (trick ? " log_D_trick" : ""));
       Tensor x = RandomTensor({6, 9}, 1, -8.f, 8.f);
       if (xt == DataType::FLOAT16) x = ToHalf(x);
-      const std::map<std::string, Tensor> in{{"X", x},
-                                             {"T", RandomTensor({6, 9}, 2, 0.f, 1.f)},
-                                             {"dY", RandomTensor({6}, 3)}};
+      const std::map<std::string, Tensor> in{
+          {"X", x}, {"T", RandomTensor({6, 9}, 2, 0.f, 1.f)}, {"dY", RandomTensor({6}, 3)}};
       const std::vector<Argument> args{MakeArgument("log_D_trick", trick)};
-      ExpectClose(RunCpuAndCuda(MakeOperatorDef("SigmoidCrossEntropyWithLogits", "", {"X", "T"},
-                                                {"Y"}, args),
-                                in),
-                  1e-6f);
-      ExpectClose(RunCpuAndCuda(MakeOperatorDef("SigmoidCrossEntropyWithLogitsGradient", "",
-                                                {"dY", "X", "T"}, {"dX"}, args),
-                                in),
-                  xt == DataType::FLOAT ? 1e-6f : 1e-3f);
+      const auto fwd =
+          MakeOperatorDef("SigmoidCrossEntropyWithLogits", "", {"X", "T"}, {"Y"}, args);
+      ExpectCudaClose(RunCpuAndCuda(fwd, in), fwd, 1e-5f);
+      const auto grad = MakeOperatorDef("SigmoidCrossEntropyWithLogitsGradient", "",
+                                        {"dY", "X", "T"}, {"dX"}, args);
+      ExpectCudaClose(RunCpuAndCuda(grad, in), grad, xt == DataType::FLOAT ? 1e-5f : 2e-3f);
     }
+  }
+}
+
+TEST(SigmoidXentGpuTest, WeightedMatchesCpu) {
+  REQUIRE_GPU();
+  for (DataType xt : {DataType::FLOAT, DataType::FLOAT16}) {
+    SCOPED_TRACE(DataTypeName(xt));
+    Tensor x = RandomTensor({7, 5}, 4, -8.f, 8.f);
+    if (xt == DataType::FLOAT16) x = ToHalf(x);
+    const std::map<std::string, Tensor> in{{"X", x},
+                                           {"T", RandomTensor({7, 5}, 5, 0.f, 1.f)},
+                                           {"W", RandomTensor({7, 5}, 6, 0.f, 3.f)},
+                                           {"dY", RandomTensor({7}, 7)}};
+    const auto fwd =
+        MakeOperatorDef("WeightedSigmoidCrossEntropyWithLogits", "", {"X", "T", "W"}, {"Y"});
+    ExpectCudaClose(RunCpuAndCuda(fwd, in), fwd, 1e-5f);
+    const auto grad = MakeOperatorDef("WeightedSigmoidCrossEntropyWithLogitsGradient", "",
+                                      {"dY", "X", "T", "W"}, {"dX"});
+    ExpectCudaClose(RunCpuAndCuda(grad, in), grad, xt == DataType::FLOAT ? 1e-5f : 2e-3f);
   }
 }
 

@@ -79,6 +79,30 @@ TEST(MixedPrecisionTest, ConvRankAliasesAndFCTransposedComputeInFp16) {
   }
 }
 
+// The losses beyond SoftmaxWithLoss run in FP32 too: their float16 inputs (the FC's prediction
+// here) are cast to float in front of them, and their outputs stay float.
+TEST(MixedPrecisionTest, OtherLossesRunInFp32) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> losses{
+      {"L1Distance", {"pred", "target"}},
+      {"SmoothL1Loss", {"pred", "target", "w_in", "w_out"}},
+      {"CrossEntropy", {"pred", "target"}},
+      {"MakeTwoClass", {"pred"}},
+      {"WeightedSigmoidCrossEntropyWithLogits", {"pred", "target", "w_in"}}};
+  for (const auto& loss : losses) {
+    EXPECT_TRUE(RunsInFloat32(loss.first)) << loss.first;
+    NetDef net;
+    *net.add_op() = MakeOperatorDef("FC", "", {"data", "fw", "fb"}, {"pred"});
+    *net.add_op() = MakeOperatorDef(loss.first, "", loss.second, {"loss"});
+    *net.add_op() = MakeOperatorDef("Relu", "", {"loss"}, {"after"});
+    MixedPrecisionResult mp = ToMixedPrecision(net, {"data"}, {"fw", "fb"});
+    ASSERT_EQ(mp.net.op_size(), 4) << loss.first;
+    EXPECT_EQ(mp.net.op(1).type(), "HalfToFloat") << loss.first;
+    EXPECT_EQ(mp.net.op(2).type(), loss.first);
+    EXPECT_EQ(mp.net.op(2).input(0), "pred_fp32") << loss.first;
+    EXPECT_EQ(mp.net.op(3).input(0), "loss") << loss.first;  // float: no cast back
+  }
+}
+
 TEST(MixedPrecisionTest, FloatDataGetsCastOnce) {
   MixedPrecisionResult mp = ToMixedPrecision(Parse(kConvNet), {}, kParams);
   EXPECT_EQ(mp.net.op(0).type(), "FloatToHalf");

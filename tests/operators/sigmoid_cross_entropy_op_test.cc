@@ -1,11 +1,15 @@
 // SigmoidCrossEntropyWithLogits: values against the formula written out (and PyTorch's
 // BCEWithLogits rule, which it is), large logits without overflow, the log_D_trick form,
 // finite-difference gradients of both forms, float16 logits against float, bad inputs.
+// WeightedSigmoidCrossEntropyWithLogits: the same with weights (unit weights give the unweighted
+// op), and both ops' gradient makers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "tests/util/gradient_checker.h"
+#include "tests/util/gradient_def_check.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -61,10 +65,9 @@ TEST(SigmoidCrossEntropyWithLogitsTest, Gradients) {
 }
 
 TEST(SigmoidCrossEntropyWithLogitsTest, Float16LogitsMatchFloat) {
-  CheckFp16MatchesFp32(MakeOperatorDef("SigmoidCrossEntropyWithLogits", "", {"X", "T"}, {"Y"}),
-                       {{"X", RandomTensor({5, 7}, 5, -4.f, 4.f)},
-                        {"T", RandomTensor({5, 7}, 6, 0.f, 1.f)}},
-                       {"X"});
+  CheckFp16MatchesFp32(
+      MakeOperatorDef("SigmoidCrossEntropyWithLogits", "", {"X", "T"}, {"Y"}),
+      {{"X", RandomTensor({5, 7}, 5, -4.f, 4.f)}, {"T", RandomTensor({5, 7}, 6, 0.f, 1.f)}}, {"X"});
 }
 
 TEST(SigmoidCrossEntropyWithLogitsTest, BadInputs) {
@@ -77,6 +80,70 @@ TEST(SigmoidCrossEntropyWithLogitsTest, BadInputs) {
                               {MakeArgument("unjoined_lr_loss", 1)}),
               {{"X", RandomTensor({2, 3}, 1)}, {"T", RandomTensor({2, 3}, 2)}},
               "unjoined_lr_loss is not supported");
+}
+
+OperatorDef WeightedDef() {
+  return MakeOperatorDef("WeightedSigmoidCrossEntropyWithLogits", "", {"X", "T", "W"}, {"Y"});
+}
+
+std::map<std::string, Tensor> WeightedInputs(const std::vector<int64_t>& dims) {
+  return {{"X", RandomTensor(dims, 1, -6.f, 6.f)},
+          {"T", RandomTensor(dims, 2, 0.f, 1.f)},
+          {"W", RandomTensor(dims, 3, 0.f, 3.f)}};
+}
+
+TEST(WeightedSigmoidCrossEntropyWithLogitsTest, WeightedMeanOverTheLastDimension) {
+  const auto in = WeightedInputs({3, 4, 5});
+  Workspace ws;
+  RunOp(WeightedDef(), in, &ws);
+  const Tensor& Y = ws.GetTensor("Y");
+  ASSERT_EQ(Y.dims(), (std::vector<int64_t>{3, 4}));
+  for (int i = 0; i < 12; ++i) {
+    double want = 0;
+    for (int k = i * 5; k < (i + 1) * 5; ++k) {
+      want += in.at("W").data<float>()[k] *
+              Bce(in.at("X").data<float>()[k], in.at("T").data<float>()[k]);
+    }
+    EXPECT_NEAR(Y.data<float>()[i], want / 5, 1e-5) << "row " << i;
+  }
+  // Unit weights: the unweighted op.
+  std::map<std::string, Tensor> ones = in;
+  std::fill_n(ones["W"].mutable_data<float>(), 60, 1.f);
+  ExpectNear(RunAndGet(WeightedDef(), ones),
+             RunAndGet(MakeOperatorDef("SigmoidCrossEntropyWithLogits", "", {"X", "T"}, {"Y"}), in),
+             0.f, 0.f);
+}
+
+TEST(WeightedSigmoidCrossEntropyWithLogitsTest, Gradients) {
+  GradientChecker().Check(WeightedDef(), WeightedInputs({4, 6}), 0, 0);
+}
+
+TEST(WeightedSigmoidCrossEntropyWithLogitsTest, LowPrecisionLogitsMatchFloat) {
+  auto in = WeightedInputs({5, 7});
+  CheckFp16MatchesFp32(WeightedDef(), in, {"X"});
+  in["dY"] = RandomTensor({5}, 4);
+  const auto grad = MakeOperatorDef("WeightedSigmoidCrossEntropyWithLogitsGradient", "",
+                                    {"dY", "X", "T", "W"}, {"dX"});
+  CheckFp16MatchesFp32(grad, in, {"X", "dY"});
+  in["X"] = ToHalf(in["X"]);
+  Workspace ws;
+  RunOp(grad, in, &ws);
+  EXPECT_EQ(ws.GetTensor("dX").dtype(), DataType::FLOAT16);  // the logits' type
+}
+
+TEST(WeightedSigmoidCrossEntropyWithLogitsTest, BadInputs) {
+  auto in = WeightedInputs({2, 3});
+  in["W"] = RandomTensor({3, 2}, 3);
+  ExpectError(WeightedDef(), in, "weights [3, 2] must have the logits' shape [2, 3]");
+  in["W"] = IntTensor({2, 3}, {1, 1, 1, 1, 1, 1});
+  ExpectError(WeightedDef(), in, "weights must be float");
+}
+
+TEST(SigmoidCrossEntropyWithLogitsTest, GradientMakersFeedCaffe2Inputs) {
+  ExpectSingleGradientOp(MakeOperatorDef("SigmoidCrossEntropyWithLogits", "", {"X", "T"}, {"Y"}),
+                         "SigmoidCrossEntropyWithLogitsGradient", {"Y_grad", "X", "T"}, {"X_grad"});
+  ExpectSingleGradientOp(WeightedDef(), "WeightedSigmoidCrossEntropyWithLogitsGradient",
+                         {"Y_grad", "X", "T", "W"}, {"X_grad"});
 }
 
 }  // namespace
