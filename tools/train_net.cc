@@ -18,6 +18,7 @@
 
 #include "core/math.h"
 #include "core/proto_io.h"
+#include "data/dataset_reader.h"
 #include "models/imported_model.h"
 #include "models/optimizer.h"
 #include "models/trainer.h"
@@ -56,22 +57,35 @@ DEFINE_int32(batch_size, 64, "images per iteration");
 DEFINE_double(epochs, 1.0, "epochs to train (ignored when --iters is given)");
 DEFINE_int64(iters, 0, "total iterations to train (overrides --epochs)");
 DEFINE_double(base_lr, 0.01, "learning rate at multiplier 1");
-DEFINE_string(lr_policy, "fixed", "fixed, step, multistep, exp, inv, poly");
+DEFINE_string(lr_policy, "fixed",
+              "fixed, step, multistep, exp, inv, poly or cosine (to --min_lr over --max_iter "
+              "iterations, then restarting: PyTorch's CosineAnnealingLR up to T_max)");
 DEFINE_int64(stepsize, 0, "step policy: iterations per decay");
 DEFINE_string(stepsizes, "", "multistep policy: comma-separated iterations");
 DEFINE_double(gamma, 0.1, "decay factor (step, multistep, exp, inv)");
 DEFINE_double(power, 1.0, "exponent (inv, poly)");
+DEFINE_int64(max_iter, 0, "poly and cosine: the schedule's length (default: the run's)");
+DEFINE_double(min_lr, 0.0, "cosine: the learning rate at the end of each period");
 DEFINE_int64(warmup_iters, 0, "linear learning-rate warm-up length");
 DEFINE_double(warmup_start, 0.0, "warm-up multiplier at iteration 0");
 DEFINE_string(optimizer, "momentum",
-              "sgd (no momentum), momentum, nesterov, adam or adamw (PyTorch's Adam / AdamW: "
-              "--beta1, --beta2, --epsilon; --weight_decay is Adam's L2 term, AdamW's decoupled "
-              "decay)");
-DEFINE_double(momentum, 0.9, "momentum (momentum and nesterov optimizers)");
+              "sgd (no momentum), momentum, nesterov, lars (momentum SGD with each weight's rate "
+              "scaled by --lars_trust |w| / (|g| + weight_decay |w|)), or PyTorch's adam, adamw "
+              "(--beta1, --beta2; --weight_decay is Adam's L2 term, AdamW's decoupled decay), "
+              "adagrad, rmsprop (--alpha, --momentum) or adadelta (--rho; --base_lr 1 is "
+              "PyTorch's default), each with --epsilon");
+DEFINE_double(momentum, 0.9,
+              "momentum (momentum, nesterov and lars; rmsprop's is 0 unless given)");
 DEFINE_bool(nesterov, false, "Nesterov momentum (the same as --optimizer nesterov)");
 DEFINE_double(beta1, 0.9, "Adam / AdamW: decay of the first moment");
 DEFINE_double(beta2, 0.999, "Adam / AdamW: decay of the second moment");
-DEFINE_double(epsilon, 1e-8, "Adam / AdamW: added to the bias-corrected sqrt of the second moment");
+DEFINE_double(epsilon, -1,
+              "adaptive optimizers: added to the square root of the second moment (Adam: after "
+              "its bias correction); default PyTorch's: 1e-8 (adam, adamw, rmsprop), 1e-10 "
+              "(adagrad), 1e-6 (adadelta, inside the root)");
+DEFINE_double(alpha, 0.99, "rmsprop: decay of the squared-gradient average");
+DEFINE_double(rho, 0.9, "adadelta: decay of the running averages");
+DEFINE_double(lars_trust, 0.001, "lars: trust coefficient");
 DEFINE_double(weight_decay, 0.0, "L2 weight decay (weights only)");
 DEFINE_bool(weight_decay_all, false, "also decay biases and BatchNorm parameters");
 DEFINE_string(freeze, "",
@@ -207,6 +221,7 @@ void CheckFlagsInRange() {
   const double kBig = 3.4e38;  // what a float holds
   for (const auto& f : {std::make_pair("iters", FLAGS_iters), {"stepsize", FLAGS_stepsize},
                         {"warmup_iters", FLAGS_warmup_iters}, {"test_every", FLAGS_test_every},
+                        {"max_iter", FLAGS_max_iter},
                         {"checkpoint_every", FLAGS_checkpoint_every},
                         {"max_skipped_steps", FLAGS_max_skipped_steps}}) {
     HALFCAF_ENFORCE(f.second >= 0, "--", f.first, " must be >= 0, got ", f.second);
@@ -220,6 +235,21 @@ void CheckFlagsInRange() {
                   FLAGS_epochs);
   CheckedFloat("data_scale", FLAGS_data_scale, -kBig, kBig);
   CheckedFloat("initial_loss_scale", FLAGS_initial_loss_scale, 1e-30, kBig);
+}
+
+// The training set, loaded early when the schedule's length comes from it; kept until the trainer
+// has loaded it too (LoadDataSourceShared then returns this one instead of reading it again).
+std::shared_ptr<const DataSource> g_early_train_set;
+
+// The run's length in iterations: --iters, or --epochs over the training set.
+int64_t RunIterations(const TrainerOptions& o) {
+  if (FLAGS_iters > 0) return FLAGS_iters;
+  int64_t n = FLAGS_synthetic_count;
+  if (o.data_format != "synthetic") {
+    g_early_train_set = LoadDataSourceShared(o.data_format, o.train_data);
+    n = g_early_train_set->size();
+  }
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(FLAGS_epochs * n / FLAGS_batch_size)));
 }
 
 TrainerOptions OptionsFromFlags() {
@@ -261,20 +291,32 @@ TrainerOptions OptionsFromFlags() {
   o.optimizer.stepsizes = ParseInts(FLAGS_stepsizes, "stepsizes");
   o.optimizer.gamma = CheckedFloat("gamma", FLAGS_gamma, 0, 3.4e38);
   o.optimizer.power = CheckedFloat("power", FLAGS_power, -1e6, 1e6);
+  if (FLAGS_lr_policy == "poly" || FLAGS_lr_policy == "cosine") {
+    o.optimizer.max_iter = FLAGS_max_iter > 0 ? FLAGS_max_iter : RunIterations(o);
+  }
+  o.optimizer.min_lr = CheckedFloat("min_lr", FLAGS_min_lr, 0, 3.4e38);
   o.optimizer.warmup_iters = FLAGS_warmup_iters;
   o.optimizer.warmup_start = CheckedFloat("warmup_start", FLAGS_warmup_start, 0, 1);
   o.optimizer.momentum = CheckedFloat("momentum", FLAGS_momentum, 0, 1, /*hi_open=*/true);
+  if (FLAGS_optimizer == "rmsprop" && gflags::GetCommandLineFlagInfoOrDie("momentum").is_default) {
+    o.optimizer.momentum = 0.f;  // PyTorch's RMSprop default
+  }
   o.optimizer.nesterov = FLAGS_nesterov;
   o.optimizer.type = FLAGS_optimizer;
   HALFCAF_ENFORCE(std::find(std::begin(kOptimizerTypes), std::end(kOptimizerTypes),
                             FLAGS_optimizer) != std::end(kOptimizerTypes),
-                  "--optimizer must be sgd, momentum, nesterov, adam or adamw, got '",
-                  FLAGS_optimizer, "'");
-  HALFCAF_ENFORCE(!FLAGS_nesterov || FLAGS_optimizer == "momentum" || FLAGS_optimizer == "nesterov",
-                  "--nesterov is for the momentum optimizer, not --optimizer ", FLAGS_optimizer);
+                  "--optimizer must be one of ", OptimizerTypeList(), ", got '", FLAGS_optimizer,
+                  "'");
+  HALFCAF_ENFORCE(!FLAGS_nesterov || FLAGS_optimizer == "momentum" ||
+                      FLAGS_optimizer == "nesterov" || FLAGS_optimizer == "lars",
+                  "--nesterov is for the momentum and lars optimizers, not --optimizer ",
+                  FLAGS_optimizer);
   o.optimizer.beta1 = CheckedFloat("beta1", FLAGS_beta1, 0, 1, /*hi_open=*/true);
   o.optimizer.beta2 = CheckedFloat("beta2", FLAGS_beta2, 0, 1, /*hi_open=*/true);
-  o.optimizer.epsilon = CheckedFloat("epsilon", FLAGS_epsilon, 0, 1);
+  o.optimizer.epsilon = FLAGS_epsilon < 0 ? -1.f : CheckedFloat("epsilon", FLAGS_epsilon, 0, 1);
+  o.optimizer.alpha = CheckedFloat("alpha", FLAGS_alpha, 0, 1);
+  o.optimizer.rho = CheckedFloat("rho", FLAGS_rho, 0, 1);
+  o.optimizer.lars_trust = CheckedFloat("lars_trust", FLAGS_lars_trust, 0, 1e6);
   o.optimizer.weight_decay = CheckedFloat("weight_decay", FLAGS_weight_decay, 0, 1e6);
   o.optimizer.weight_decay_on_bias_and_bn = FLAGS_weight_decay_all;
   o.param_groups = ParseParamGroups(FLAGS_freeze, FLAGS_param_groups);

@@ -20,15 +20,6 @@ Tensor Int64Scalar(int64_t v) {
   return t;
 }
 
-double RelErr(const std::vector<float>& got, const std::vector<double>& want) {
-  double diff = 0, ref = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    diff = std::max(diff, std::fabs(got[i] - want[i]));
-    ref = std::max(ref, std::fabs(want[i]));
-  }
-  return diff / ref;
-}
-
 // Caffe2's Adam: lr negative, iter counted before the step (t = iter + 1).
 TEST(AdamOpTest, CaffeFormulaOverTwentySteps) {
   const float lr = -0.01f, eps = 1e-5f;
@@ -54,9 +45,9 @@ TEST(AdamOpTest, CaffeFormulaOverTwentySteps) {
       m2[i] = 0.999f * m2[i] + (1 - 0.999f) * double(gv[i]) * gv[i];
       p[i] += lr * c * m1[i] / (std::sqrt(m2[i]) + eps);
     }
-    EXPECT_LT(RelErr(ToFloatVector(ws.GetTensor("p")), p), 1e-6) << "step " << step;
+    EXPECT_LT(MaxRelativeError(ToFloatVector(ws.GetTensor("p")), p), 1e-6) << "step " << step;
   }
-  EXPECT_LT(RelErr(ToFloatVector(ws.GetTensor("m2")), m2), 1e-5);
+  EXPECT_LT(MaxRelativeError(ToFloatVector(ws.GetTensor("m2")), m2), 1e-5);
 }
 
 // PyTorch's Adam (L2 weight decay) or AdamW (decoupled), written out in double.
@@ -105,7 +96,7 @@ void ExpectMixedPrecisionAdam(bool decoupled, DataType grad_type) {
     SetInput(&ws, "iter", Int64Scalar(t));
     RunOp(def, {}, &ws);
     ref.Step(ToFloatVector(g), lr, wd, scale, decoupled, eps, t);
-    EXPECT_LT(RelErr(ToFloatVector(ws.GetTensor("p")), ref.p), 1e-6) << "step " << t;
+    EXPECT_LT(MaxRelativeError(ToFloatVector(ws.GetTensor("p")), ref.p), 1e-6) << "step " << t;
   }
   // The copy is the new master rounded once.
   const Tensor copy = ws.GetTensor("copy");

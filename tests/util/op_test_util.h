@@ -2,6 +2,7 @@
 // and the FP16-vs-FP32 check every numeric operator gets.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -87,6 +88,17 @@ inline Tensor RoundThrough(const Tensor& t, DataType dtype) {
 }
 inline Tensor RoundThroughHalf(const Tensor& t) { return RoundThrough(t, DataType::FLOAT16); }
 inline Tensor RoundThroughBFloat16(const Tensor& t) { return RoundThrough(t, DataType::BFLOAT16); }
+
+// The largest absolute difference of `got` from `want` over the largest |want| (a reference
+// computed in double).
+inline double MaxRelativeError(const std::vector<float>& got, const std::vector<double>& want) {
+  double diff = 0, ref = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    diff = std::max(diff, std::fabs(got[i] - want[i]));
+    ref = std::max(ref, std::fabs(want[i]));
+  }
+  return diff / ref;
+}
 
 inline void SetInput(Workspace* ws, const std::string& name, const Tensor& value) {
   ws->CreateTensor(name)->CopyFrom(value);

@@ -20,7 +20,9 @@ Files in --out:
 
 Options give the other sides of the comparison: --precision (PyTorch's own mixed-precision
 drift), --perturb (PyTorch's own sensitivity to rounding-level changes of the initial weights),
---lr_policy step (with the momentum correction that makes PyTorch's SGD follow Caffe2's).
+--lr_policy step or cosine (with the momentum correction that makes PyTorch's SGD follow
+Caffe2's when the rate changes). --optimizer picks torch.optim's SGD, Adam, AdamW, Adagrad,
+RMSprop or Adadelta, each with PyTorch's default epsilon unless --epsilon is given.
 
 Adding a family: a function returning the nn.Module (inputs 1x28x28, 10 classes) in FAMILIES.
 """
@@ -166,11 +168,27 @@ def use_fp16(model):
             m.forward = types.MethodType(fp16_forward, m)
 
 
+def cosine_rates(a):
+    """PyTorch's CosineAnnealingLR(T_max=max_iter, eta_min=min_lr) after 1, 2, ..., steps
+    scheduler steps (for --steps below --max_iter, where Caffe2's cosine has not restarted)."""
+    w = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=a.lr)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=a.max_iter, eta_min=a.min_lr)
+    rates = []
+    for _ in range(a.steps):
+        opt.step()
+        sched.step()
+        rates.append(opt.param_groups[0]["lr"])
+    return rates
+
+
 def learning_rate(a, step):
     """train_net's learning rate at 0-based step `step` (Caffe2's LearningRate reads the iteration
     counter after Iter has incremented it: step + 1)."""
     if a.lr_policy == "step":
         return a.lr * a.gamma ** ((step + 1) // a.stepsize)
+    if a.lr_policy == "cosine":
+        return cosine_rates(a)[step]
     return a.lr
 
 
@@ -240,14 +258,29 @@ def write_caffe2_nets(model, out):
         f.write('external_output: "loss"\n')
 
 
+DEFAULT_EPSILON = {"adam": 1e-8, "adamw": 1e-8, "rmsprop": 1e-8, "adagrad": 1e-10,
+                   "adadelta": 1e-6}
+
+
 def make_optimizer(model, a):
-    """torch.optim's SGD (momentum, Nesterov, weight decay), Adam or AdamW with the run's settings."""
+    """torch.optim's SGD (momentum, Nesterov, weight decay), Adam, AdamW, Adagrad, RMSprop or
+    Adadelta with the run's settings."""
+    eps = a.epsilon if a.epsilon is not None else DEFAULT_EPSILON.get(a.optimizer)
+    wd = a.weight_decay
     if a.optimizer == "adam":
-        return torch.optim.Adam(model.parameters(), lr=a.lr, betas=(a.beta1, a.beta2),
-                                eps=a.epsilon, weight_decay=a.weight_decay)
+        return torch.optim.Adam(model.parameters(), lr=a.lr, betas=(a.beta1, a.beta2), eps=eps,
+                                weight_decay=wd)
     if a.optimizer == "adamw":
-        return torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(a.beta1, a.beta2),
-                                 eps=a.epsilon, weight_decay=a.weight_decay)
+        return torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(a.beta1, a.beta2), eps=eps,
+                                 weight_decay=wd)
+    if a.optimizer == "adagrad":
+        return torch.optim.Adagrad(model.parameters(), lr=a.lr, eps=eps, weight_decay=wd)
+    if a.optimizer == "rmsprop":
+        return torch.optim.RMSprop(model.parameters(), lr=a.lr, alpha=a.alpha, eps=eps,
+                                   weight_decay=wd, momentum=a.momentum)
+    if a.optimizer == "adadelta":
+        return torch.optim.Adadelta(model.parameters(), lr=a.lr, rho=a.rho, eps=eps,
+                                    weight_decay=wd)
     return torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum,
                            nesterov=a.nesterov, weight_decay=a.weight_decay)
 
@@ -290,13 +323,18 @@ def main():
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--lr", type=float, default=0.01)
-    p.add_argument("--lr_policy", choices=["fixed", "step"], default="fixed")
+    p.add_argument("--lr_policy", choices=["fixed", "step", "cosine"], default="fixed")
+    p.add_argument("--max_iter", type=int, default=0, help="cosine: T_max")
+    p.add_argument("--min_lr", type=float, default=0.0, help="cosine: eta_min")
     p.add_argument("--stepsize", type=int, default=0)
     p.add_argument("--gamma", type=float, default=1.0)
-    p.add_argument("--optimizer", choices=["momentum", "adam", "adamw"], default="momentum")
+    p.add_argument("--optimizer", default="momentum",
+                   choices=["momentum", "adam", "adamw", "adagrad", "rmsprop", "adadelta"])
     p.add_argument("--beta1", type=float, default=0.9)
     p.add_argument("--beta2", type=float, default=0.999)
-    p.add_argument("--epsilon", type=float, default=1e-8)
+    p.add_argument("--epsilon", type=float, default=None, help="default: PyTorch's")
+    p.add_argument("--alpha", type=float, default=0.99, help="RMSprop")
+    p.add_argument("--rho", type=float, default=0.9, help="Adadelta")
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--nesterov", action="store_true")
     p.add_argument("--weight_decay", type=float, default=0.0)
