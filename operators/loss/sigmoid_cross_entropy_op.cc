@@ -74,7 +74,7 @@ class SigmoidXentOp final : public Operator<CPUContext> {
     const float* x = ReadAsFloat(X, &x_);
     const float* t = T.data<float>();
     const float* w = W ? W->data<float>() : nullptr;
-    float* y = Output(0, s.out_dims)->mutable_data<float>();
+    float* y = Output(0, s.out_dims)->template mutable_data<float>();
     for (int64_t i = 0; i < s.outer; ++i) {
       double sum = 0;
       for (int64_t k = i * s.inner; k < (i + 1) * s.inner; ++k) {
