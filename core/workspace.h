@@ -1,8 +1,13 @@
-// Workspace: the blobs by name, and the nets created over them.
+// Workspace: the blobs by name, and the nets created over them. A child workspace (Caffe2's
+// shared workspace, which a plan's create_workspace step runs in) sees its parent's blobs:
+// looking a name up finds the child's own blob, else the parent's; creating a blob the parent
+// has returns the parent's, otherwise the blob is the child's own and goes with it. Nets are
+// each workspace's own. The blob map is guarded, so concurrent plan steps may create blobs.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -16,6 +21,8 @@ class NetBase;
 class Workspace {
  public:
   explicit Workspace(std::string root_folder = ".");
+  // A child of `parent` (which must outlive it), with the parent's root folder.
+  explicit Workspace(Workspace* parent);
   ~Workspace();
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
@@ -42,9 +49,12 @@ class Workspace {
   std::vector<std::string> Nets() const;
 
   const std::string& root_folder() const { return root_folder_; }
+  Workspace* parent() const { return parent_; }
 
  private:
   std::string root_folder_;
+  Workspace* parent_ = nullptr;
+  mutable std::mutex blobs_mutex_;  // guards blobs_
   std::map<std::string, std::unique_ptr<Blob>> blobs_;
   std::map<std::string, std::unique_ptr<NetBase>> nets_;
 };

@@ -56,13 +56,6 @@ void ListOps() {
   }
 }
 
-void PrintBlob(const std::string& name, const Tensor& t) {
-  TensorProto p;
-  TensorToProto(t, name, &p);
-  std::cout << name << ": " << t.DebugString() << "\n";
-  std::cout << p.DebugString();
-}
-
 int Main() {
   if (FLAGS_list_ops) {
     ListOps();
@@ -119,15 +112,7 @@ int Main() {
     for (int i = 0; i < FLAGS_iters; ++i) ws.RunNet(net.name());
     ws.GetNet(net.name())->CheckDeferredErrors();  // e.g. a label out of range on CUDA
   }
-  for (const auto& b : blobs) {
-    HALFCAF_ENFORCE(ws.HasBlob(b), "--output_blobs: blob '", b, "' does not exist");
-  }
-  if (!FLAGS_output.empty()) {
-    HALFCAF_ENFORCE(!blobs.empty(), "--output needs --output_blobs");
-    WriteBlobsToFile(ws, blobs, FLAGS_output);
-  } else {
-    for (const auto& b : blobs) PrintBlob(b, ws.GetTensor(b));
-  }
+  OutputBlobs(ws, blobs, FLAGS_output);
   return 0;
 }
 

@@ -18,6 +18,7 @@
 
 #include "core/enforce.h"
 #include "core/proto_io.h"
+#include "core/tensor_proto.h"
 
 namespace halfcaf {
 
@@ -173,6 +174,24 @@ std::string PlacementString(const Placement& p) {
   std::string s = std::to_string(p.replicas.size()) + " data-parallel replicas (";
   for (size_t i = 0; i < p.replicas.size(); ++i) s += (i ? ", " : "") + p.replicas[i].ToString();
   return s + ")";
+}
+
+void OutputBlobs(const Workspace& ws, const std::vector<std::string>& blobs,
+                 const std::string& output) {
+  for (const auto& b : blobs) {
+    HALFCAF_ENFORCE(ws.HasBlob(b), "--output_blobs: blob '", b, "' does not exist");
+  }
+  if (!output.empty()) {
+    HALFCAF_ENFORCE(!blobs.empty(), "--output needs --output_blobs");
+    WriteBlobsToFile(ws, blobs, output);
+    return;
+  }
+  for (const auto& b : blobs) {
+    const Tensor& t = ws.GetTensor(b);
+    TensorProto p;
+    TensorToProto(t, b, &p);
+    std::cout << b << ": " << t.DebugString() << "\n" << p.DebugString();
+  }
 }
 
 }  // namespace halfcaf

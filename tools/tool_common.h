@@ -8,6 +8,7 @@
 
 #include "core/strings.h"
 #include "core/types.h"
+#include "core/workspace.h"
 
 namespace halfcaf {
 
@@ -43,5 +44,11 @@ Placement ParsePlacement(const std::string& device, bool device_given, int gpu,
                          const std::string& gpus, int replicas);
 // "CUDA:0" or "2 data-parallel replicas (CUDA:0, CUDA:1)".
 std::string PlacementString(const Placement& p);
+
+// The --output_blobs / --output convention of run_net and run_plan: every blob must exist; with
+// `output` they are written to it as TensorProtos (text when it ends in .pbtxt), else each is
+// printed (its shape, then its TensorProto).
+void OutputBlobs(const Workspace& ws, const std::vector<std::string>& blobs,
+                 const std::string& output);
 
 }  // namespace halfcaf

@@ -2,6 +2,7 @@
 // (tests/fixtures/convnet_{init,train}_net.pbtxt) with run_net, on a fixed separable batch.
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -140,6 +141,57 @@ TEST(ConvnetTrainingTest, CaffeAdamNetFollowsTheAdamRule) {
   RunTraining(dir, 150, "loss,accuracy", &last, "adam");
   EXPECT_LT(last.GetTensor("loss").data<float>()[0], 0.1f * one.GetTensor("loss").data<float>()[0]);
   EXPECT_EQ(last.GetTensor("accuracy").data<float>()[0], 1.f);
+}
+
+// The same training as a Caffe2 plan (init once, then 3 x 10 training iterations in nested
+// steps) through run_plan: bit for bit run_net's 30 iterations.
+TEST(ConvnetTrainingTest, RunPlanReproducesRunNet) {
+  const std::string dir = TestTempDir() + "/plan";
+  std::system(("mkdir -p " + dir).c_str());
+  WriteBatch(dir + "/batch.pb");
+  PlanDef plan;
+  plan.set_name("convnet");
+  NetDef* init = plan.add_network();
+  ReadProtoFromFile(kData + "convnet_init_net.pbtxt", init);
+  init->set_name("init");
+  NetDef* train = plan.add_network();
+  ReadProtoFromFile(kData + "convnet_train_net.pbtxt", train);
+  train->set_name("train");
+  ExecutionStep* first = plan.add_execution_step();
+  first->set_name("init");
+  first->add_network("init");
+  ExecutionStep* loop = plan.add_execution_step();
+  loop->set_name("epochs");
+  loop->set_num_iter(3);
+  ExecutionStep* inner = loop->add_substep();
+  inner->set_name("epoch");
+  inner->add_network("train");
+  inner->set_num_iter(10);
+  WriteProtoToFile(plan, dir + "/plan.pbtxt", /*text=*/true);
+  const auto r = RunTool("run_plan", "--plan " + dir + "/plan.pbtxt --inputs " + dir +
+                                         "/batch.pb --output_blobs loss,conv1_w,pred_w --output " +
+                                         dir + "/plan_out.pb");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Workspace by_plan, by_net;
+  FeedTensorProtosFile(dir + "/plan_out.pb", &by_plan);
+  RunTraining(dir, 30, "loss,conv1_w,pred_w", &by_net);
+  for (const char* blob : {"loss", "conv1_w", "pred_w"}) {
+    const Tensor& a = by_plan.GetTensor(blob);
+    const Tensor& b = by_net.GetTensor(blob);
+    ASSERT_EQ(a.numel(), b.numel()) << blob;
+    EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0) << blob;
+  }
+  // A malformed plan: one clear error, exit 1, nothing written.
+  plan.mutable_execution_step(1)->add_network("train");  // substeps and networks
+  WriteProtoToFile(plan, dir + "/bad.pbtxt", /*text=*/true);
+  const auto bad = RunTool("run_plan", "--plan " + dir + "/bad.pbtxt --inputs " + dir +
+                                           "/batch.pb --output_blobs loss --output " + dir +
+                                           "/bad_out.pb");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("run_plan: error: ExecutionStep 'epochs' has both substeps and networks"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_NE(std::system(("test -e " + dir + "/bad_out.pb").c_str()), 0);
 }
 
 }  // namespace
