@@ -39,6 +39,22 @@ NetBase::NetBase(const NetDef& def, Workspace* ws) : def_(def) {
   }
 }
 
+void AssignRandomSeeds(NetDef* net, uint32_t seed, const std::string& salt) {
+  uint64_t base = 0xcbf29ce484222325ull ^ seed;  // FNV-1a over the salt, then splitmix64 per op
+  for (const unsigned char c : salt) base = (base ^ c) * 0x100000001b3ull;
+  for (int i = 0; i < net->op_size(); ++i) {
+    OperatorDef* op = net->mutable_op(i);
+    if (op->has_device_option() && op->device_option().has_random_seed()) continue;
+    if (!op->has_device_option() && net->has_device_option()) {
+      *op->mutable_device_option() = net->device_option();
+    }
+    uint64_t z = base + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(i + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    op->mutable_device_option()->set_random_seed(static_cast<uint32_t>(z ^ (z >> 31)));
+  }
+}
+
 std::string NetBase::OpContext(size_t i) const {
   return NetLabel(def_) + " " + OpLabel(ops_[i]->def(), static_cast<int>(i));
 }

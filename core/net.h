@@ -49,4 +49,10 @@ std::vector<std::string> NetTypes();
 // Net of the def's type ("simple" when empty). Ops without a device_option take the net's.
 std::unique_ptr<NetBase> CreateNet(const NetDef& def, Workspace* ws);
 
+// Gives every op of `net` that has no DeviceOption random_seed its own, a function of `seed`,
+// `salt` (e.g. the net's role) and the op's position, so the net draws the same random numbers
+// wherever and whenever it is created (a plan run elsewhere, a net created after others). An op
+// without a device_option first takes the net's, so its placement is kept.
+void AssignRandomSeeds(NetDef* net, uint32_t seed, const std::string& salt);
+
 }  // namespace halfcaf

@@ -94,22 +94,29 @@ std::unique_ptr<DataSource> LoadDBDataset(const std::string& path, const std::st
   return records.Finish(MakeString(db_type, " DB '", path, "'"));
 }
 
-std::unique_ptr<DataSource> LoadDataSource(const std::string& format, const std::string& path) {
+std::unique_ptr<DataSource> LoadDataSource(const std::string& format, const std::string& path,
+                                           const std::string& split, int64_t per_class) {
+  if (format == "quickdraw") return LoadQuickDrawDataset(path, split, per_class);
+  HALFCAF_ENFORCE(format == "idx" || format == "cifar10" || format == "leveldb" || format == "lmdb",
+                  "unknown data format '", format, "' (idx, cifar10, quickdraw, leveldb, lmdb)");
+  HALFCAF_ENFORCE(split == "train" && per_class == 0, "data format '", format,
+                  "' has no split or per_class (quickdraw has): got split '", split,
+                  "', per_class ", per_class, "; give a test set as its own source");
   if (format == "idx") return LoadIdxDataset(path);
   if (format == "cifar10") return LoadCifar10Dataset(path);
-  HALFCAF_ENFORCE(format == "leveldb" || format == "lmdb", "unknown data format '", format,
-                  "' (idx, cifar10, leveldb, lmdb)");
   return LoadDBDataset(path, format);
 }
 
 std::shared_ptr<const DataSource> LoadDataSourceShared(const std::string& format,
-                                                       const std::string& path) {
+                                                       const std::string& path,
+                                                       const std::string& split,
+                                                       int64_t per_class) {
   static std::mutex mu;
   static std::map<std::string, std::weak_ptr<const DataSource>> cache;
-  const std::string key = format + '\n' + path;
+  const std::string key = MakeString(format, '\n', path, '\n', split, '\n', per_class);
   std::lock_guard<std::mutex> lock(mu);  // two loads of one set never run at once
   if (auto held = cache[key].lock()) return held;
-  std::shared_ptr<const DataSource> loaded = LoadDataSource(format, path);
+  std::shared_ptr<const DataSource> loaded = LoadDataSource(format, path, split, per_class);
   cache[key] = loaded;
   return loaded;
 }

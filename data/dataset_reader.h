@@ -12,6 +12,13 @@
 //            them (and Caffe2's tutorials read with TensorProtosDBInput): tensor 0 a uint8 image of
 //            dims (C, H, W), (H, W, C) or (H, W), tensor 1 an int32 label (one value); read into
 //            memory once, in key order (dataset_db.cc).
+//   quickdraw  Quick, Draw!'s numpy bitmaps: a folder of <class>.npy files, one per class (at least
+//            2), uint8 of shape (N, 784) or (N, 28, 28), 0 = background, 255 = stroke. Labels
+//            follow the files' names in sorted order. Split "train" is each class's first images,
+//            "test" its last min(1000, N / 10) (held out from "train"); `per_class` caps the
+//            images taken per class. Samples interleave the classes (sample i is class
+//            i % classes while every class has images left). Only the rows taken are read
+//            (dataset_quickdraw.cc, data/npy.h).
 //   synthetic  random but learnable samples of a given CHW shape and class count, generated on
 //            the fly from (seed, sample index); nothing is held in memory.
 //
@@ -78,6 +85,11 @@ std::unique_ptr<DataSource> LoadIdxDataset(const std::string& images_path,
 // Loads CIFAR-10 binary batches from a file or a folder (see above).
 std::unique_ptr<DataSource> LoadCifar10Dataset(const std::string& path);
 
+// Loads the `split` ("train" or "test") of a Quick, Draw! numpy bitmap folder (see above): at most
+// `per_class` images of each class (0: all the split has).
+std::unique_ptr<DataSource> LoadQuickDrawDataset(const std::string& folder,
+                                                 const std::string& split, int64_t per_class);
+
 // Loads a Caffe2 DB of {image, label} TensorProtos records (see above). `db_type` is "leveldb" or
 // "lmdb". The layout of 3-d images is told by which end holds the channels (1, 3 or 4): (C, H, W)
 // when the first dim does and the last does not, (H, W, C) the other way round; anything else is
@@ -103,14 +115,20 @@ class ImageLabelRecords {
   bool hwc_ = false;
 };
 
-// A file-backed data set by format name: idx, cifar10, leveldb or lmdb (not synthetic). Throws on
-// any other name.
-std::unique_ptr<DataSource> LoadDataSource(const std::string& format, const std::string& path);
-// The same, shared: while any holder keeps the returned set alive, loading the same format and
-// path again returns it instead of reading the files a second time (e.g. a trainer reading the
-// sample dims, then the DataInput op of the net it builds).
+// A file-backed data set by format name: idx, cifar10, quickdraw, leveldb or lmdb (not
+// synthetic). Throws on any other name. `split` and `per_class` choose the part of a quickdraw
+// folder (LoadQuickDrawDataset); other formats have no parts and refuse values other than the
+// defaults.
+std::unique_ptr<DataSource> LoadDataSource(const std::string& format, const std::string& path,
+                                           const std::string& split = "train",
+                                           int64_t per_class = 0);
+// The same, shared: while any holder keeps the returned set alive, loading the same format, path,
+// split and per_class again returns it instead of reading the files a second time (e.g. a trainer
+// reading the sample dims, then the DataInput op of the net it builds).
 std::shared_ptr<const DataSource> LoadDataSourceShared(const std::string& format,
-                                                       const std::string& path);
+                                                       const std::string& path,
+                                                       const std::string& split = "train",
+                                                       int64_t per_class = 0);
 
 // `count` synthetic samples of dims {C, H, W} with labels in [0, num_classes). Each class has a
 // random template image; a sample is the mean of its class template and random noise, so a model

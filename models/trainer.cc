@@ -109,6 +109,11 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
     PlaceOnDevice(&body_, opt_.device, opt_.data_blob, opt_.label_blob);
     PlaceOnDevice(&tail_, opt_.device, opt_.data_blob, opt_.label_blob);
   }
+  // Explicit seeds: the nets draw the same numbers however and wherever they are created (a
+  // plan written by TrainingPlan and run by run_plan, a resumed run).
+  AssignRandomSeeds(&init_, opt_.seed, "init");
+  AssignRandomSeeds(&body_, opt_.seed, "train");
+  AssignRandomSeeds(&tail_, opt_.seed, "update");
   std::vector<std::string> grad_blobs;
   for (const auto& pg : param_grads_) grad_blobs.push_back(pg.grad);
   train_ = body_;

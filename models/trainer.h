@@ -155,6 +155,15 @@ class Trainer {
   // position, written atomically with a checksum. Throws, leaving the file at `path` as it was,
   // when any of it is inf or NaN (a diverged run) or CheckSkippedSteps fails.
   void SaveCheckpoint(const std::string& path);
+  // The training run as one Caffe2 PlanDef (models/trainer_plan.cc), for run_plan or any plan
+  // executor: networks "train_init" (the init net with the optimizer state), "train" (reader,
+  // forward, backward, update), and with test data "test" plus "test_sum_start", "test_sum_add"
+  // and "test_mean"; steps: the init net once, then `iterations` training iterations with the
+  // whole test set evaluated after every `test_every` (0: at the end only) and at the end,
+  // leaving the mean test loss and accuracy in "test/loss" and "test/accuracy". Every op has an
+  // explicit random seed and data paths are absolute, so run_plan reproduces this trainer's run
+  // from Initialize bit for bit. Call after Initialize; one process only.
+  PlanDef TrainingPlan(int64_t iterations, int64_t test_every);
   // Throws when, in mixed precision, max_skipped_steps consecutive steps have overflowed (the
   // longest run of skipped steps is tracked on the device; this reads it).
   void CheckSkippedSteps() const;
@@ -210,6 +219,8 @@ class Trainer {
   // set loaded until the net is created, so it is read once.
   MemoryPlan PlanNetMemory(const NetDef& net, const std::string& prefix,
                            std::vector<std::shared_ptr<const void>>* hold) const;
+  // The evaluation net's blob for the forward net's `blob` (its loss and accuracy).
+  static std::string TestBlob(const std::string& blob) { return "test_batch/" + blob; }
   // Blob `blob` of replica `r` (the name itself without data parallelism).
   std::string Name(size_t r, const std::string& blob) const;
   float ReadScalar(const std::string& blob) const;

@@ -61,6 +61,17 @@ void PlaceOnDevice(NetDef* net, Device device, const std::string& data, const st
   *net = out;
 }
 
+void RenameBlob(const std::string& from, const std::string& to, NetDef* net) {
+  for (auto& op : *net->mutable_op()) {
+    for (auto& b : *op.mutable_input()) {
+      if (b == from) b = to;
+    }
+    for (auto& b : *op.mutable_output()) {
+      if (b == from) b = to;
+    }
+  }
+}
+
 NetDef Trainer::MakeDataNet(const std::string& source, bool train, int64_t global_batch,
                             const std::string& data, const std::string& label) const {
   const int64_t batch_size = global_batch / shards_;  // this shard's slice of each batch
@@ -89,6 +100,10 @@ NetDef Trainer::MakeDataNet(const std::string& source, bool train, int64_t globa
     args.push_back(MakeArgument("synthetic_shape", opt_.synthetic_shape));
     args.push_back(MakeArgument("num_classes", opt_.num_classes));
     args.push_back(MakeArgument("synthetic_count", opt_.synthetic_count));
+  }
+  // A Quick, Draw! folder holds both sets: the test reader takes its held-out split.
+  if (opt_.data_format == "quickdraw") {
+    args.push_back(MakeArgument("split", std::string(train ? "train" : "test")));
   }
   NetDef net;
   *net.add_op() = MakeOperatorDef("DataInput", train ? "train_reader" : "test_reader", {},
@@ -176,6 +191,10 @@ void Trainer::BuildTestNet(int64_t batch) {
   if (!replicas_.empty()) fwd = ReplicateNet(fwd, Replica{Device{}, replicas_[0].prefix}, {});
   for (const auto& op : fwd.op()) *test_.add_op() = op;
   PlaceOnDevice(&test_, opt_.device, data, label);
+  AssignRandomSeeds(&test_, opt_.seed, "test");
+  // Its loss and accuracy get their own blobs, so an evaluation leaves the training step's
+  // (which ReadStats reports) as they were.
+  for (const auto& b : {opt_.loss_blob, opt_.accuracy_blob}) RenameBlob(Name(0, b), TestBlob(b), &test_);
   std::vector<std::shared_ptr<const void>> hold;
   if (opt_.optimize_memory) {
     test_plan_ = PlanNetMemory(test_, "__shared_test_", &hold);
@@ -196,11 +215,11 @@ EvalStats Trainer::Evaluate() {
   start.index = 0;
   test_reader_->SetState(start);
   EvalStats e;
-  const bool has_acc = NetWrites(test_, Name(0, opt_.accuracy_blob));
+  const bool has_acc = NetWrites(test_, TestBlob(opt_.accuracy_blob));
   for (int64_t i = 0; i < test_batches_; ++i) {
     test_net_->Run();
-    e.loss += ReadScalar(Name(0, opt_.loss_blob));
-    if (has_acc) e.accuracy += ReadScalar(Name(0, opt_.accuracy_blob));
+    e.loss += ReadScalar(TestBlob(opt_.loss_blob));
+    if (has_acc) e.accuracy += ReadScalar(TestBlob(opt_.accuracy_blob));
   }
   test_net_->CheckDeferredErrors();
   if (opt_.world) {

@@ -20,7 +20,9 @@ MemoryPlan Trainer::PlanNetMemory(const NetDef& net, const std::string& prefix,
     const ArgumentHelper a(reader);
     std::vector<int64_t> chw = opt_.synthetic_shape;
     if (opt_.data_format != "synthetic") {
-      auto data = LoadDataSourceShared(opt_.data_format, a.GetSingleArgument<std::string>("source", ""));
+      auto data = LoadDataSourceShared(opt_.data_format, a.GetSingleArgument<std::string>("source", ""),
+                                       a.GetSingleArgument<std::string>("split", "train"),
+                                       a.GetSingleArgument<int64_t>("per_class", 0));
       chw = data->sample_dims();
       hold->push_back(data);
     }
@@ -51,6 +53,7 @@ std::set<std::string> Trainer::KeptBlobs() const {
     if (!pg.copy.empty()) named.push_back(pg.copy);
   }
   for (const auto& p : params_) named.push_back(p.name);
+  for (const auto& b : {opt_.loss_blob, opt_.accuracy_blob}) keep.insert(TestBlob(b));
   for (const auto& b : named) {
     keep.insert(b);
     for (size_t r = 0; r < replicas_.size(); ++r) keep.insert(Name(r, b));

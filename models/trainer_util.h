@@ -20,6 +20,9 @@ bool StaysOnCpu(const OperatorDef& op);
 // the iteration counter and its fill. The reader's outputs are copied to the device.
 void PlaceOnDevice(NetDef* net, Device device, const std::string& data, const std::string& label);
 
+// Every input and output `from` of `net`'s ops becomes `to`.
+void RenameBlob(const std::string& from, const std::string& to, NetDef* net);
+
 // Sums of the loss and accuracy over the steps since the last ReadStats, kept on the device.
 extern const char kWindowLoss[];
 extern const char kWindowAccuracy[];

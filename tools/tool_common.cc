@@ -9,10 +9,12 @@
 #include <google/protobuf/stubs/logging.h>
 
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 
@@ -192,6 +194,45 @@ void OutputBlobs(const Workspace& ws, const std::vector<std::string>& blobs,
     TensorToProto(t, b, &p);
     std::cout << b << ": " << t.DebugString() << "\n" << p.DebugString();
   }
+}
+
+float CheckedFloat(const char* flag, double v, double lo, double hi, bool hi_open) {
+  HALFCAF_ENFORCE(std::isfinite(v) && v >= lo && (hi_open ? v < hi : v <= hi), "--", flag,
+                  " must be a finite number in [", lo, ", ", hi, hi_open ? ")" : "]", ", got ", v);
+  return static_cast<float>(v);
+}
+
+std::string Fmt(double v, int precision) {
+  std::ostringstream ss;
+  ss << std::setprecision(precision) << v;
+  return ss.str();
+}
+
+LossScaleSetting ParseLossScale(const std::string& flag, bool given, DataType precision,
+                                double initial) {
+  const std::string ls = precision == DataType::BFLOAT16 && !given ? "1" : flag;
+  LossScaleSetting out;
+  if (ls.rfind("dynamic", 0) == 0) {
+    out.dynamic = true;
+    out.scale = static_cast<float>(initial);
+    if (ls.size() > 7) {
+      HALFCAF_ENFORCE(ls[7] == ':', "--loss_scale: expected dynamic or dynamic:S, got '", ls, "'");
+      try {
+        out.scale = std::stof(ls.substr(8));
+      } catch (...) {
+        HALFCAF_THROW("--loss_scale: '", ls.substr(8), "' is not a number");
+      }
+    }
+  } else {
+    try {
+      out.scale = std::stof(ls);
+    } catch (...) {
+      HALFCAF_THROW("--loss_scale must be a number, dynamic or dynamic:S, got '", ls, "'");
+    }
+  }
+  HALFCAF_ENFORCE(out.scale > 0 && std::isfinite(out.scale),
+                  "--loss_scale must be positive and finite, got ", out.scale);
+  return out;
 }
 
 }  // namespace halfcaf

@@ -51,4 +51,20 @@ std::string PlacementString(const Placement& p);
 void OutputBlobs(const Workspace& ws, const std::vector<std::string>& blobs,
                  const std::string& output);
 
+// Flag --`flag` must be a finite number in [lo, hi] (`hi_open`: [lo, hi)); returns it as a float.
+float CheckedFloat(const char* flag, double v, double lo, double hi, bool hi_open = false);
+
+// `v` with `precision` significant digits.
+std::string Fmt(double v, int precision = 4);
+
+// A mixed-precision run's loss scale from --loss_scale: a number (static), `dynamic` (from
+// `initial`) or `dynamic:S`. bfloat16, which has float's range, gets a static 1 unless the flag
+// was given. Throws with the flag's name on anything else or a scale that is not positive.
+struct LossScaleSetting {
+  bool dynamic = false;
+  float scale = 1.f;
+};
+LossScaleSetting ParseLossScale(const std::string& flag, bool given, DataType precision,
+                                double initial);
+
 }  // namespace halfcaf

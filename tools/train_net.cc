@@ -33,10 +33,11 @@ DEFINE_string(logits, "", "--net model.onnx: the blob the loss reads (default: t
 DEFINE_string(init_net, "", "init net filling the parameters");
 DEFINE_string(test_net, "", "optional forward net for evaluation (default: --net in test mode)");
 DEFINE_string(train_data, "", "training data: idx images file, CIFAR-10 batch file or folder, "
-              "or a Caffe2 LevelDB / LMDB folder");
-DEFINE_string(test_data, "", "test data, same format (evaluated at --test_every and at the end)");
-DEFINE_string(data_format, "idx", "idx | cifar10 | leveldb | lmdb | synthetic (leveldb/lmdb: "
-              "{image, label} TensorProtos records as make_mnist_db writes)");
+              "Quick, Draw! folder of <class>.npy files, or a Caffe2 LevelDB / LMDB folder");
+DEFINE_string(test_data, "", "test data, same format (evaluated at --test_every and at the end); "
+              "quickdraw: the held-out split of this folder (give the --train_data folder)");
+DEFINE_string(data_format, "idx", "idx | cifar10 | quickdraw | leveldb | lmdb | synthetic "
+              "(leveldb/lmdb: {image, label} TensorProtos records as make_mnist_db writes)");
 DEFINE_string(synthetic_shape, "1,28,28", "C,H,W of synthetic samples");
 DEFINE_int64(synthetic_count, 1024, "samples in the synthetic data set");
 DEFINE_int32(num_classes, 10, "classes of synthetic data; with --net model.onnx, also the "
@@ -134,6 +135,12 @@ DEFINE_string(summary_json, "", "write a summary JSON at the end");
 DEFINE_int64(max_skipped_steps, 32, "mixed precision: stop with an error when this many consecutive "
              "steps overflow and are skipped (a diverged run); 0 = never. Dynamic scaling from "
              "the default 65536 reaches 1 after 16 overflows");
+DEFINE_string(write_plan, "", "write the run (the init net, then the training iterations with "
+              "the test set evaluated every --test_every and at the end) as one Caffe2 PlanDef to "
+              "this file (text when it ends in .pbtxt) and exit without training: run_plan --plan "
+              "FILE then trains exactly as train_net would (the same losses and weights), leaving "
+              "the mean test loss and accuracy in blobs test/loss and test/accuracy. One process; "
+              "not with --resume");
 DEFINE_bool(prefetch, true, "prepare the next batch on a background thread");
 DEFINE_bool(optimize_memory, true, "memory planning: the nets' temporaries (activations, their "
             "gradients, casts) share buffers when their lifetimes do not overlap");
@@ -210,13 +217,6 @@ std::vector<ParamGroup> ParseParamGroups(const std::string& freeze, const std::s
   return out;
 }
 
-// Flag --`flag` must be a finite number in [lo, hi] (`hi_open`: [lo, hi)).
-float CheckedFloat(const char* flag, double v, double lo, double hi, bool hi_open = false) {
-  HALFCAF_ENFORCE(std::isfinite(v) && v >= lo && (hi_open ? v < hi : v <= hi), "--", flag,
-                  " must be a finite number in [", lo, ", ", hi, hi_open ? ")" : "]", ", got ", v);
-  return static_cast<float>(v);
-}
-
 void CheckFlagsInRange() {
   const double kBig = 3.4e38;  // what a float holds
   for (const auto& f : {std::make_pair("iters", FLAGS_iters), {"stepsize", FLAGS_stepsize},
@@ -258,9 +258,10 @@ TrainerOptions OptionsFromFlags() {
   o.test_data = FLAGS_test_data;
   o.data_format = FLAGS_data_format;
   HALFCAF_ENFORCE(o.data_format == "idx" || o.data_format == "cifar10" ||
-                      o.data_format == "leveldb" || o.data_format == "lmdb" ||
-                      o.data_format == "synthetic",
-                  "--data_format must be idx, cifar10, leveldb, lmdb or synthetic, got '", o.data_format, "'");
+                      o.data_format == "quickdraw" || o.data_format == "leveldb" ||
+                      o.data_format == "lmdb" || o.data_format == "synthetic",
+                  "--data_format must be idx, cifar10, quickdraw, leveldb, lmdb or synthetic, "
+                  "got '", o.data_format, "'");
   HALFCAF_ENFORCE(o.data_format == "synthetic" || !o.train_data.empty(),
                   "--train_data is required (or --data_format synthetic)");
   o.synthetic_shape = ParseInts(FLAGS_synthetic_shape, "synthetic_shape");
@@ -324,30 +325,11 @@ TrainerOptions OptionsFromFlags() {
                   "--dtype must be float, float16 or bfloat16, got '", FLAGS_dtype, "'");
   o.precision = DataTypeFromName(FLAGS_dtype);
   if (o.mixed_precision()) {
-    // bfloat16 has float's exponent range: no loss scale unless asked for.
-    const bool scale_given = !gflags::GetCommandLineFlagInfoOrDie("loss_scale").is_default;
-    const std::string ls =
-        o.precision == DataType::BFLOAT16 && !scale_given ? "1" : FLAGS_loss_scale;
-    if (ls.rfind("dynamic", 0) == 0) {
-      o.dynamic_loss_scale = true;
-      o.loss_scale = static_cast<float>(FLAGS_initial_loss_scale);
-      if (ls.size() > 7) {
-        HALFCAF_ENFORCE(ls[7] == ':', "--loss_scale: expected dynamic or dynamic:S, got '", ls, "'");
-        try {
-          o.loss_scale = std::stof(ls.substr(8));
-        } catch (...) {
-          HALFCAF_THROW("--loss_scale: '", ls.substr(8), "' is not a number");
-        }
-      }
-    } else {
-      try {
-        o.loss_scale = std::stof(ls);
-      } catch (...) {
-        HALFCAF_THROW("--loss_scale must be a number, dynamic or dynamic:S, got '", ls, "'");
-      }
-    }
-    HALFCAF_ENFORCE(o.loss_scale > 0 && std::isfinite(o.loss_scale),
-                    "--loss_scale must be positive and finite, got ", o.loss_scale);
+    const LossScaleSetting ls = ParseLossScale(
+        FLAGS_loss_scale, !gflags::GetCommandLineFlagInfoOrDie("loss_scale").is_default,
+        o.precision, FLAGS_initial_loss_scale);
+    o.dynamic_loss_scale = ls.dynamic;
+    o.loss_scale = ls.scale;
   }
   o.scale_growth_interval = FLAGS_scale_growth_interval;
   o.max_skipped_steps = FLAGS_max_skipped_steps;
@@ -362,12 +344,6 @@ TrainerOptions OptionsFromFlags() {
   o.seed = FLAGS_seed;
   o.optimize_memory = FLAGS_optimize_memory;
   return o;
-}
-
-std::string Fmt(double v, int precision = 4) {
-  std::ostringstream ss;
-  ss << std::setprecision(precision) << v;
-  return ss.str();
 }
 
 class Logger {
@@ -439,6 +415,7 @@ void PrepareOutputs(bool leader) {
   if (!leader) return;  // other ranks of a multi-process run write nothing
   if (!FLAGS_log_csv.empty()) CheckWritableFile(FLAGS_log_csv, "log_csv");
   if (!FLAGS_summary_json.empty()) CheckWritableFile(FLAGS_summary_json, "summary_json");
+  if (!FLAGS_write_plan.empty()) CheckWritableFile(FLAGS_write_plan, "write_plan");
   if (FLAGS_checkpoint_dir.empty()) return;
   std::error_code ec;
   if (!FLAGS_resume) {
@@ -568,6 +545,9 @@ int Main() {
   if (!FLAGS_test_net.empty()) ReadProtoFromFile(FLAGS_test_net, &options.test_forward);
   Trainer trainer(init, forward, options);
   const std::string ckpt = FLAGS_checkpoint_dir.empty() ? "" : FLAGS_checkpoint_dir + "/checkpoint.pb";
+  HALFCAF_ENFORCE(FLAGS_write_plan.empty() || (!FLAGS_resume && shards.size == 1),
+                  "--write_plan writes a run from the init net in one process: not with --resume "
+                  "or several processes");
   if (FLAGS_resume) {
     trainer.Resume(ckpt);
   } else {
@@ -578,6 +558,13 @@ int Main() {
                             ? FLAGS_iters
                             : static_cast<int64_t>(std::ceil(FLAGS_epochs * n_train /
                                                              FLAGS_batch_size));
+  if (!FLAGS_write_plan.empty()) {
+    const PlanDef plan = trainer.TrainingPlan(total, FLAGS_test_every);
+    WriteProtoToFile(plan, FLAGS_write_plan, PathWantsText(FLAGS_write_plan));
+    std::cout << "train_net: wrote the plan of " << total << " iterations to " << FLAGS_write_plan
+              << " (run it with run_plan --plan " << FLAGS_write_plan << ")" << std::endl;
+    return 0;
+  }
   std::string placement = PlacementString({options.device, options.replicas});
   if (shards.size > 1) {
     placement = std::to_string(shards.size) + " processes (" + placement + " each, gradients "

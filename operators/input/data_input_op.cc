@@ -99,12 +99,17 @@ DataInputOp::DataInputOp(const OperatorDef& def, Workspace* ws)
     const int64_t count = GetSingleArgument<int64_t>("synthetic_count", 1024);
     source_ = MakeSyntheticDataset(shape, num_classes, count, seed);
   } else {
-    HALFCAF_ENFORCE(format_ == "idx" || format_ == "cifar10" || format_ == "leveldb" ||
-                        format_ == "lmdb",
-                    "DataInput: `format` must be idx, cifar10, leveldb, lmdb or synthetic, got '",
-                    format_, "'");
+    HALFCAF_ENFORCE(format_ == "idx" || format_ == "cifar10" || format_ == "quickdraw" ||
+                        format_ == "leveldb" || format_ == "lmdb",
+                    "DataInput: `format` must be idx, cifar10, quickdraw, leveldb, lmdb or "
+                    "synthetic, got '", format_, "'");
     HALFCAF_ENFORCE(!source_path_.empty(), "DataInput: format ", format_, " needs a `source` path");
-    source_ = LoadDataSourceShared(format_, source_path_);
+    const std::string split = GetSingleArgument<std::string>("split", "train");
+    const int64_t per_class = GetSingleArgument<int64_t>("per_class", 0);
+    HALFCAF_ENFORCE(format_ == "quickdraw" || (!HasArgument("split") && !HasArgument("per_class")),
+                    "DataInput: `split` and `per_class` are for format quickdraw; format ",
+                    format_, " reads the whole `source` (give a test set as its own source)");
+    source_ = LoadDataSourceShared(format_, source_path_, split, per_class);
   }
   HALFCAF_ENFORCE(source_->size() > 0, "DataInput: ", source_->description(), " is empty");
 
@@ -371,6 +376,7 @@ std::vector<TensorShape> DataInputShapes(const OperatorDef& def, const std::vect
   std::vector<int64_t> chw;
   if (format == "synthetic") chw = args.GetRepeatedArgument<int64_t>("synthetic_shape");
   if (format == "cifar10") chw = {3, 32, 32};
+  if (format == "quickdraw") chw = {1, 28, 28};
   const int64_t crop = args.GetSingleArgument<int64_t>("crop", 0);
   if (chw.size() == 3 && crop > 0) chw = {chw[0], crop, crop};
   TensorShape data{{}, dtype, true};
@@ -404,8 +410,9 @@ OPERATOR_SCHEMA(DataInput)
     })
     .SetDoc(
         "halfcaf extension (not in Caffe2): reads training batches from MNIST / Fashion-MNIST "
-        "idx files, CIFAR-10 binary batches, Caffe2 LevelDB / LMDB databases of {image, label} "
-        "TensorProtos records, or a synthetic source. The data set is loaded into "
+        "idx files, CIFAR-10 binary batches, Quick, Draw! numpy bitmaps (a folder of "
+        "<class>.npy files), Caffe2 LevelDB / LMDB databases of {image, label} TensorProtos "
+        "records, or a synthetic source. The data set is loaded into "
         "memory once as uint8; each batch is converted to (pixel * scale - mean) / std. Samples "
         "are visited in a new random order every epoch (shuffle=1), which depends only on the "
         "seed and the epoch number; a batch running past the end of an epoch continues with the "
@@ -430,10 +437,17 @@ OPERATOR_SCHEMA(DataInput)
     .Arg("source",
          "string: idx: the images file, e.g. .../train-images-idx3-ubyte.gz (raw or gzipped; the "
          "labels file is found beside it, train-labels-idx1-ubyte[.gz]); cifar10: a batch file, "
-         "or a folder (all data_batch_*.bin, else test_batch.bin); leveldb / lmdb: the DB folder "
-         "or file; unused for synthetic")
-    .Arg("format", "string: idx, cifar10, leveldb or lmdb (a Caffe2 DB of {image, label} "
-                   "TensorProtos, e.g. from make_mnist_db) or synthetic")
+         "or a folder (all data_batch_*.bin, else test_batch.bin); quickdraw: the folder of "
+         "<class>.npy files (uint8 (N, 784) or (N, 28, 28); labels in file-name order); "
+         "leveldb / lmdb: the DB folder or file; unused for synthetic")
+    .Arg("format", "string: idx, cifar10, quickdraw, leveldb or lmdb (a Caffe2 DB of {image, "
+                   "label} TensorProtos, e.g. from make_mnist_db) or synthetic")
+    .Arg("split",
+         "string, default train (quickdraw only): train reads each class's first images, test "
+         "its last min(1000, N/10), which train never reads; samples interleave the classes")
+    .Arg("per_class",
+         "int, default 0 (quickdraw only): at most this many images of each class from the split "
+         "(0: all of it)")
     .Arg("batch_size", "int, required: N")
     .Arg("shuffle", "int, default 1: visit samples in a new random order each epoch")
     .Arg("seed",

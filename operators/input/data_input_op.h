@@ -1,14 +1,17 @@
 // DataInput (a halfcaf extension, not a Caffe2 operator): reads training batches from a data set
-// on disk (MNIST / Fashion-MNIST idx files, CIFAR-10 binary batches) or from a synthetic source.
+// on disk (MNIST / Fashion-MNIST idx files, CIFAR-10 binary batches, Quick, Draw! numpy bitmaps,
+// Caffe2 DBs) or from a synthetic source.
 //
 //   outputs  data      float or float16, (N, C, H, W) or (N, H, W, C); N = batch_size
 //            label     int32 (N)
 //            position  optional, int64 (2): epoch and index in the epoch of the batch's first
 //            sample
-//   args     source, format ("idx" | "cifar10" | "synthetic"), batch_size, shuffle (1), seed,
-//            scale (1/255), mean (0), std (1), order ("NCHW"), dtype ("float"; or float16, bfloat16),
-//            synthetic_shape (C, H, W), num_classes (10), synthetic_count (1024), prefetch (1),
-//            crop (0), pad (0), mirror (0), is_test (0), num_shards (1), shard_id (0)
+//   args     source, format ("idx" | "cifar10" | "quickdraw" | "leveldb" | "lmdb" |
+//            "synthetic"), split ("train" | "test"; quickdraw), per_class (0 = all; quickdraw),
+//            batch_size, shuffle (1), seed, scale (1/255), mean (0), std (1), order ("NCHW"),
+//            dtype ("float"; or float16, bfloat16), synthetic_shape (C, H, W), num_classes (10),
+//            synthetic_count (1024), prefetch (1), crop (0), pad (0), mirror (0), is_test (0),
+//            num_shards (1), shard_id (0)
 //
 // A pixel p (uint8) becomes (p * scale - mean[c]) / std[c]. The whole data set is loaded once as
 // uint8; batches are converted as they are made. Samples are visited in a fresh random order each
