@@ -17,6 +17,15 @@ bool DataOnlyInFirstInput(const std::string& type) {
   return type == "SpatialBN" || type == "Reshape" || type == "ResizeLike" || type == "Dropout";
 }
 
+// Ops whose inputs 1, 2 are weights and bias: they read 16-bit copies of their parameters.
+bool ReadsWeightCopies(const std::string& type) {
+  return IsConvOrFCType(type) || type == "ConvTranspose";
+}
+
+bool IsFillType(const std::string& type) {
+  return type.size() > 4 && type.compare(type.size() - 4, 4, "Fill") == 0;
+}
+
 bool WritesBlob(const OperatorDef& op, const std::string& blob) {
   for (const auto& o : op.output()) {
     if (o == blob) return true;
@@ -87,7 +96,7 @@ MixedPrecisionResult ToMixedPrecision(const NetDef& forward,
     OperatorDef op = src;
     const std::string& type = op.type();
     Precision out_prec = Precision::kUnknown;
-    if (IsConvOrFCType(type)) {
+    if (ReadsWeightCopies(type)) {
       for (int i = 1; i < op.input_size(); ++i) {
         if (params.count(op.input(i))) {
           const std::string copy = LowPrecisionCopyName(op.input(i), low_type);
@@ -116,6 +125,14 @@ MixedPrecisionResult ToMixedPrecision(const NetDef& forward,
         }
       }
       out_prec = Precision::kFloat;
+    } else if (IsFillType(type)) {
+      // A fill's input gives only a shape; its output is float unless its arguments say
+      // otherwise (then left alone).
+      bool float_out = true;
+      for (const auto& a : op.arg()) {
+        if (a.name() == "dtype" || (a.name() == "value" && a.has_i())) float_out = false;
+      }
+      out_prec = float_out ? Precision::kFloat : Precision::kUnknown;
     } else if (DataOnlyInFirstInput(type)) {
       out_prec = prec[op.input_size() ? op.input(0) : std::string()];
     } else {

@@ -1,6 +1,6 @@
 // The mixed-precision transform: rewrites an FP32 forward net so that it computes in FP16 (or
 // BF16) where that is safe, following the recipe (DESIGN.md); below, "FP16" stands for either:
-//   - Conv and FC read FP16 copies `<param>_fp16` of their parameters (the FP32 masters stay
+//   - Conv, FC and ConvTranspose read FP16 copies `<param>_fp16` of their parameters (the FP32 masters stay
 //     untouched; the update operator refreshes the copies) and FP16 activations;
 //   - activations stay FP16 through element-wise, pooling, shape and BatchNorm ops (SpatialBN
 //     keeps its FP32 scale, bias and statistics);

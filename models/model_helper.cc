@@ -332,7 +332,7 @@ namespace {
 
 // Role of input `slot` of a forward op, OTHER when the op type does not say.
 ParamRole RoleOfInput(const std::string& type, int slot) {
-  if (IsConvOrFCType(type)) {
+  if (IsConvOrFCType(type) || type == "ConvTranspose") {
     if (slot == 1) return ParamRole::WEIGHT;
     if (slot == 2) return ParamRole::BIAS;
   } else if (type == "SpatialBN") {

@@ -191,9 +191,9 @@ class ModelHelper {
 
 // Infers the parameters of an arbitrary model given as an init net and a forward net: the blobs
 // the init net writes that the forward net reads (before writing them), in the order of their
-// first read. Roles come from the first use that tells: input 1 of Conv (any rank alias), FC or
-// FCTransposed is a WEIGHT, input 2 a BIAS; inputs 1..4 of SpatialBN are BN_SCALE, BN_BIAS,
-// BN_RUNNING_MEAN, BN_RUNNING_VAR; any other use is OTHER. The shape is the `shape` argument of
+// first read. Roles come from the first use that tells: input 1 of Conv (any rank alias), FC,
+// FCTransposed or ConvTranspose is a WEIGHT, input 2 a BIAS; inputs 1..4 of SpatialBN are
+// BN_SCALE, BN_BIAS, BN_RUNNING_MEAN, BN_RUNNING_VAR; any other use is OTHER. The shape is the `shape` argument of
 // the (last) init op writing the blob, empty when it has none.
 std::vector<ParamInfo> ParamsFromNets(const NetDef& init_net, const NetDef& forward_net);
 

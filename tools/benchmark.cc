@@ -46,6 +46,7 @@
 #include "tools/benchmark_peer.h"
 #include "tools/benchmark_profile.h"
 #include "tools/benchmark_progress.h"
+#include "tools/benchmark_session.h"
 #include "tools/multi_process.h"
 #include "tools/tool_common.h"
 
@@ -55,7 +56,9 @@
 #include "gpu/cuda_context.h"
 #endif
 
-DEFINE_string(model, "", "zoo model: resnet50, resnet18 or lenet (or give --net and --init_net)");
+DEFINE_string(model, "", "zoo model: resnet50, resnet18 or lenet (or give --net and --init_net), "
+              "or acgan: the AC-GAN's training iteration (a discriminator step and a generator "
+              "step, timed apart; models/acgan.h)");
 DEFINE_string(net, "", "forward net with a loss (text or binary NetDef), or an ONNX model "
               "(model.onnx: its input is the data; train mode adds the loss), instead of --model");
 DEFINE_string(init_net, "", "init net of --net");
@@ -256,20 +259,8 @@ DataType PrecisionType(const std::string& precision) {
   return DataType::FLOAT;
 }
 
-class Session {
- public:
-  virtual ~Session() = default;
-  virtual void Step() = 0;
-  // Starts the window of the exchange times (after the warm-up); ExchangeMs reads them.
-  virtual void StartTiming() {}
-  // Milliseconds per step of gradient exchange and of its exposed part since StartTiming.
-  virtual std::pair<double, double> ExchangeMs() { return {0, 0}; }
-  virtual NetBase* net() = 0;
-  virtual Workspace* workspace() = 0;
-  virtual int64_t skipped_steps() { return 0; }
-};
 
-class TrainSession : public Session {
+class TrainSession : public bench::Session {
  public:
   TrainSession(const Model& m, DataType precision, int64_t batch) {
     TrainerOptions o;
@@ -329,7 +320,7 @@ class TrainSession : public Session {
 
 // The forward net alone, on fixed random inputs fed once. fp16 / bf16: the mixed-precision forward
 // net (16-bit data, 16-bit copies of the Conv/FC parameters made by the init net).
-class ForwardSession : public Session {
+class ForwardSession : public bench::Session {
  public:
   ForwardSession(const Model& m, DataType precision, int64_t batch) {
     NetDef init = m.init, fwd = m.forward;
@@ -420,16 +411,21 @@ class ForwardSession : public Session {
 
 // ---- per-operator profile -----------------------------------------------------------------------
 
-OpProfile ProfileOps(Session* s, int iters, Progress* progress, const std::string& what) {
+OpProfile ProfileOps(bench::Session* s, int iters, Progress* progress, const std::string& what) {
   return TimeEveryOp(
       s->net(), iters, [&](int it) { progress->Show(what, "per-op", it + 1, iters, 0); },
       SyncDevice);
 }
 
 // A training step or the forward net (--mode) of `precision` at `batch`.
-std::unique_ptr<Session> MakeSession(const Model& model, const std::string& precision,
+std::unique_ptr<bench::Session> MakeSession(const Model& model, const std::string& precision,
                                      int64_t batch) {
   const DataType type = PrecisionType(precision);
+  if (FLAGS_model == "acgan") {
+    return std::make_unique<bench::GanSession>(type, batch, g_place.device,
+                                               static_cast<float>(FLAGS_loss_scale), FLAGS_seed,
+                                               SyncDevice);
+  }
   if (FLAGS_mode == "train") return std::make_unique<TrainSession>(model, type, batch);
   return std::make_unique<ForwardSession>(model, type, batch);
 }
@@ -442,7 +438,7 @@ bool Fits(const Model& model, const std::string& precision, int64_t batch, Progr
   progress->Show(what + " " + precision + " batch " + std::to_string(batch), "trying", 1, 1, 0);
   bool ok = true;
   try {
-    std::unique_ptr<Session> s = MakeSession(model, precision, batch);
+    std::unique_ptr<bench::Session> s = MakeSession(model, precision, batch);
     s->Step();
     s->Step();
   } catch (const std::bad_alloc&) {
@@ -476,17 +472,23 @@ Result RunConfig(const Model& model, const std::string& precision, int64_t batch
   PeakMemory mem(FLAGS_device == "cuda");
   mem.Start();
   try {
-    std::unique_ptr<Session> s = MakeSession(model, precision, batch);
+    std::unique_ptr<bench::Session> s = MakeSession(model, precision, batch);
     for (int i = 0; i < FLAGS_warmup; ++i) {
       progress->Show(label, "warm-up", i + 1, FLAGS_warmup, r.ms.empty() ? 0 : r.ms.back());
       s->Step();
     }
     s->StartTiming();
+    r.part_names = s->PartNames();
+    r.part_ms.assign(r.part_names.size(), {});
     for (int i = 0; i < FLAGS_iters; ++i) {
       progress->Show(label, "timing", i + 1, FLAGS_iters, r.ms.empty() ? 0 : r.ms.back());
       const auto t0 = Clock::now();
       s->Step();
       r.ms.push_back(MsSince(t0));
+      const std::vector<double> parts = s->LastPartMs();
+      for (size_t k = 0; k < parts.size() && k < r.part_ms.size(); ++k) {
+        r.part_ms[k].push_back(parts[k]);
+      }
     }
     std::tie(r.exchange_ms, r.exposed_ms) = s->ExchangeMs();
     r.skipped_steps = s->skipped_steps();
@@ -517,42 +519,19 @@ Result RunConfig(const Model& model, const std::string& precision, int64_t batch
 
 // ---- main ---------------------------------------------------------------------------------------
 
-// --json, --csv and --plot (each written atomically).
-void WriteOutputs(const bench::RunInfo& info, const std::vector<Result>& results,
-                  const std::vector<std::string>& precisions) {
-  if (!FLAGS_json.empty()) WriteFileAtomically(FLAGS_json, bench::ResultsJson(info, results));
-  if (!FLAGS_csv.empty()) WriteFileAtomically(FLAGS_csv, bench::ResultsCsv(info, results));
-  if (!FLAGS_plot.empty()) {
-    std::vector<bench::Series> series;
-    const std::map<std::string, std::string> color{
-        {"fp32", "#1f77b4"}, {"fp16", "#d62728"}, {"bf16", "#9467bd"}};
-    for (const auto& p : precisions) {
-      bench::Series s{"halfcaf " + p, color.at(p), false, {}};
-      bench::Series t{"PyTorch " + p, color.at(p), true, {}};
-      bench::Series o{"ONNX Runtime " + p, "#2ca02c", true, {}};
-      for (const auto& r : results) {
-        if (r.precision != p || r.status != "ok") continue;
-        s.points.push_back({r.batch_size, r.images_per_sec});
-        if (r.pytorch.ok()) t.points.push_back({r.batch_size, r.pytorch.images_per_sec});
-        if (r.ort.ok()) o.points.push_back({r.batch_size, r.ort.images_per_sec});
-      }
-      for (const auto* se : {&s, &t, &o}) {
-        if (!se->points.empty()) series.push_back(*se);
-      }
-    }
-    WriteFileAtomically(FLAGS_plot, bench::Svg(info.model + " " + info.mode + ", " + info.order +
-                                                   ", " + info.device + ": images/s",
-                                               series));
-  }
-}
-
 int Main() {
   const bool zoo = !FLAGS_model.empty();
-  HALFCAF_ENFORCE(zoo || !FLAGS_net.empty(), "give --model (resnet50, resnet18, lenet) or --net");
+  HALFCAF_ENFORCE(zoo || !FLAGS_net.empty(),
+                  "give --model (resnet50, resnet18, lenet, acgan) or --net");
   HALFCAF_ENFORCE(!(zoo && !FLAGS_net.empty()), "give --model or --net, not both");
-  HALFCAF_ENFORCE(
-      !zoo || FLAGS_model == "resnet50" || FLAGS_model == "resnet18" || FLAGS_model == "lenet",
-      "--model must be resnet50, resnet18 or lenet, got '", FLAGS_model, "'");
+  HALFCAF_ENFORCE(!zoo || FLAGS_model == "resnet50" || FLAGS_model == "resnet18" ||
+                      FLAGS_model == "lenet" || FLAGS_model == "acgan",
+                  "--model must be resnet50, resnet18, lenet or acgan, got '", FLAGS_model, "'");
+  const bool gan = FLAGS_model == "acgan";
+  HALFCAF_ENFORCE(!gan || (FLAGS_mode == "train" && FLAGS_order == "NCHW" && !FLAGS_per_op &&
+                           !FLAGS_max_batch && FLAGS_gpus.empty() && FLAGS_replicas <= 1),
+                  "--model acgan times its training iteration on one device, NCHW: leave out "
+                  "--mode forward, --order NHWC, --per_op, --max_batch, --gpus and --replicas");
   const bool onnx = !zoo && IsOnnxPath(FLAGS_net);
   HALFCAF_ENFORCE(zoo || onnx || !FLAGS_init_net.empty(), "--net needs --init_net");
   HALFCAF_ENFORCE(zoo || onnx || !FLAGS_input_shape.empty(),
@@ -577,8 +556,9 @@ int Main() {
   HALFCAF_ENFORCE(FLAGS_image_size >= 0 && FLAGS_num_classes >= 0,
                   "--image_size and --num_classes must be >= 0");
   const bench::Peers peers = bench::ParseCompare(FLAGS_compare);
-  HALFCAF_ENFORCE(!peers.pytorch || FLAGS_model == "resnet50" || FLAGS_model == "resnet18",
-                  "--compare pytorch needs --model resnet50 or resnet18");
+  HALFCAF_ENFORCE(!peers.pytorch || FLAGS_model == "resnet50" || FLAGS_model == "resnet18" ||
+                      gan,
+                  "--compare pytorch needs --model resnet50, resnet18 or acgan");
   if (peers.ort) {
     HALFCAF_ENFORCE(FLAGS_mode == "forward", "--compare ort times inference in ONNX Runtime: it "
                     "needs --mode forward, got --mode ", FLAGS_mode);
@@ -659,7 +639,12 @@ int Main() {
   math::SetBlasThreads(FLAGS_threads);
   JoinRun(shards, "benchmark", &g_dist);
 
-  Model model = LoadModel(FLAGS_mode == "forward");
+  Model model;
+  if (gan) {
+    model.chw = {1, 28, 28};
+  } else {
+    model = LoadModel(FLAGS_mode == "forward");
+  }
   bench::RunInfo info;
   info.model = zoo ? FLAGS_model : FLAGS_net;
   info.mode = FLAGS_mode;
@@ -710,14 +695,14 @@ int Main() {
   // halfcaf's results first, so a peer that fails, hangs or is killed loses nothing; then again
   // with the peer's numbers beside them.
   bench::PrintTable(std::cout, info, results, false, false);
-  WriteOutputs(info, results, precisions);
+  bench::WriteOutputs(info, results, precisions, FLAGS_json, FLAGS_csv, FLAGS_plot);
   bool pytorch_ran = false, ort_ran = false;
   if (peers.pytorch) {
     std::cerr << "benchmark: halfcaf's results are written; the PyTorch peer runs next"
               << std::endl;
     bench::PeerRequest req;
     req.python = FLAGS_python;
-    req.script = bench::FindPeerScript(FLAGS_peer_script);
+    req.script = bench::FindPeerScript(FLAGS_peer_script, FLAGS_model);
     req.model = FLAGS_model;
     req.order = FLAGS_order;
     req.mode = FLAGS_mode;
@@ -733,7 +718,7 @@ int Main() {
     req.batches = batches;
     req.precisions = precisions;
     pytorch_ran = bench::RunPeer(req, &results);
-    if (pytorch_ran) WriteOutputs(info, results, precisions);
+    if (pytorch_ran) bench::WriteOutputs(info, results, precisions, FLAGS_json, FLAGS_csv, FLAGS_plot);
   }
   if (peers.ort) {
     std::cerr << "benchmark: halfcaf's results are written; the ONNX Runtime peer runs next"
@@ -756,7 +741,7 @@ int Main() {
     req.batches = batches;
     req.precisions = precisions;
     ort_ran = bench::RunOrtPeer(req, &results);
-    if (ort_ran) WriteOutputs(info, results, precisions);
+    if (ort_ran) bench::WriteOutputs(info, results, precisions, FLAGS_json, FLAGS_csv, FLAGS_plot);
   }
   if (pytorch_ran || ort_ran) bench::PrintTable(std::cout, info, results, pytorch_ran, ort_ran);
   return 0;
@@ -768,7 +753,7 @@ int Main() {
 int main(int argc, char** argv) {
   return halfcaf::RunTool(
       "benchmark",
-      "benchmark --model resnet50|resnet18|lenet | --net FILE --init_net FILE --input_shape C,H,W "
+      "benchmark --model resnet50|resnet18|lenet|acgan | --net FILE --init_net FILE --input_shape C,H,W "
       "[--device cpu|cuda] [--precision fp32,fp16,bf16] [--batch_size 32,64] [--order NCHW|NHWC] "
       "[--mode train|forward] [--iters 50] [--warmup 10] [--per_op] [--json F] [--csv F] "
       "[--plot F.svg] [--price_per_hour 2.5] [--threads N] [--compare pytorch,ort]",

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "core/proto_io.h"
+
 namespace halfcaf {
 namespace bench {
 
@@ -32,6 +34,7 @@ struct PeerNumbers {
   bool ran = false;    // the peer printed a line for this configuration
   std::string status;  // ok | skipped: <why> | out of memory
   double images_per_sec = 0, ms_median = 0, peak_memory_mb = 0;
+  std::vector<double> part_ms;  // the medians of the parts of an iteration (Result::part_names)
   bool ok() const { return ran && images_per_sec > 0; }
 };
 
@@ -44,6 +47,12 @@ struct Result {
   std::vector<double> ms;  // per timed iteration
   double ms_median = 0, ms_min = 0, ms_max = 0, ms_p10 = 0, ms_p90 = 0;
   double images_per_sec = 0;
+  double ms_per_1000_images = 0;
+  // An iteration made of parts timed apart (the AC-GAN: d_step, g_step): their names, times per
+  // timed iteration and medians.
+  std::vector<std::string> part_names;
+  std::vector<std::vector<double>> part_ms;
+  std::vector<double> part_ms_median;
   double speedup_vs_fp32 = 0;  // 0: no fp32 at this batch
   double peak_memory_mb = 0;
   double cost_per_million_images = 0;
@@ -75,6 +84,9 @@ inline void Summarise(Result* r, double price_per_hour) {
   r->ms_max = r->ms.empty() ? 0 : *std::max_element(r->ms.begin(), r->ms.end());
   r->images_per_sec =
       r->ms_median > 0 ? 1000.0 * static_cast<double>(r->batch_size) / r->ms_median : 0;
+  r->ms_per_1000_images = r->batch_size > 0 ? 1000.0 * r->ms_median / r->batch_size : 0;
+  r->part_ms_median.clear();
+  for (const auto& ms : r->part_ms) r->part_ms_median.push_back(Quantile(ms, 0.5));
   // $/hour / (images/hour) * 1e6.
   r->cost_per_million_images =
       r->images_per_sec > 0 ? price_per_hour * 1e6 / (3600.0 * r->images_per_sec) : 0;
@@ -157,6 +169,10 @@ inline std::string ResultJson(const RunInfo& info, const Result& r, const std::s
   field("ms_per_iter_p10", Num(r.ms_p10));
   field("ms_per_iter_p90", Num(r.ms_p90));
   field("images_per_sec", Num(r.images_per_sec));
+  field("ms_per_1000_images", Num(r.ms_per_1000_images));
+  for (size_t k = 0; k < r.part_names.size() && k < r.part_ms_median.size(); ++k) {
+    field(r.part_names[k] + "_ms_median", Num(r.part_ms_median[k]));
+  }
   field("speedup_vs_fp32", r.speedup_vs_fp32 > 0 ? Num(r.speedup_vs_fp32) : "null");
   field("peak_memory_mb", Num(r.peak_memory_mb));
   field("cost_per_million_images", Num(r.cost_per_million_images));
@@ -176,6 +192,9 @@ inline std::string ResultJson(const RunInfo& info, const Result& r, const std::s
     field(name + "_images_per_sec", p.ok() ? Num(p.images_per_sec) : "null");
     field(name + "_ms_per_iter_median", p.ok() ? Num(p.ms_median) : "null");
     field(name + "_peak_memory_mb", p.ok() ? Num(p.peak_memory_mb) : "null");
+    for (size_t k = 0; k < r.part_names.size() && k < p.part_ms.size(); ++k) {
+      field(name + "_" + r.part_names[k] + "_ms_median", p.ok() ? Num(p.part_ms[k]) : "null");
+    }
     field("halfcaf_vs_" + name,
           p.ok() && r.images_per_sec > 0 ? Num(r.images_per_sec / p.images_per_sec) : "null");
   }
@@ -217,7 +236,16 @@ inline std::string ResultsCsv(const RunInfo& info, const std::vector<Result>& re
   c << "model,mode,device,order,precision,batch_size,status,iters,ms_per_iter_median,"
        "ms_per_iter_min,ms_per_iter_max,ms_per_iter_p10,ms_per_iter_p90,images_per_sec,"
        "speedup_vs_fp32,peak_memory_mb,cost_per_million_images,pytorch_images_per_sec,"
-       "halfcaf_vs_pytorch,ort_images_per_sec,halfcaf_vs_ort,ort_peak_memory_mb\n";
+       "halfcaf_vs_pytorch,ort_images_per_sec,halfcaf_vs_ort,ort_peak_memory_mb,"
+       "ms_per_1000_images,parts_ms_median,pytorch_parts_ms_median\n";
+  // "d_step=12.5;g_step=20.25": an iteration's parts, when it has them.
+  auto parts = [](const std::vector<std::string>& names, const std::vector<double>& ms) {
+    std::string out;
+    for (size_t k = 0; k < names.size() && k < ms.size(); ++k) {
+      out += (k ? ";" : "") + names[k] + "=" + Num(ms[k]);
+    }
+    return out;
+  };
   // A peer's images/s and halfcaf's over it: empty where the peer has no number.
   auto peer = [](const Result& r, const PeerNumbers& p) {
     if (!p.ok()) return std::string(",");
@@ -231,7 +259,9 @@ inline std::string ResultsCsv(const RunInfo& info, const std::vector<Result>& re
       << "," << Num(r.ms_p90) << "," << Num(r.images_per_sec) << ","
       << (r.speedup_vs_fp32 > 0 ? Num(r.speedup_vs_fp32) : "") << "," << Num(r.peak_memory_mb)
       << "," << Num(r.cost_per_million_images) << "," << peer(r, r.pytorch) << ","
-      << peer(r, r.ort) << "," << (r.ort.ok() ? Num(r.ort.peak_memory_mb) : "") << "\n";
+      << peer(r, r.ort) << "," << (r.ort.ok() ? Num(r.ort.peak_memory_mb) : "") << ","
+      << Num(r.ms_per_1000_images) << "," << parts(r.part_names, r.part_ms_median) << ","
+      << parts(r.part_names, r.pytorch.part_ms) << "\n";
   }
   return c.str();
 }
@@ -252,7 +282,12 @@ inline void PrintTable(std::ostream& out, const RunInfo& info, const std::vector
   out << std::left << std::setw(10) << "precision" << std::right << std::setw(6) << "batch"
       << std::setw(12) << "ms/iter" << std::setw(24) << "[min .. max]" << std::setw(11)
       << "images/s" << std::setw(11) << "vs fp32" << std::setw(10) << "peak MB" << std::setw(11)
-      << "$/1M img";
+      << "$/1M img" << std::setw(10) << "ms/1k img";
+  std::vector<std::string> part_names;
+  for (const auto& r : results) {
+    if (!r.part_names.empty()) part_names = r.part_names;
+  }
+  for (const auto& n : part_names) out << std::setw(12) << (n + " ms");
   const bool shards = info.num_shards > 1;
   if (shards) out << std::setw(12) << "exchange ms" << std::setw(12) << "exposed ms";
   if (pytorch) {
@@ -289,7 +324,12 @@ inline void PrintTable(std::ostream& out, const RunInfo& info, const std::vector
         << std::setw(11) << std::setprecision(2) << r.images_per_sec << std::setw(11)
         << (r.speedup_vs_fp32 > 0 ? Num(r.speedup_vs_fp32, 3) + "x" : "-") << std::setw(10)
         << std::setprecision(0) << r.peak_memory_mb << std::setw(11) << std::setprecision(2)
-        << r.cost_per_million_images;
+        << r.cost_per_million_images << std::setw(10) << std::setprecision(1)
+        << r.ms_per_1000_images;
+    for (size_t k = 0; k < part_names.size(); ++k) {
+      out << std::setw(12) << std::setprecision(1)
+          << (k < r.part_ms_median.size() ? r.part_ms_median[k] : 0.0);
+    }
     if (shards) {
       out << std::setw(12) << std::setprecision(2) << r.exchange_ms << std::setw(12)
           << r.exposed_ms;
@@ -425,6 +465,36 @@ inline std::string Svg(const std::string& title, const std::vector<Series>& seri
   }
   s << "</svg>\n";
   return s.str();
+}
+
+// --json, --csv and --plot (each written atomically).
+inline void WriteOutputs(const RunInfo& info, const std::vector<Result>& results,
+                         const std::vector<std::string>& precisions, const std::string& json,
+                         const std::string& csv, const std::string& plot) {
+  if (!json.empty()) WriteFileAtomically(json, ResultsJson(info, results));
+  if (!csv.empty()) WriteFileAtomically(csv, ResultsCsv(info, results));
+  if (!plot.empty()) {
+    std::vector<Series> series;
+    const std::map<std::string, std::string> color{
+        {"fp32", "#1f77b4"}, {"fp16", "#d62728"}, {"bf16", "#9467bd"}};
+    for (const auto& p : precisions) {
+      Series s{"halfcaf " + p, color.at(p), false, {}};
+      Series t{"PyTorch " + p, color.at(p), true, {}};
+      Series o{"ONNX Runtime " + p, "#2ca02c", true, {}};
+      for (const auto& r : results) {
+        if (r.precision != p || r.status != "ok") continue;
+        s.points.push_back({r.batch_size, r.images_per_sec});
+        if (r.pytorch.ok()) t.points.push_back({r.batch_size, r.pytorch.images_per_sec});
+        if (r.ort.ok()) o.points.push_back({r.batch_size, r.ort.images_per_sec});
+      }
+      for (const auto* se : {&s, &t, &o}) {
+        if (!se->points.empty()) series.push_back(*se);
+      }
+    }
+    WriteFileAtomically(plot, Svg(info.model + " " + info.mode + ", " + info.order + ", " +
+                                      info.device + ": images/s",
+                                  series));
+  }
 }
 
 }  // namespace bench

@@ -64,19 +64,21 @@ std::string SourceRootHolding(const std::string& rel) {
 }
 
 const char kPyTorchScript[] = "tools/peers/resnet_pytorch.py";
+const char kAcGanScript[] = "tools/peers/acgan_pytorch.py";
 const char kOrtScript[] = "tools/peers/resnet_ort.py";
 
 }  // namespace
 
-std::string FindPeerScript(const std::string& given) {
+std::string FindPeerScript(const std::string& given, const std::string& model) {
   if (!given.empty()) {
     HALFCAF_ENFORCE(FileExists(given), "--peer_script: cannot read '", given, "'");
     return given;
   }
-  const std::string root = SourceRootHolding(kPyTorchScript);
-  HALFCAF_ENFORCE(!root.empty(), "--compare pytorch: cannot find ", kPyTorchScript,
+  const std::string script = model == "acgan" ? kAcGanScript : kPyTorchScript;
+  const std::string root = SourceRootHolding(script);
+  HALFCAF_ENFORCE(!root.empty(), "--compare pytorch: cannot find ", script,
                   " (run from the source folder or give --peer_script)");
-  return root == "." ? kPyTorchScript : root + "/" + kPyTorchScript;
+  return root == "." ? script : root + "/" + script;
 }
 
 std::string FindOrtScript() {
@@ -175,6 +177,11 @@ bool RunPeerCommand(const std::string& name, const std::string& cmd, int timeout
       n.images_per_sec = std::atof(JsonField(line, "images_per_sec").c_str());
       n.ms_median = std::atof(JsonField(line, "ms_per_iter_median").c_str());
       n.peak_memory_mb = std::atof(JsonField(line, "peak_memory_mb").c_str());
+      n.part_ms.clear();
+      for (const auto& part : r.part_names) {  // e.g. d_step -> "d_ms_median"
+        const std::string v = JsonField(line, part.substr(0, part.find('_')) + "_ms_median");
+        if (!v.empty()) n.part_ms.push_back(std::atof(v.c_str()));
+      }
       ++matched;
     }
   }
@@ -208,6 +215,14 @@ bool RunPeer(const PeerRequest& q, std::vector<Result>* results) {
     return false;
   }
   std::ostringstream cmd;
+  if (q.model == "acgan") {
+    cmd << CommandPrefix(q.timeout_s) << ShellQuote(q.python) << " " << ShellQuote(q.script)
+        << " --bench --batch_sizes " << Joined(q.batches) << " --precision "
+        << Joined(q.precisions) << " --iters " << q.iters << " --warmup " << q.warmup
+        << " --device " << q.device << " --gpu " << q.gpu << " --threads " << q.threads
+        << " --seed " << q.seed;
+    return RunPeerCommand("PyTorch", cmd.str(), q.timeout_s, &Result::pytorch, results);
+  }
   cmd << CommandPrefix(q.timeout_s) << ShellQuote(q.python) << " " << ShellQuote(q.script)
       << " --model " << q.model << " --batch_size " << Joined(q.batches) << " --precision "
       << Joined(q.precisions) << " --order " << q.order << " --mode " << q.mode << " --iters "

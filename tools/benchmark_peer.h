@@ -33,9 +33,10 @@ struct PeerRequest {
   std::vector<std::string> precisions;
 };
 
-// `given` (--peer_script) when set, else tools/peers/resnet_pytorch.py of the source folder
-// (found from the binary's location, or the current folder). Throws when it is not there.
-std::string FindPeerScript(const std::string& given);
+// `given` (--peer_script) when set, else the peer of `model` in the source folder (found from
+// the binary's location, or the current folder): tools/peers/acgan_pytorch.py for acgan,
+// tools/peers/resnet_pytorch.py otherwise. Throws when it is not there.
+std::string FindPeerScript(const std::string& given, const std::string& model);
 
 // Runs the PyTorch peer for every configuration and attaches its numbers to each result's
 // `pytorch`. Returns false (after saying why on stderr) when it cannot run or printed nothing.

@@ -244,6 +244,36 @@ TEST(BenchmarkTest, CompareWithPyTorch) {
   EXPECT_NE(Field(results[1], "pytorch_status").find("skipped"), std::string::npos);
 }
 
+// The AC-GAN's iteration: its D and G steps timed apart, time per 1000 images, cost per million,
+// and the PyTorch peer's same architecture beside it.
+TEST(BenchmarkTest, AcGanStepsAndThePeer) {
+  HALFCAF_REQUIRE_PEER(Peer::kTorchvision);
+  const std::string json = TestTempDir() + "/acgan.json", csv = TestTempDir() + "/acgan.csv";
+  auto r = RunTool("benchmark", "--model acgan --batch_size 8,16 --precision fp32,bf16 --iters 3 "
+                                "--warmup 1 --threads 1 --compare pytorch --json " + json +
+                                    " --csv " + csv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("d_step ms"), std::string::npos) << r.out;
+  const auto results = ResultObjects(ReadFile(json));
+  ASSERT_EQ(results.size(), 4u);
+  for (const auto& res : results) {
+    const double d = Number(res, "d_step_ms_median"), g = Number(res, "g_step_ms_median");
+    EXPECT_GT(d, 0);
+    EXPECT_GT(g, 0);
+    EXPECT_LE(d + g, 1.05 * Number(res, "ms_per_iter_max") + 1);
+    EXPECT_NEAR(Number(res, "ms_per_1000_images"),
+                1000 * Number(res, "ms_per_iter_median") / Number(res, "batch_size"),
+                1e-5 * Number(res, "ms_per_1000_images"));
+    EXPECT_GT(Number(res, "cost_per_million_images"), 0);
+    EXPECT_EQ(Field(res, "pytorch_status"), "ok");
+    EXPECT_GT(Number(res, "pytorch_d_step_ms_median"), 0);
+  }
+  EXPECT_NE(ReadFile(csv).find("d_step="), std::string::npos);
+  const auto bad = RunTool("benchmark", "--model acgan --mode forward");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--model acgan times its training iteration"), std::string::npos);
+}
+
 // The cells of CSV row `row` (0: the header).
 std::vector<std::string> CsvCells(const std::string& csv, int row) {
   size_t p = 0;
@@ -435,7 +465,7 @@ TEST(BenchmarkTest, MaxBatchWithinAMemoryLimit) {
 TEST(BenchmarkTest, BadFlagsGiveOneClearErrorLine) {
   const std::pair<std::string, std::string> cases[] = {
       {"", "give --model"},
-      {"--model vgg", "--model must be resnet50, resnet18 or lenet"},
+      {"--model vgg", "--model must be resnet50, resnet18, lenet or acgan"},
       {"--model lenet --net x.pbtxt", "not both"},
       {"--net x.pbtxt", "--net needs --init_net"},
       {"--net x.pbtxt --init_net y.pbtxt", "--input_shape"},
@@ -446,7 +476,7 @@ TEST(BenchmarkTest, BadFlagsGiveOneClearErrorLine) {
       {"--model lenet --order nhwc", "--order must be NCHW or NHWC"},
       {"--model lenet --device tpu", "--device must be cpu or cuda"},
       {"--model lenet --iters 0", "--iters must be positive"},
-      {"--model lenet --compare pytorch", "--compare pytorch needs --model resnet50 or resnet18"},
+      {"--model lenet --compare pytorch", "--compare pytorch needs --model resnet50, resnet18 or acgan"},
       {"--model resnet18 --compare tensorflow", "--compare must be pytorch, ort or pytorch,ort"},
       {"--model resnet18 --compare ort,tf", "--compare must be pytorch, ort or pytorch,ort"},
       {"--model lenet --compare ort", "--compare ort times inference in ONNX Runtime: it needs "

@@ -34,13 +34,7 @@ import time
 import numpy as np
 import onnxruntime as ort
 
-
-def quantile(values, q):
-    v = sorted(values)
-    pos = q * (len(v) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (pos - lo) * (v[hi] - v[lo])
+from peer_common import quantile, reset_peak_rss
 
 
 def status_mb(key):
@@ -49,15 +43,6 @@ def status_mb(key):
             if line.startswith(key + ":"):
                 return int(line.split()[1]) / 1024.0
     return 0.0
-
-
-def reset_peak_rss():
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
 
 
 def release_freed_memory():

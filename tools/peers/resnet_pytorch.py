@@ -14,12 +14,8 @@ framework, model, mode, device, order, precision, batch_size, status, iters, ms_
 ms_per_iter_min / max / p10 / p90, images_per_sec, peak_memory_mb. Progress goes to stderr.
 """
 import argparse
-import ctypes
-import gc
 import json
 import os
-import resource
-import statistics
 import sys
 import time
 
@@ -27,45 +23,7 @@ import torch
 import torch.nn as nn
 import torchvision
 
-
-def quantile(values, q):
-    v = sorted(values)
-    pos = q * (len(v) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (pos - lo) * (v[hi] - v[lo])
-
-
-def rss_mb():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return 0.0
-
-
-def reset_peak_rss():
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def trim_c_heap():
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except OSError:
-        pass
-
-
-def peak_rss_mb():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+from peer_common import MemoryWindow, timing_fields
 
 
 def run_one(args, precision, batch, device):
@@ -160,17 +118,7 @@ def main():
                 rec["status"] = "skipped: fp16 autocast needs CUDA"
                 print(json.dumps(rec), flush=True)
                 continue
-            if device.type == "cuda":
-                torch.cuda.empty_cache()
-                torch.cuda.reset_peak_memory_stats(device)
-                base = torch.cuda.memory_allocated(device)
-            else:
-                # What earlier configurations freed but the C allocator kept would otherwise sit
-                # in the baseline and hide this configuration's own peak (halfcaf trims too).
-                gc.collect()
-                trim_c_heap()
-                hwm_reset = reset_peak_rss()
-                base = rss_mb()
+            window = MemoryWindow(torch, device)
             try:
                 times = run_one(args, precision, batch, device)
             except RuntimeError as e:
@@ -179,23 +127,8 @@ def main():
                 rec["status"] = "out of memory"
                 print(json.dumps(rec), flush=True)
                 continue
-            if device.type == "cuda":
-                peak = (torch.cuda.max_memory_allocated(device) - base) / 2**20
-            else:
-                peak = (peak_rss_mb() - base) if hwm_reset else 0.0
-            med = statistics.median(times)
-            rec.update({
-                "iters": len(times),
-                "ms_per_iter": med,
-                "ms_per_iter_median": med,
-                "ms_per_iter_min": min(times),
-                "ms_per_iter_max": max(times),
-                "ms_per_iter_p10": quantile(times, 0.1),
-                "ms_per_iter_p90": quantile(times, 0.9),
-                "images_per_sec": 1000.0 * batch / med,
-                "peak_memory_mb": max(peak, 0.0),
-                "threads": threads,
-            })
+            rec.update(timing_fields(times, batch))
+            rec.update({"peak_memory_mb": window.peak_mb(), "threads": threads})
             print(json.dumps(rec), flush=True)
 
 

@@ -1,0 +1,109 @@
+// The AC-GAN's nets and its two-net trainer: shapes, which network each step updates, and that
+// every precision trains (finite losses, the mixed-precision state per net).
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/net.h"
+#include "core/workspace.h"
+#include "models/acgan.h"
+#include "models/gan_trainer.h"
+#include "models/training_job.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+GanTrainerOptions Synthetic(DataType precision) {
+  GanTrainerOptions o = GanTrainerOptions::Default();
+  o.data_format = "synthetic";
+  o.reader_args = {MakeArgument("synthetic_shape", std::vector<int64_t>{1, 28, 28}),
+                   MakeArgument("num_classes", 10), MakeArgument("synthetic_count", int64_t{256})};
+  o.model.batch_size = 16;
+  o.precision = precision;
+  if (precision == DataType::FLOAT16) {
+    o.dynamic_loss_scale = true;
+    o.loss_scale = 1024.f;
+  }
+  o.prefetch = false;
+  return o;
+}
+
+std::vector<char> Bytes(const Tensor& t) {
+  const char* p = static_cast<const char*>(t.raw_data());
+  return std::vector<char>(p, p + t.nbytes());
+}
+
+TEST(AcGanTest, NetsHaveTheDocumentedShapes) {
+  AcGanOptions o;
+  o.batch_size = 4;
+  o.noise_ops = false;
+  const AcGanNets nets = BuildAcGan(o);
+  Workspace ws;
+  ws.RunNetOnce(nets.init);
+  EXPECT_EQ(ws.GetTensor("g_fc_w").dims(), (std::vector<int64_t>{6272, 100}));
+  EXPECT_EQ(ws.GetTensor("g_deconv1_w").dims(), (std::vector<int64_t>{128, 64, 4, 4}));
+  EXPECT_EQ(ws.GetTensor("d_cls_w").dims(), (std::vector<int64_t>{10, 6272}));
+  Tensor noise({4, 100}, DataType::FLOAT), label({4}, DataType::INT32);
+  for (int64_t i = 0; i < noise.numel(); ++i) noise.mutable_data<float>()[i] = 0.01f * (i % 17);
+  for (int i = 0; i < 4; ++i) label.mutable_data<int32_t>()[i] = i;
+  ws.CreateTensor(kAcGanSampleNoise)->CopyFrom(noise);
+  ws.CreateTensor(kAcGanSampleLabel)->CopyFrom(label);
+  ws.RunNetOnce(nets.sampler);
+  const Tensor& s = ws.GetTensor(kAcGanSample);
+  EXPECT_EQ(s.dims(), (std::vector<int64_t>{4, 1, 28, 28}));
+  for (int64_t i = 0; i < s.numel(); ++i) {
+    ASSERT_LE(std::fabs(s.data<float>()[i]), 1.f);
+  }
+  EXPECT_THROW(BuildAcGan(AcGanOptions{0}), EnforceNotMet);
+}
+
+// Each step updates its own network only; the frozen bias stays zero.
+TEST(GanTrainerTest, EachStepUpdatesItsOwnNetwork) {
+  GanTrainer t(Synthetic(DataType::FLOAT));
+  t.Initialize();
+  std::map<std::string, std::vector<char>> before;
+  const AcGanNets& n = t.nets();
+  for (const auto& p : n.g_params) before[p] = Bytes(t.workspace()->GetTensor(p));
+  for (const auto& p : n.d_params) before[p] = Bytes(t.workspace()->GetTensor(p));
+  t.Step();
+  for (const char* p : {"g_fc_w", "g_embed_w", "g_deconv2_b", "d_conv1_w", "d_cls_b"}) {
+    EXPECT_NE(Bytes(t.workspace()->GetTensor(p)), before[p]) << p << " did not change";
+  }
+  EXPECT_EQ(Bytes(t.workspace()->GetTensor("g_fc_b")), before["g_fc_b"]);
+  EXPECT_EQ(t.iteration(), 1);
+  // The generator's optimizer holds no state for the discriminator and the reverse.
+  EXPECT_TRUE(t.workspace()->HasBlob("g/g_fc_w_moment_1") || t.workspace()->HasBlob("g_fc_w_moment_1"));
+  EXPECT_FALSE(t.workspace()->HasBlob("g/d_conv1_w_moment_1"));
+  EXPECT_FALSE(t.workspace()->HasBlob("d/g_fc_w_moment_1"));
+}
+
+TEST(GanTrainerTest, TrainsInEveryPrecision) {
+  for (DataType p : {DataType::FLOAT, DataType::BFLOAT16, DataType::FLOAT16}) {
+    SCOPED_TRACE(DataTypeName(p));
+    GanTrainer t(Synthetic(p));
+    t.Initialize();
+    for (int i = 0; i < 6; ++i) t.Step();
+    const GanStats s = t.ReadStats();
+    EXPECT_EQ(s.iter, 6);
+    EXPECT_EQ(s.steps, 6);
+    EXPECT_TRUE(std::isfinite(s.d_loss) && s.d_loss > 0) << s.d_loss;
+    EXPECT_TRUE(std::isfinite(s.g_loss) && s.g_loss > 0) << s.g_loss;
+    EXPECT_LT(s.d_skipped + s.g_skipped, 6);
+    Tensor labels;
+    const Tensor img = t.SampleClasses(2, 3, &labels);
+    EXPECT_EQ(img.dims(), (std::vector<int64_t>{20, 1, 28, 28}));
+    EXPECT_EQ(labels.data<int32_t>()[19], 9);
+    for (int64_t i = 0; i < img.numel(); ++i) {
+      ASSERT_TRUE(img.data<float>()[i] >= 0.f && img.data<float>()[i] <= 1.f);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
