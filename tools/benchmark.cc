@@ -411,10 +411,9 @@ class ForwardSession : public bench::Session {
 
 // ---- per-operator profile -----------------------------------------------------------------------
 
-OpProfile ProfileOps(bench::Session* s, int iters, Progress* progress, const std::string& what) {
+OpProfile ProfileOps(NetBase* net, int iters, Progress* progress, const std::string& what) {
   return TimeEveryOp(
-      s->net(), iters, [&](int it) { progress->Show(what, "per-op", it + 1, iters, 0); },
-      SyncDevice);
+      net, iters, [&](int it) { progress->Show(what, "per-op", it + 1, iters, 0); }, SyncDevice);
 }
 
 // A training step or the forward net (--mode) of `precision` at `batch`.
@@ -493,10 +492,22 @@ Result RunConfig(const Model& model, const std::string& precision, int64_t batch
     std::tie(r.exchange_ms, r.exposed_ms) = s->ExchangeMs();
     r.skipped_steps = s->skipped_steps();
     if (FLAGS_per_op) {
-      OpProfile p = ProfileOps(s.get(), FLAGS_iters, progress, label);
-      progress->Clear();
-      r.op_types = ByType(*s->net(), p, FLAGS_iters, &r.op_total_ms);
-      PrintProfile(label, *s->net(), p, FLAGS_iters, r.op_types, r.op_total_ms, FLAGS_per_op_top);
+      // The timed net, or each part's (the AC-GAN's two steps, in their own tables).
+      std::vector<NetBase*> nets = s->PartNets();
+      if (nets.empty()) nets = {s->net()};
+      for (NetBase* net : nets) {
+        const std::string what = nets.size() > 1 ? label + ", " + net->name() : label;
+        OpProfile p = ProfileOps(net, FLAGS_iters, progress, what);
+        progress->Clear();
+        double total = 0;
+        std::vector<OpTypeStat> types = ByType(*net, p, FLAGS_iters, &total);
+        PrintProfile(what, *net, p, FLAGS_iters, types, total, FLAGS_per_op_top);
+        if (nets.size() > 1) {
+          for (auto& t : types) t.phase = net->name() + " " + t.phase;
+        }
+        r.op_types.insert(r.op_types.end(), types.begin(), types.end());
+        r.op_total_ms += total;
+      }
     }
     r.peak_memory_mb = mem.PeakMb();
   } catch (const std::bad_alloc&) {
@@ -528,10 +539,10 @@ int Main() {
                       FLAGS_model == "lenet" || FLAGS_model == "acgan",
                   "--model must be resnet50, resnet18, lenet or acgan, got '", FLAGS_model, "'");
   const bool gan = FLAGS_model == "acgan";
-  HALFCAF_ENFORCE(!gan || (FLAGS_mode == "train" && FLAGS_order == "NCHW" && !FLAGS_per_op &&
+  HALFCAF_ENFORCE(!gan || (FLAGS_mode == "train" && FLAGS_order == "NCHW" &&
                            !FLAGS_max_batch && FLAGS_gpus.empty() && FLAGS_replicas <= 1),
                   "--model acgan times its training iteration on one device, NCHW: leave out "
-                  "--mode forward, --order NHWC, --per_op, --max_batch, --gpus and --replicas");
+                  "--mode forward, --order NHWC, --max_batch, --gpus and --replicas");
   const bool onnx = !zoo && IsOnnxPath(FLAGS_net);
   HALFCAF_ENFORCE(zoo || onnx || !FLAGS_init_net.empty(), "--net needs --init_net");
   HALFCAF_ENFORCE(zoo || onnx || !FLAGS_input_shape.empty(),

@@ -33,6 +33,8 @@ class Session {
   // An iteration timed in parts (empty: one whole): their names, and the last Step's times.
   virtual std::vector<std::string> PartNames() const { return {}; }
   virtual std::vector<double> LastPartMs() const { return {}; }
+  // The nets --per_op profiles one by one, when the iteration has several (else net()).
+  virtual std::vector<NetBase*> PartNets() { return {}; }
 };
 
 // The AC-GAN's iteration (models/gan_trainer.h): the discriminator's step and update, then the
@@ -71,6 +73,10 @@ class GanSession : public Session {
   std::vector<std::string> PartNames() const override { return {"d_step", "g_step"}; }
   std::vector<double> LastPartMs() const override { return parts_; }
   NetBase* net() override { return nullptr; }
+  // The two steps (forward and backward); their updates are not profiled.
+  std::vector<NetBase*> PartNets() override {
+    return {gan_->workspace()->GetNet("d_step"), gan_->workspace()->GetNet("g_step")};
+  }
   Workspace* workspace() override { return gan_->workspace(); }
   int64_t skipped_steps() override {
     const GanStats s = gan_->ReadStats();

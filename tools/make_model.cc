@@ -4,6 +4,11 @@
 //   init_net.pbtxt   creates every parameter: one filler op per blob (XavierFill / MSRAFill /
 //                    GaussianFill weights, ConstantFill biases, BN scale 1, bias 0, running mean 0,
 //                    running variance 1), each with its `shape`.
+// --model acgan writes the AC-GAN (models/acgan.h) instead: init_net.pbtxt (both networks'
+// parameters), d_step_net.pbtxt and g_step_net.pbtxt (the forward nets of the discriminator's and
+// the generator's training steps, drawing their own noise; train_gan adds the backward passes
+// and the two optimizers) and sampler_net.pbtxt (the generator in test mode).
+//
 //   train_net.pbtxt  the forward net with its loss, as the zoo builds it (models/zoo.h): reads
 //                    `data` ((N, C, H, W) or (N, H, W, C) by --order) and `label` (int32, (N)),
 //                    writes `softmax`, `loss` and `accuracy`. No data-input, gradient or update
@@ -28,12 +33,13 @@
 #include "core/argument.h"
 #include "core/enforce.h"
 #include "core/proto_io.h"
+#include "models/acgan.h"
 #include "models/mixed_precision.h"
 #include "models/model_helper.h"
 #include "models/zoo.h"
 #include "tools/tool_common.h"
 
-DEFINE_string(model, "resnet50", "resnet50, resnet18 or lenet");
+DEFINE_string(model, "resnet50", "resnet50, resnet18, lenet or acgan");
 DEFINE_string(order, "NCHW", "storage order of the data and activations: NCHW or NHWC");
 DEFINE_string(dtype, "float", "float (FP32 net) or float16 (the mixed-precision net)");
 DEFINE_int32(num_classes, 0, "output classes (0: 1000 for ResNet, 10 for LeNet)");
@@ -64,11 +70,32 @@ void MakeDirs(const std::string& dir) {
   }
 }
 
+// --model acgan: the AC-GAN's nets (models/acgan.h), float32, NCHW.
+int WriteAcGan() {
+  HALFCAF_ENFORCE(FLAGS_dtype == "float" && FLAGS_order == "NCHW" && !FLAGS_is_test,
+                  "--model acgan is written in float32, NCHW, for training (train_gan makes its "
+                  "mixed-precision version): leave out --dtype, --order and --is_test");
+  AcGanOptions o;
+  if (FLAGS_num_classes > 0) o.num_classes = FLAGS_num_classes;
+  const AcGanNets nets = BuildAcGan(o);
+  MakeDirs(FLAGS_out);
+  WriteProtoToFile(nets.init, FLAGS_out + "/init_net.pbtxt", true);
+  WriteProtoToFile(nets.d_step, FLAGS_out + "/d_step_net.pbtxt", true);
+  WriteProtoToFile(nets.g_step, FLAGS_out + "/g_step_net.pbtxt", true);
+  WriteProtoToFile(nets.sampler, FLAGS_out + "/sampler_net.pbtxt", true);
+  std::cout << "make_model: acgan (batch " << o.batch_size << ", " << o.num_classes
+            << " classes; " << nets.g_params.size() << " generator and " << nets.d_params.size()
+            << " discriminator blobs) -> " << FLAGS_out
+            << "/{init,d_step,g_step,sampler}_net.pbtxt" << std::endl;
+  return 0;
+}
+
 int Main() {
-  HALFCAF_ENFORCE(!FLAGS_out.empty(), "--out is required (the folder for the two .pbtxt files)");
+  HALFCAF_ENFORCE(!FLAGS_out.empty(), "--out is required (the folder for the .pbtxt files)");
   const std::string& m = FLAGS_model;
-  HALFCAF_ENFORCE(m == "resnet50" || m == "resnet18" || m == "lenet",
-                  "--model must be resnet50, resnet18 or lenet, got '", m, "'");
+  HALFCAF_ENFORCE(m == "resnet50" || m == "resnet18" || m == "lenet" || m == "acgan",
+                  "--model must be resnet50, resnet18, lenet or acgan, got '", m, "'");
+  if (m == "acgan") return WriteAcGan();
   HALFCAF_ENFORCE(FLAGS_order == "NCHW" || FLAGS_order == "NHWC",
                   "--order must be NCHW or NHWC, got '", FLAGS_order, "'");
   HALFCAF_ENFORCE(FLAGS_dtype == "float" || FLAGS_dtype == "float16",
@@ -121,7 +148,7 @@ int Main() {
 int main(int argc, char** argv) {
   return halfcaf::RunTool(
       "make_model",
-      "make_model --model resnet50|resnet18|lenet --order NCHW|NHWC "
+      "make_model --model resnet50|resnet18|lenet|acgan --order NCHW|NHWC "
       "--dtype float|float16 [--num_classes N] [--image_size S] [--is_test] --out DIR",
       argc, argv, halfcaf::Main);
 }

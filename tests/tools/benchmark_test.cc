@@ -250,10 +250,13 @@ TEST(BenchmarkTest, AcGanStepsAndThePeer) {
   HALFCAF_REQUIRE_PEER(Peer::kTorchvision);
   const std::string json = TestTempDir() + "/acgan.json", csv = TestTempDir() + "/acgan.csv";
   auto r = RunTool("benchmark", "--model acgan --batch_size 8,16 --precision fp32,bf16 --iters 3 "
-                                "--warmup 1 --threads 1 --compare pytorch --json " + json +
-                                    " --csv " + csv);
+                                "--warmup 1 --threads 1 --compare pytorch --per_op --json " +
+                                    json + " --csv " + csv);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("d_step ms"), std::string::npos) << r.out;
+  // --per_op profiles each step's net in its own table.
+  EXPECT_NE(r.out.find("acgan fp32 batch 8, d_step (3 iterations"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ConvTransposeGradient"), std::string::npos) << r.out;
   const auto results = ResultObjects(ReadFile(json));
   ASSERT_EQ(results.size(), 4u);
   for (const auto& res : results) {

@@ -117,6 +117,29 @@ TEST(MakeModelTest, RunNetRunsTheFilesInBothOrdersAndPrecisions) {
   }
 }
 
+// The AC-GAN's files: both training steps' forward nets run with run_net on a real batch of 64
+// (the nets draw their own noise), and the sampler makes images in the tanh range.
+TEST(MakeModelTest, AcGanFilesRun) {
+  const std::string dir = TestTempDir() + "/acgan";
+  auto r = RunTool("make_model", "--model acgan --out " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("{init,d_step,g_step,sampler}_net.pbtxt"), std::string::npos) << r.out;
+  const std::string inputs = WriteInputs(dir + "/inputs.pb", {64, 1, 28, 28}, false);
+  for (const char* step : {"d_step", "g_step"}) {
+    const std::string out = dir + "/" + step + ".pb";
+    r = RunTool("run_net", "--init_net " + dir + "/init_net.pbtxt --net " + dir + "/" + step +
+                               "_net.pbtxt --inputs " + inputs + " --output_blobs " +
+                               (std::string(step) == "d_step" ? "d_loss" : "g_loss") +
+                               " --output " + out);
+    ASSERT_EQ(r.exit_code, 0) << step << "\n" << r.err;
+    Workspace ws;
+    FeedTensorProtosFile(out, &ws);
+    const float loss = ws.GetTensor(std::string(step) == "d_step" ? "d_loss" : "g_loss")
+                           .data<float>()[0];
+    EXPECT_TRUE(std::isfinite(loss) && loss > 0 && loss < 50) << step << " loss " << loss;
+  }
+}
+
 TEST(MakeModelTest, TrainNetTrainsTheFiles) {
   const std::string tmp = TestTempDir();
   const std::string common =
@@ -152,7 +175,8 @@ TEST(MakeModelTest, BadFlagsGiveOneClearErrorLine) {
   std::ofstream(dir + "/a_file") << "x";
   const std::pair<std::string, std::string> cases[] = {
       {"--model lenet", "--out is required"},
-      {"--model vgg16 --out " + dir + "/x", "--model must be resnet50, resnet18 or lenet"},
+      {"--model vgg16 --out " + dir + "/x", "--model must be resnet50, resnet18, lenet or acgan"},
+      {"--model acgan --dtype float16 --out " + dir + "/x", "--model acgan is written in float32"},
       {"--model lenet --order nchw --out " + dir + "/x", "--order must be NCHW or NHWC"},
       {"--model lenet --dtype half --out " + dir + "/x", "--dtype must be float or float16"},
       {"--model lenet --num_classes -3 --out " + dir + "/x", "--num_classes"},
