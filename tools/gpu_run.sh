@@ -12,21 +12,25 @@
 #   4 resnet50    the same in NHWC (PyTorch channels_last)
 #   5 lenet       LeNet on Fashion-MNIST (carried in the bundle) on the GPU: fp32, mixed
 #                 precision, and two data-parallel replicas on the dag executor
-#   6 bf16        the BF16 recipe on the GPU (compute capability 8.0 or newer): LeNet, then a
+#   6 acgan       the AC-GAN's training iteration (benchmark --model acgan), fp32 vs fp16, batch
+#                 64 to 2048, D and G steps apart, cost per 1M images, then the PyTorch AMP peer
+#   7 bf16        the BF16 recipe on the GPU (compute capability 8.0 or newer): LeNet, then a
 #                 ResNet-50 NCHW training step in bf16 (halfcaf alone); last, so the run's budget
 #                 may cut it short
 #
 # Every step runs under `timeout` with its own cap, never past the whole run's budget; the plan
 # (steps, caps, commands) is printed first. Logs are written into RESULTS_DIR as the steps run.
 # RESULTS_DIR ends up with at most 7 files (a device run brings back 8): summary.txt,
-# preflight.txt, resnet50.txt (both layouts), resnet50.json (NCHW), gpu_tests.txt, lenet.txt,
-# extras.tar.gz (NHWC JSON, CSVs, SVG, LeNet summaries, the cuDNN algorithm lines).
+# preflight.txt, resnet50.txt (both layouts), resnet50.json (NCHW), gpu_tests.txt, lenet.txt (and
+# the AC-GAN sweep), extras.tar.gz (NHWC and AC-GAN JSON, CSVs, SVG, LeNet summaries, the cuDNN
+# algorithm lines).
 #
 # Usage: bash halfcaf_gpu/tools/gpu_run.sh [--dry_run] [--bin DIR] [RESULTS_DIR]
 #   --dry_run   print the plan, the caps and the commands; run nothing (works without a GPU)
 #   --bin DIR   the binaries (default: the bundle's bin/); e.g. build/bin of a CUDA build
 # Environment (seconds): BUDGET_S (470), PREFLIGHT_S (45), R50_S (150), PEER_S (70 of R50_S; 0: no peer),
-#   TESTS_S (120), SUITE_S (45 per suite), NHWC_S (60), LENET_S (20 per run), BF16_S (40);
+#   TESTS_S (120), SUITE_S (45 per suite), NHWC_S (60), LENET_S (20 per run), ACGAN_S (90),
+#   BF16_S (40); ACGAN_BATCHES (64,...,2048);
 #   BENCH_BATCHES (32,64,128), BENCH_BATCHES_NHWC (64,128), BENCH_ITERS (20), GTEST_FILTER (suites).
 # Exit status: 0 only if every step passed; 1 when the preflight finds no device.
 set -uo pipefail
@@ -56,6 +60,7 @@ START=$(date +%s)
 BUDGET=${BUDGET_S:-470}
 PREFLIGHT_S=${PREFLIGHT_S:-45} R50_S=${R50_S:-150} PEER_S=${PEER_S:-70} TESTS_S=${TESTS_S:-120}
 SUITE_S=${SUITE_S:-45} NHWC_S=${NHWC_S:-60} LENET_S=${LENET_S:-20} BF16_S=${BF16_S:-40}
+ACGAN_S=${ACGAN_S:-90}
 status=0
 
 say() { echo "$*" | tee -a "$SUMMARY"; }
@@ -146,8 +151,8 @@ batches_nhwc=${BENCH_BATCHES_NHWC:-64,128}
 iters=${BENCH_ITERS:-20}
 say "== gpu_run plan: budget ${BUDGET}s; caps: preflight ${PREFLIGHT_S}s, resnet50 NCHW ${R50_S}s" \
     "(peer ${PEER_S}s of it), gpu tests ${TESTS_S}s (${SUITE_S}s a suite), resnet50 NHWC" \
-    "${NHWC_S}s, lenet ${LENET_S}s x 5, resnet50 bf16 ${BF16_S}s; total of caps" \
-    "$((PREFLIGHT_S + R50_S + TESTS_S + NHWC_S + 5 * LENET_S + BF16_S))s"
+    "${NHWC_S}s, lenet ${LENET_S}s x 5, resnet50 bf16 ${BF16_S}s, acgan ${ACGAN_S}s; total of" \
+    "caps $((PREFLIGHT_S + R50_S + TESTS_S + NHWC_S + 5 * LENET_S + BF16_S + ACGAN_S))s"
 ((DRY)) && say "== dry run: the commands, nothing is run"
 
 # ---- 1 preflight ------------------------------------------------------------------------------------
@@ -272,8 +277,22 @@ if ((!DRY)) && [[ -f "$WORK/lenet_float16_2processes.json" ]]; then
     tr '\n' ' ')"
 fi
 
-# ---- 6 BF16 -------------------------------------------------------------------------------------
-say "== 6 the BF16 recipe on the GPU: LeNet, then ResNet-50 NCHW (halfcaf alone)"
+# ---- 6 the AC-GAN sweep --------------------------------------------------------------------------
+# The founding document's benchmark: the AC-GAN's training iteration (discriminator and generator
+# steps timed apart) in FP32 (no TF32) and FP16 tensor-op math, batch 64 to 2048, cost per 1M.
+say "== 6 AC-GAN iteration, fp32 vs fp16, batch 64..2048, then the PyTorch peer"
+gan_compare=()
+((${#compare[@]})) && gan_compare=(--compare pytorch --python python3 --peer_timeout_s "$((ACGAN_S / 2))")
+run_step "acgan" "$RES/lenet.txt" "$(step_limit "$ACGAN_S")" \
+  "${hc[@]}" "$BIN/benchmark" --model acgan --device cuda --precision fp32,fp16 \
+  --batch_size "${ACGAN_BATCHES:-64,128,256,512,1024,2048}" --iters 20 --warmup 5 \
+  --json "$WORK/acgan.json" --csv "$WORK/acgan.csv" "${gan_compare[@]}"
+((DRY)) || grep -A13 '^halfcaf benchmark: acgan, train' "$RES/lenet.txt" | tail -14 |
+  tee -a "$SUMMARY"
+pack_extras
+
+# ---- 7 BF16 -------------------------------------------------------------------------------------
+say "== 7 the BF16 recipe on the GPU: LeNet, then ResNet-50 NCHW (halfcaf alone)"
 lenet lenet_bfloat16 --dtype bfloat16
 run_step "resnet50_bf16" "$RES/resnet50.txt" "$(step_limit "$BF16_S")" \
   "${hc[@]}" "$BIN/benchmark" --model resnet50 --device cuda --precision bf16 \
