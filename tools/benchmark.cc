@@ -44,6 +44,7 @@
 #include "tools/benchmark_memory.h"
 #include "tools/benchmark_output.h"
 #include "tools/benchmark_peer.h"
+#include "tools/benchmark_price.h"
 #include "tools/benchmark_profile.h"
 #include "tools/benchmark_progress.h"
 #include "tools/benchmark_session.h"
@@ -81,7 +82,9 @@ DEFINE_bool(per_op, false, "also time every operator (a second pass of --iters i
 DEFINE_int32(per_op_top, 15, "--per_op: how many single operators to list (0: all)");
 DEFINE_string(json, "", "write the results as JSON");
 DEFINE_string(csv, "", "write the results as CSV (one row per configuration)");
-DEFINE_double(price_per_hour, 2.5, "machine price in $/hour, for the cost per million images");
+DEFINE_double(price_per_hour, -1, "machine price in $/hour, for the cost per million images "
+              "(default: by device, tools/benchmark_price.h: H200 4.00, H100 3.00, A100 1.30 "
+              "on demand in May 2026; CPU 0.10, a 2-vCPU VM)");
 DEFINE_string(plot, "", "write an SVG chart of images/s against batch size");
 DEFINE_int32(threads, 0, "CPU threads for BLAS (0: all cores)");
 DEFINE_double(loss_scale, 128, "fp16 training: static loss scale (bf16 trains unscaled)");
@@ -561,8 +564,9 @@ int Main() {
   HALFCAF_ENFORCE(FLAGS_iters > 0, "--iters must be positive, got ", FLAGS_iters);
   HALFCAF_ENFORCE(FLAGS_warmup >= 0, "--warmup must be >= 0, got ", FLAGS_warmup);
   HALFCAF_ENFORCE(FLAGS_threads >= 0, "--threads must be >= 0, got ", FLAGS_threads);
-  HALFCAF_ENFORCE(FLAGS_price_per_hour >= 0, "--price_per_hour must be >= 0, got ",
-                  FLAGS_price_per_hour);
+  HALFCAF_ENFORCE(FLAGS_price_per_hour >= 0 ||
+                      gflags::GetCommandLineFlagInfoOrDie("price_per_hour").is_default,
+                  "--price_per_hour must be >= 0, got ", FLAGS_price_per_hour);
   HALFCAF_ENFORCE(FLAGS_loss_scale > 0, "--loss_scale must be positive, got ", FLAGS_loss_scale);
   HALFCAF_ENFORCE(FLAGS_image_size >= 0 && FLAGS_num_classes >= 0,
                   "--image_size and --num_classes must be >= 0");
@@ -669,6 +673,15 @@ int Main() {
   info.iters = FLAGS_iters;
   info.warmup = FLAGS_warmup;
   info.threads = FLAGS_threads;
+  if (FLAGS_price_per_hour < 0) {
+    std::string gpu;
+#ifdef HALFCAF_WITH_CUDA
+    if (FLAGS_device == "cuda") gpu = GetCudaDeviceInfo(FLAGS_gpu).name;
+#endif
+    const bench::MachinePrice price = bench::DefaultPrice(gpu);
+    FLAGS_price_per_hour = price.per_hour;
+    info.price_source = price.what;
+  }
   info.price_per_hour = FLAGS_price_per_hour;
   info.memory_kind = PeakMemory::Kind(FLAGS_device == "cuda", !g_place.replicas.empty());
   info.conv_algo_search = FLAGS_exhaustive_search ? "exhaustive" : "heuristic";
@@ -767,6 +780,6 @@ int main(int argc, char** argv) {
       "benchmark --model resnet50|resnet18|lenet|acgan | --net FILE --init_net FILE --input_shape C,H,W "
       "[--device cpu|cuda] [--precision fp32,fp16,bf16] [--batch_size 32,64] [--order NCHW|NHWC] "
       "[--mode train|forward] [--iters 50] [--warmup 10] [--per_op] [--json F] [--csv F] "
-      "[--plot F.svg] [--price_per_hour 2.5] [--threads N] [--compare pytorch,ort]",
+      "[--plot F.svg] [--price_per_hour P] [--threads N] [--compare pytorch,ort]",
       argc, argv, halfcaf::Main);
 }

@@ -136,6 +136,7 @@ struct RunInfo {
   int iters = 0, warmup = 0, threads = 0;
   int num_shards = 1;  // processes training together (each on its share of the batch)
   double price_per_hour = 0;
+  std::string price_source;  // where a default price came from ("" when given)
   std::string memory_kind;  // what peak_memory_mb measures
   // How the CUDA convolutions chose their cuDNN algorithms: "heuristic" or "exhaustive"
   // (benchmark --exhaustive_search), within ws_nbytes_limit bytes of workspace.
@@ -222,6 +223,8 @@ inline std::string ResultsJson(const RunInfo& info, const std::vector<Result>& r
     << ",\n  \"order\": " << JsonString(info.order) << ",\n  \"iters\": " << info.iters
     << ",\n  \"warmup\": " << info.warmup << ",\n  \"threads\": " << info.threads
     << ",\n  \"price_per_hour\": " << Num(info.price_per_hour)
+    << ",\n  \"price_source\": " << JsonString(info.price_source.empty() ? "--price_per_hour"
+                                                                        : info.price_source)
     << ",\n  \"cudnn_algo_search\": " << JsonString(info.conv_algo_search)
     << ",\n  \"cudnn_ws_nbytes_limit\": " << info.ws_nbytes_limit << ",\n  \"results\": [\n";
   for (size_t i = 0; i < results.size(); ++i) {
@@ -272,7 +275,8 @@ inline void PrintTable(std::ostream& out, const RunInfo& info, const std::vector
                        bool pytorch, bool ort) {
   out << "\nhalfcaf benchmark: " << info.model << ", " << info.mode << ", " << info.order << ", "
       << info.device << ", " << info.iters << " timed iterations after " << info.warmup
-      << " warm-up, $" << Num(info.price_per_hour) << "/hour\n";
+      << " warm-up, $" << Num(info.price_per_hour) << "/hour"
+      << (info.price_source.empty() ? "" : " (" + info.price_source + ")") << "\n";
   if (info.cuda) {
     out << "cuDNN convolution algorithms: " << info.conv_algo_search
         << (info.conv_algo_search == "exhaustive" ? " (timed cudnnFind, like cudnn.benchmark=True)"

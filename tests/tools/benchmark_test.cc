@@ -272,6 +272,9 @@ TEST(BenchmarkTest, AcGanStepsAndThePeer) {
     EXPECT_GT(Number(res, "pytorch_d_step_ms_median"), 0);
   }
   EXPECT_NE(ReadFile(csv).find("d_step="), std::string::npos);
+  // No --price_per_hour: the default for the device, named in the table and the JSON.
+  EXPECT_NE(r.out.find("$0.1/hour (a 2-vCPU compute VM"), std::string::npos) << r.out;
+  EXPECT_NE(ReadFile(json).find("\"price_source\": \"a 2-vCPU compute VM"), std::string::npos);
   const auto bad = RunTool("benchmark", "--model acgan --mode forward");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("--model acgan times its training iteration"), std::string::npos);
