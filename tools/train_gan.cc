@@ -307,10 +307,13 @@ int Main() {
       window = Clock::now();
     }
   }
-  if (StopSignal() != 0) {
-    std::cerr << "train_gan: stopped by signal " << StopSignal() << " at iteration "
-              << gan.iteration() << std::endl;
-    return 128 + StopSignal();
+  const int stopped_by = StopSignal();
+  if (stopped_by != 0) {
+    // What was trained is still scored and written; a second signal exits at once.
+    std::cerr << "train_gan: stopped by signal " << stopped_by << " at iteration "
+              << gan.iteration() << "; writing the grid, samples and scores of what was trained"
+              << std::endl;
+    if (gan.iteration() % FLAGS_log_every != 0) line(gan.iteration(), nullptr);
   }
   WriteGrid(&gan, FLAGS_out_dir + "/grid.png");
   if (scoring) {
@@ -344,10 +347,11 @@ int Main() {
        << "  \"d_skipped_steps\": " << last.d_skipped << ",\n"
        << "  \"g_skipped_steps\": " << last.g_skipped << ",\n"
        << "  \"gan_test_accuracy\": " << (scoring ? scores.gan_test_accuracy : -1) << ",\n"
-       << "  \"frechet_distance\": " << (scoring ? scores.frechet : -1) << "\n}\n";
+       << "  \"frechet_distance\": " << (scoring ? scores.frechet : -1) << ",\n"
+       << "  \"stopped_by_signal\": " << stopped_by << "\n}\n";
     WriteFileAtomically(FLAGS_summary_json, js.str());
   }
-  return 0;
+  return stopped_by != 0 ? 128 + stopped_by : 0;
 }
 
 }  // namespace

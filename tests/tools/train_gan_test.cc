@@ -74,6 +74,25 @@ TEST(TrainGanTest, QuickDrawFolder) {
   EXPECT_TRUE(Exists(dir + "/out/grid.png"));
 }
 
+// SIGINT stops training at the next iteration; what was trained is still written and scored.
+TEST(TrainGanTest, StopSignalKeepsTheResults) {
+  const std::string dir = TestTempDir() + "/train_gan_signal";
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  const auto r = RunShell(std::string(HALFCAF_BIN_DIR) + "/train_gan " + kSynthetic +
+                          "--iters 100000 --log_every 1000 --grid_per_class 2 --out_dir " + dir +
+                          " --samples 2 --samples_out " + dir + "/samples --summary_json " + dir +
+                          "/summary.json > " + dir + "/out 2>&1 & p=$!; sleep 4; kill -INT $p; "
+                          "wait $p");
+  EXPECT_EQ(r.exit_code, 130) << ReadFile(dir + "/out");
+  EXPECT_NE(ReadFile(dir + "/out").find("stopped by signal 2 at iteration"), std::string::npos)
+      << ReadFile(dir + "/out");
+  EXPECT_TRUE(Exists(dir + "/grid.png"));
+  EXPECT_TRUE(Exists(dir + "/samples/images.npy"));
+  const std::string json = ReadFile(dir + "/summary.json");
+  EXPECT_EQ(JsonNumber(json, "stopped_by_signal"), 2);
+  EXPECT_GT(JsonNumber(json, "iterations"), 0);
+}
+
 TEST(TrainGanTest, BadInputGivesOneClearLine) {
   const std::string dir = TestTempDir();
   auto expect_error = [](const ToolResult& r, const std::string& needle) {
