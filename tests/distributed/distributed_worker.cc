@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -218,6 +219,19 @@ int Barrier(Workspace& ws, int rank, int size) {
                               std::chrono::steady_clock::now() - start).count();
     if (waited < 350) return Fail(MakeString("barrier round ", round, " returned after ", waited,
                                              " ms, before rank 0 arrived (400 ms)"));
+  }
+  // The last barrier's messages may still be in flight to a rank when another leaves it (a rank
+  // that exits closes its connections): leave together, through files beside the store.
+  const std::string done = Arg("store") + ".done";
+  std::ofstream(done + std::to_string(rank)) << "done";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (int r = 0; r < size; ++r) {
+    while (!std::ifstream(done + std::to_string(r)).good()) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        return Fail(MakeString("rank ", r, " did not finish its barriers within 20 s"));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
   return 0;
 }
