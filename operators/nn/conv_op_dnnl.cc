@@ -18,11 +18,8 @@
 #include <optional>
 #include <unordered_map>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "core/enforce.h"
+#include "operators/nn/conv_dnnl_common.h"
 #include "operators/nn/conv_fusion_op.h"
 #include "operators/nn/conv_op.h"
 #include "operators/dnnl_util.h"
@@ -32,6 +29,10 @@ namespace halfcaf {
 namespace {
 
 using dnnl::memory;
+using dnnl_conv::Any;
+using dnnl_conv::DenseStrides;
+using dnnl_conv::kSmallMacs;
+using dnnl_conv::SingleThreadScope;
 
 // The float-only engine declines when an input already holds a non-float tensor, and leaves the
 // cases oneDNN has no layout for (more than 3 spatial dims) and those the default op reports
@@ -45,74 +46,18 @@ void DeclineNonFloatInputs(const OperatorBase& op, const ConvPoolArgs& a) {
   if (nd != 2 && a.order == StorageOrder::NHWC) {
     HALFCAF_UNSUPPORTED(a.op_label, ": the DNNL engine takes NHWC for 2-D convolution only");
   }
-  for (int i = 0; i < op.InputSize(); ++i) {
-    const Blob& b = op.InputBlob(i);
-    if (!b.IsTensor()) continue;
-    const DataType t = b.GetTensor().dtype();
-    if (t == DataType::UNDEFINED || t == DataType::FLOAT) continue;
-    if (t == DataType::BFLOAT16 && DnnlBFloat16Enabled()) continue;
-    HALFCAF_UNSUPPORTED(a.op_label, ": the DNNL engine computes in float (and bfloat16 on CPUs with ",
-                        "BF16 instructions) only, input ", i, " is ", DataTypeName(t));
-  }
+  dnnl_conv::DeclineOtherInputTypes(op, a.op_label);
 }
-
-// Tiny convolutions (fewer multiply-adds than this) run single-threaded: waking and joining the
-// thread team would cost more than it saves, badly so on a loaded machine.
-constexpr double kSmallConvMacs = 1 << 22;
 
 double ConvMacs(const ConvPoolGeometry& g, int64_t M, int group) {
   return static_cast<double>(g.N) * M * g.out_size() * (g.C / group) * g.kernel_size();
 }
-
-// Limits oneDNN (OpenMP) to one thread on this thread while in scope (creation and execution
-// alike, so the primitive is made for the thread count it runs with).
-class SingleThreadScope {
- public:
-  explicit SingleThreadScope(bool active) {
-#ifdef _OPENMP
-    if (active && omp_get_max_threads() > 1) {
-      saved_ = omp_get_max_threads();
-      omp_set_num_threads(1);
-    }
-#endif
-  }
-  ~SingleThreadScope() {
-#ifdef _OPENMP
-    if (saved_ > 0) omp_set_num_threads(saved_);
-#endif
-  }
-  SingleThreadScope(const SingleThreadScope&) = delete;
-  SingleThreadScope& operator=(const SingleThreadScope&) = delete;
-
- private:
-  int saved_ = 0;
-};
 
 // Plain layouts of one convolution (halfcaf's tensors) and its geometry in oneDNN's terms.
 struct ConvDescs {
   memory::desc src, weights, bias, dst;  // bias: zero desc without bias
   memory::dims strides, dilates, pad_l, pad_r;
 };
-
-// Strides of a dense (outer, inner, spatial...) tensor whose `inner` dim is stored last when
-// `inner_last` (NHWC image, NHWC filter), second otherwise (NCHW).
-memory::dims DenseStrides(int64_t inner, const std::vector<int64_t>& spatial, bool inner_last) {
-  const int nd = static_cast<int>(spatial.size());
-  memory::dims st(nd + 2);
-  int64_t step = inner_last ? inner : 1;
-  for (int d = nd - 1; d >= 0; --d) {
-    st[2 + d] = step;
-    step *= spatial[d];
-  }
-  if (inner_last) {
-    st[1] = 1;
-  } else {
-    st[1] = step;
-    step *= inner;
-  }
-  st[0] = step;
-  return st;
-}
 
 // `dt`: the type of every tensor (f32, or bf16 with FP32 accumulation inside the primitive).
 ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_t M, bool bias,
@@ -150,11 +95,6 @@ ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_
     d.pad_r.push_back(g.pad_tail(i));
   }
   return d;
-}
-
-// Layout left to the primitive.
-memory::desc Any(const memory::desc& d) {
-  return memory::desc(d.dims(), d.data_type(), memory::format_tag::any);
 }
 
 dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& d) {
@@ -256,7 +196,7 @@ class ConvDnnlOp final : public ConvDnnlBase {
     if (has_bias) CheckConvBias(cp_, Input(2).dims(), M, W.dims());
     Tensor* Y = Output(0, g.OutputDims(M, cp_.order));
     if (X.numel() == 0 || Y->numel() == 0) return RunFallback();
-    SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallConvMacs);
+    SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallMacs);
     if (NeedsPrepare(X, W, *dt)) Prepare(g, M, has_bias, X, W, *dt);
     if (!prepared_.usable) return RunFallback();
 
@@ -316,7 +256,7 @@ class ConvFusionDnnlOp final : public ConvDnnlBase {
     }
     Tensor* Y = Output(0, y_dims);
     if (X.numel() == 0 || Y->numel() == 0) return RunFallback();
-    SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallConvMacs);
+    SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallMacs);
     if (NeedsPrepare(X, W, *dt)) Prepare(g, M, has_bias, X, W, *dt);
     if (!prepared_.usable) return RunFallback();
 
@@ -375,7 +315,7 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
     CheckConvGradientDY(cp_, dY.dims(), g.OutputDims(M, cp_.order), X.dims(), W.dims());
     const bool compute_dx = OutputSize() == (no_bias_ ? 2 : 3);
     if (X.numel() == 0 || dY.numel() == 0) return RunFallback();
-    SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallConvMacs);
+    SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallMacs);
     if (NeedsPrepare(X, W, *dt)) Prepare(g, M, compute_dx, X, W, *dt);
     if (!prepared_.usable) return RunFallback();
 
@@ -385,20 +325,7 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
     void* db = no_bias_ ? nullptr : Output(1, {M})->raw_mutable_data(type);
     void* dx = compute_dx ? Output(no_bias_ ? 1 : 2, X.dims())->raw_mutable_data(type) : nullptr;
     try {
-      src_.Load(X.raw_data());
-      dst_w_.Load(dY.raw_data());
-      dweights_.Bind(dW->raw_mutable_data(type));
-      if (db) dbias_.Bind(db);
-      prim_w_.Execute(args_w_);
-      dweights_.Store();
-      if (db) dbias_.Store();
-      if (dx) {
-        if (!share_dst_) dst_d_.Load(dY.raw_data());
-        weights_.Load(W.raw_data());
-        dsrc_.Bind(dx);
-        prim_d_.Execute(args_d_);
-        dsrc_.Store();
-      }
+      bwd_.Run(X.raw_data(), dY.raw_data(), W.raw_data(), dW->raw_mutable_data(type), db, dx);
       prepared_.CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN convolution gradient failed: ", e.what());
@@ -408,56 +335,19 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
  private:
   void Prepare(const ConvPoolGeometry& g, int64_t M, bool compute_dx, const Tensor& X,
                const Tensor& W, memory::data_type dt) {
-    const bool f32 = dt == memory::data_type::f32;
     try {
       const ConvDescs d = MakeConvDescs(cp_, g, M, !no_bias_, dt);
-      const auto fwd = ForwardPd(d);
-      const auto algo = dnnl::algorithm::convolution_direct;
-      const dnnl::convolution_backward_weights::desc wdesc(algo, Any(d.src), Any(d.weights), d.bias,
-                                                           Any(d.dst), d.strides, d.dilates,
-                                                           d.pad_l, d.pad_r);
-      const dnnl::convolution_backward_weights::primitive_desc wpd(wdesc, DnnlAttr(),
-                                                                   DnnlEngine(), fwd);
-      if (!f32 && IsReferenceImpl(wpd)) return;
-      src_ = DnnlArg(d.src, wpd.src_desc(), DnnlArg::kInput);
-      dst_w_ = DnnlArg(d.dst, wpd.diff_dst_desc(), DnnlArg::kInput);
-      dweights_ = DnnlArg(d.weights, wpd.diff_weights_desc(), DnnlArg::kOutput);
-      args_w_ = {{DNNL_ARG_SRC, src_.memory()},
-                 {DNNL_ARG_DIFF_DST, dst_w_.memory()},
-                 {DNNL_ARG_DIFF_WEIGHTS, dweights_.memory()}};
-      if (!no_bias_) {
-        dbias_ = DnnlArg(d.bias, wpd.diff_bias_desc(), DnnlArg::kOutput);
-        args_w_[DNNL_ARG_DIFF_BIAS] = dbias_.memory();
-      }
-      prim_w_ = DnnlPrimitive(dnnl::convolution_backward_weights(wpd), wpd);
-      if (compute_dx) {
-        const dnnl::convolution_backward_data::desc ddesc(
-            algo, Any(d.src), Any(d.weights), Any(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r);
-        const dnnl::convolution_backward_data::primitive_desc dpd(ddesc, DnnlAttr(), DnnlEngine(),
-                                                                  fwd);
-        if (!f32 && IsReferenceImpl(dpd)) return;
-        // dY is reordered once when both primitives want the same layout.
-        share_dst_ = dpd.diff_dst_desc() == wpd.diff_dst_desc();
-        if (!share_dst_) dst_d_ = DnnlArg(d.dst, dpd.diff_dst_desc(), DnnlArg::kInput);
-        weights_ = DnnlArg(d.weights, dpd.weights_desc(), DnnlArg::kInput);
-        dsrc_ = DnnlArg(d.src, dpd.diff_src_desc(), DnnlArg::kOutput);
-        args_d_ = {{DNNL_ARG_DIFF_DST, share_dst_ ? dst_w_.memory() : dst_d_.memory()},
-                   {DNNL_ARG_WEIGHTS, weights_.memory()},
-                   {DNNL_ARG_DIFF_SRC, dsrc_.memory()}};
-        prim_d_ = DnnlPrimitive(dnnl::convolution_backward_data(dpd), dpd);
-      }
-      prepared_.usable = true;
+      prepared_.usable = bwd_.Build(d, ForwardPd(d), dnnl::algorithm::convolution_direct,
+                                    !no_bias_, compute_dx, dt == memory::data_type::f32);
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this shape: the default op runs it.
     }
   }
 
   bool no_bias_;
-  bool share_dst_ = false;
-  DnnlArg src_, dst_w_, dweights_, dbias_;  // weights gradient
-  DnnlArg dst_d_, weights_, dsrc_;          // data gradient
-  DnnlPrimitive prim_w_, prim_d_;
-  std::unordered_map<int, memory> args_w_, args_d_;
+  dnnl_conv::BackwardPrimitives<dnnl::convolution_backward_weights,
+                                dnnl::convolution_backward_data>
+      bwd_;
 };
 
 }  // namespace

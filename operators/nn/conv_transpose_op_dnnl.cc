@@ -25,12 +25,9 @@
 #include <unordered_map>
 #include <vector>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "core/enforce.h"
 #include "operators/dnnl_util.h"
+#include "operators/nn/conv_dnnl_common.h"
 #include "operators/nn/conv_op.h"
 #include "operators/nn/conv_transpose_op.h"
 
@@ -39,6 +36,9 @@ namespace halfcaf {
 namespace {
 
 using dnnl::memory;
+using dnnl_conv::Any;
+using dnnl_conv::kSmallMacs;
+using dnnl_conv::SingleThreadScope;
 
 // Leaves more than 3 spatial dims (no oneDNN layout) and inputs that already hold a type the
 // engine does not compute in to the default op.
@@ -48,50 +48,13 @@ void DeclineUnsupported(const OperatorBase& op, const ConvPoolArgs& a) {
     HALFCAF_UNSUPPORTED(
         a.op_label, ": the DNNL engine handles 1-D to 3-D transposed convolution, got ", nd, "-D");
   }
-  for (int i = 0; i < op.InputSize(); ++i) {
-    const Blob& b = op.InputBlob(i);
-    if (!b.IsTensor()) continue;
-    const DataType t = b.GetTensor().dtype();
-    if (t == DataType::UNDEFINED || t == DataType::FLOAT) continue;
-    if (t == DataType::BFLOAT16 && DnnlBFloat16Enabled()) continue;
-    HALFCAF_UNSUPPORTED(a.op_label,
-                        ": the DNNL engine computes in float (and bfloat16 on CPUs with ",
-                        "BF16 instructions) only, input ", i, " is ", DataTypeName(t));
-  }
+  dnnl_conv::DeclineOtherInputTypes(op, a.op_label);
 }
-
-// Tiny problems (fewer multiply-adds than this) run single-threaded, as Conv's engine does:
-// waking and joining the thread team would cost more than it saves.
-constexpr double kSmallMacs = 1 << 22;
 
 double Macs(const ConvTransposeGeometry& tg, int group) {
   const ConvPoolGeometry& g = tg.conv;
   return static_cast<double>(g.N) * tg.M * g.out_size() * (g.C / group) * g.kernel_size();
 }
-
-// Limits oneDNN (OpenMP) to one thread on this thread while in scope (creation and execution
-// alike, so the primitive is made for the thread count it runs with).
-class SingleThreadScope {
- public:
-  explicit SingleThreadScope(bool active) {
-#ifdef _OPENMP
-    if (active && omp_get_max_threads() > 1) {
-      saved_ = omp_get_max_threads();
-      omp_set_num_threads(1);
-    }
-#endif
-  }
-  ~SingleThreadScope() {
-#ifdef _OPENMP
-    if (saved_ > 0) omp_set_num_threads(saved_);
-#endif
-  }
-  SingleThreadScope(const SingleThreadScope&) = delete;
-  SingleThreadScope& operator=(const SingleThreadScope&) = delete;
-
- private:
-  int saved_ = 0;
-};
 
 // Plain layouts of one transposed convolution (halfcaf's tensors) in oneDNN's deconvolution terms
 // (src X, dst Y) and its geometry.
@@ -120,16 +83,9 @@ DeconvDescs MakeDeconvDescs(const ConvTransposeArgs& a, const ConvTransposeGeome
   const int64_t G = a.cp.group, M = tg.M, C = g.C, Mg = M / G, Cg = C / G;
   // Dense (N, channels, spatial...) with channels second (NCHW) or last (NHWC).
   auto image = [&](int64_t ch, const std::vector<int64_t>& spatial) {
-    memory::dims dims{g.N, ch}, st(nd + 2);
+    memory::dims dims{g.N, ch};
     dims.insert(dims.end(), spatial.begin(), spatial.end());
-    int64_t step = nhwc ? ch : 1;
-    for (int d = nd - 1; d >= 0; --d) {
-      st[2 + d] = step;
-      step *= spatial[d];
-    }
-    st[1] = nhwc ? 1 : step;
-    st[0] = nhwc ? step : step * ch;
-    return memory::desc(dims, dt, st);
+    return memory::desc(dims, dt, dnnl_conv::DenseStrides(ch, spatial, nhwc));
   };
   DeconvDescs d;
   d.src = image(M, g.out);
@@ -158,11 +114,6 @@ DeconvDescs MakeDeconvDescs(const ConvTransposeArgs& a, const ConvTransposeGeome
     d.pad_r.push_back(g.pad_tail(i) - a.adj[i] / g.stride[i] * g.stride[i]);
   }
   return d;
-}
-
-// Layout left to the primitive.
-memory::desc Any(const memory::desc& d) {
-  return memory::desc(d.dims(), d.data_type(), memory::format_tag::any);
 }
 
 // The type the forward primitive computes bfloat16 data in. oneDNN 2.6's deconvolution forward is
@@ -325,20 +276,7 @@ class ConvTransposeGradientDnnlOp final : public ConvTransposeDnnlBase {
     void* db = no_bias_ ? nullptr : Output(1, {tg.conv.C})->raw_mutable_data(type);
     void* dx = compute_dx ? Output(no_bias_ ? 1 : 2, X.dims())->raw_mutable_data(type) : nullptr;
     try {
-      src_.Load(X.raw_data());
-      dst_w_.Load(dY.raw_data());
-      dweights_.Bind(dW->raw_mutable_data(type));
-      if (db) dbias_.Bind(db);
-      prim_w_.Execute(args_w_);
-      dweights_.Store();
-      if (db) dbias_.Store();
-      if (dx) {
-        if (!share_dst_) dst_d_.Load(dY.raw_data());
-        weights_.Load(W.raw_data());
-        dsrc_.Bind(dx);
-        prim_d_.Execute(args_d_);
-        dsrc_.Store();
-      }
+      bwd_.Run(X.raw_data(), dY.raw_data(), W.raw_data(), dW->raw_mutable_data(type), db, dx);
       prepared_.CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(a_.cp.op_label, ": oneDNN deconvolution gradient failed: ", e.what());
@@ -347,56 +285,19 @@ class ConvTransposeGradientDnnlOp final : public ConvTransposeDnnlBase {
 
  private:
   void Prepare(const ConvTransposeGeometry& tg, bool compute_dx, memory::data_type dt) {
-    const bool f32 = dt == memory::data_type::f32;
     try {
       const DeconvDescs d = MakeDeconvDescs(a_, tg, !no_bias_, dt);
-      const auto fwd = ForwardPd(d);
-      const auto algo = dnnl::algorithm::deconvolution_direct;
-      const dnnl::deconvolution_backward_weights::desc wdesc(algo, Any(d.src), Any(d.weights),
-                                                             d.bias, Any(d.dst), d.strides,
-                                                             d.dilates, d.pad_l, d.pad_r);
-      const dnnl::deconvolution_backward_weights::primitive_desc wpd(wdesc, DnnlAttr(),
-                                                                     DnnlEngine(), fwd);
-      if (!f32 && IsReferenceImpl(wpd)) return;
-      src_ = DnnlArg(d.src, wpd.src_desc(), DnnlArg::kInput);
-      dst_w_ = DnnlArg(d.dst, wpd.diff_dst_desc(), DnnlArg::kInput);
-      dweights_ = DnnlArg(d.weights, wpd.diff_weights_desc(), DnnlArg::kOutput);
-      args_w_ = {{DNNL_ARG_SRC, src_.memory()},
-                 {DNNL_ARG_DIFF_DST, dst_w_.memory()},
-                 {DNNL_ARG_DIFF_WEIGHTS, dweights_.memory()}};
-      if (!no_bias_) {
-        dbias_ = DnnlArg(d.bias, wpd.diff_bias_desc(), DnnlArg::kOutput);
-        args_w_[DNNL_ARG_DIFF_BIAS] = dbias_.memory();
-      }
-      prim_w_ = DnnlPrimitive(dnnl::deconvolution_backward_weights(wpd), wpd);
-      if (compute_dx) {
-        const dnnl::deconvolution_backward_data::desc ddesc(
-            algo, Any(d.src), Any(d.weights), Any(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r);
-        const dnnl::deconvolution_backward_data::primitive_desc dpd(ddesc, DnnlAttr(), DnnlEngine(),
-                                                                    fwd);
-        if (!f32 && IsReferenceImpl(dpd)) return;
-        // dY is reordered once when both primitives want the same layout.
-        share_dst_ = dpd.diff_dst_desc() == wpd.diff_dst_desc();
-        if (!share_dst_) dst_d_ = DnnlArg(d.dst, dpd.diff_dst_desc(), DnnlArg::kInput);
-        weights_ = DnnlArg(d.weights, dpd.weights_desc(), DnnlArg::kInput);
-        dsrc_ = DnnlArg(d.src, dpd.diff_src_desc(), DnnlArg::kOutput);
-        args_d_ = {{DNNL_ARG_DIFF_DST, share_dst_ ? dst_w_.memory() : dst_d_.memory()},
-                   {DNNL_ARG_WEIGHTS, weights_.memory()},
-                   {DNNL_ARG_DIFF_SRC, dsrc_.memory()}};
-        prim_d_ = DnnlPrimitive(dnnl::deconvolution_backward_data(dpd), dpd);
-      }
-      prepared_.usable = true;
+      prepared_.usable = bwd_.Build(d, ForwardPd(d), dnnl::algorithm::deconvolution_direct,
+                                    !no_bias_, compute_dx, dt == memory::data_type::f32);
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this shape: the default op runs it.
     }
   }
 
   bool no_bias_;
-  bool share_dst_ = false;
-  DnnlArg src_, dst_w_, dweights_, dbias_;  // weights gradient
-  DnnlArg dst_d_, weights_, dsrc_;          // data gradient
-  DnnlPrimitive prim_w_, prim_d_;
-  std::unordered_map<int, memory> args_w_, args_d_;
+  dnnl_conv::BackwardPrimitives<dnnl::deconvolution_backward_weights,
+                                dnnl::deconvolution_backward_data>
+      bwd_;
 };
 
 }  // namespace
