@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "tests/util/gradient_checker.h"
@@ -40,6 +42,20 @@ TEST(DropoutOpTest, TrainingScalesKeptElementsAndMasks) {
   // 1260 Bernoulli(0.7) draws: the kept fraction is within a few standard deviations (0.013).
   const double frac = static_cast<double>(kept) / X.numel();
   EXPECT_NEAR(frac, 1.0 - ratio, 0.05);
+}
+
+// The keep probability is 1 - ratio for any ratio: a million draws within 5 standard deviations.
+TEST(DropoutOpTest, KeepProbabilityIsOneMinusRatio) {
+  const Tensor X = RandomTensor({1000, 1000}, 3);
+  for (float ratio : {0.1f, 0.25f, 0.5f, 0.9f}) {
+    Workspace ws;
+    RunOp(DropoutDef(ratio, 0, {"Y", "mask"}), {{"X", X}}, &ws);
+    const std::vector<bool> mask = MaskOf(ws, "mask");
+    int64_t kept = 0;
+    for (bool m : mask) kept += m;
+    const double p = 1.0 - ratio, n = static_cast<double>(mask.size());
+    EXPECT_NEAR(kept / n, p, 5 * std::sqrt(p * (1 - p) / n)) << "ratio " << ratio;
+  }
 }
 
 // A NaN stays NaN whether its element is kept or dropped (NaN * 0), as in PyTorch: a diverged
