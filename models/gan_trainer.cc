@@ -144,17 +144,7 @@ void GanTrainer::StepGenerator() {
   ++window_steps_;
 }
 
-float GanTrainer::ReadScalar(const std::string& blob) const {
-  Tensor cpu;
-  cpu.CopyFrom(ws_.GetTensor(blob));
-  HALFCAF_ENFORCE(cpu.numel() >= 1, "blob '", blob, "' is empty");
-  switch (cpu.dtype()) {
-    case DataType::FLOAT: return cpu.data<float>()[0];
-    case DataType::INT64: return static_cast<float>(cpu.data<int64_t>()[0]);
-    case DataType::INT32: return static_cast<float>(cpu.data<int32_t>()[0]);
-    default: HALFCAF_THROW("blob '", blob, "' is ", cpu.DebugString(), ", not a float number");
-  }
-}
+float GanTrainer::ReadScalar(const std::string& blob) const { return ReadScalarBlob(ws_, blob); }
 
 void GanTrainer::CheckSkipped(const JobNet& net) const {
   if (!job_.mixed_precision() || opt_.max_skipped_steps <= 0) return;

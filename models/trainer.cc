@@ -232,10 +232,9 @@ void Trainer::CheckSkippedSteps() const {
                   "help)");
 }
 
-float Trainer::ReadScalar(const std::string& blob) const {
-  const Tensor& t = ws_.GetTensor(blob);
+float ReadScalarBlob(const Workspace& ws, const std::string& blob) {
   Tensor cpu;
-  cpu.CopyFrom(t);
+  cpu.CopyFrom(ws.GetTensor(blob));
   HALFCAF_ENFORCE(cpu.numel() >= 1, "blob '", blob, "' is empty");
   switch (cpu.dtype()) {
     case DataType::FLOAT: return cpu.data<float>()[0];
@@ -246,6 +245,8 @@ float Trainer::ReadScalar(const std::string& blob) const {
     default: HALFCAF_THROW("blob '", blob, "' is ", cpu.DebugString(), ", not a number");
   }
 }
+
+float Trainer::ReadScalar(const std::string& blob) const { return ReadScalarBlob(ws_, blob); }
 
 void Trainer::Step() {
   HALFCAF_ENFORCE(train_net_ != nullptr, "call Initialize or Resume before Step");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/context.h"
+#include "core/workspace.h"
 #include "models/op_sequence.h"
 #include "proto/halfcaf.pb.h"
 
@@ -19,6 +20,10 @@ bool StaysOnCpu(const OperatorDef& op);
 // Puts every op of `net` on `device`, except those that must stay on the CPU: the data reader,
 // the iteration counter and its fill. The reader's outputs are copied to the device.
 void PlaceOnDevice(NetDef* net, Device device, const std::string& data, const std::string& label);
+
+// The first element of a numeric blob (float, float16, bfloat16, int64, int32; on any device) as
+// a float; throws naming the blob when it is absent, empty or not a number.
+float ReadScalarBlob(const Workspace& ws, const std::string& blob);
 
 // Every input and output `from` of `net`'s ops becomes `to`.
 void RenameBlob(const std::string& from, const std::string& to, NetDef* net);

@@ -208,6 +208,18 @@ std::string Fmt(double v, int precision) {
   return ss.str();
 }
 
+PrecisionSetting ParsePrecision(const std::string& dtype, const std::string& loss_scale,
+                                bool loss_scale_given, double initial_loss_scale) {
+  HALFCAF_ENFORCE(dtype == "float" || dtype == "float16" || dtype == "bfloat16",
+                  "--dtype must be float, float16 or bfloat16, got '", dtype, "'");
+  PrecisionSetting out;
+  out.precision = DataTypeFromName(dtype);
+  if (out.precision != DataType::FLOAT) {
+    out.loss_scale = ParseLossScale(loss_scale, loss_scale_given, out.precision, initial_loss_scale);
+  }
+  return out;
+}
+
 LossScaleSetting ParseLossScale(const std::string& flag, bool given, DataType precision,
                                 double initial) {
   const std::string ls = precision == DataType::BFLOAT16 && !given ? "1" : flag;

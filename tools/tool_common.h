@@ -67,4 +67,13 @@ struct LossScaleSetting {
 LossScaleSetting ParseLossScale(const std::string& flag, bool given, DataType precision,
                                 double initial);
 
+// --dtype (float, float16 or bfloat16; else a one-line error) and, for the 16-bit types, the
+// loss scale from --loss_scale as ParseLossScale reads it.
+struct PrecisionSetting {
+  DataType precision = DataType::FLOAT;
+  LossScaleSetting loss_scale;
+};
+PrecisionSetting ParsePrecision(const std::string& dtype, const std::string& loss_scale,
+                                bool loss_scale_given, double initial_loss_scale);
+
 }  // namespace halfcaf

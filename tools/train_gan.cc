@@ -185,16 +185,12 @@ GanTrainerOptions OptionsFromFlags() {
     opt->beta1 = CheckedFloat("beta1", FLAGS_beta1, 0, 1, true);
     opt->beta2 = CheckedFloat("beta2", FLAGS_beta2, 0, 1, true);
   }
-  HALFCAF_ENFORCE(FLAGS_dtype == "float" || FLAGS_dtype == "float16" || FLAGS_dtype == "bfloat16",
-                  "--dtype must be float, float16 or bfloat16, got '", FLAGS_dtype, "'");
-  o.precision = DataTypeFromName(FLAGS_dtype);
-  if (o.precision != DataType::FLOAT) {
-    const LossScaleSetting ls = ParseLossScale(
-        FLAGS_loss_scale, !gflags::GetCommandLineFlagInfoOrDie("loss_scale").is_default,
-        o.precision, FLAGS_initial_loss_scale);
-    o.dynamic_loss_scale = ls.dynamic;
-    o.loss_scale = ls.scale;
-  }
+  const PrecisionSetting ps = ParsePrecision(
+      FLAGS_dtype, FLAGS_loss_scale, !gflags::GetCommandLineFlagInfoOrDie("loss_scale").is_default,
+      FLAGS_initial_loss_scale);
+  o.precision = ps.precision;
+  o.dynamic_loss_scale = ps.loss_scale.dynamic;
+  o.loss_scale = ps.loss_scale.scale;
   o.scale_growth_interval = FLAGS_scale_growth_interval;
   o.max_skipped_steps = FLAGS_max_skipped_steps;
   o.seed = FLAGS_seed;

@@ -321,16 +321,12 @@ TrainerOptions OptionsFromFlags() {
   o.optimizer.weight_decay = CheckedFloat("weight_decay", FLAGS_weight_decay, 0, 1e6);
   o.optimizer.weight_decay_on_bias_and_bn = FLAGS_weight_decay_all;
   o.param_groups = ParseParamGroups(FLAGS_freeze, FLAGS_param_groups);
-  HALFCAF_ENFORCE(FLAGS_dtype == "float" || FLAGS_dtype == "float16" || FLAGS_dtype == "bfloat16",
-                  "--dtype must be float, float16 or bfloat16, got '", FLAGS_dtype, "'");
-  o.precision = DataTypeFromName(FLAGS_dtype);
-  if (o.mixed_precision()) {
-    const LossScaleSetting ls = ParseLossScale(
-        FLAGS_loss_scale, !gflags::GetCommandLineFlagInfoOrDie("loss_scale").is_default,
-        o.precision, FLAGS_initial_loss_scale);
-    o.dynamic_loss_scale = ls.dynamic;
-    o.loss_scale = ls.scale;
-  }
+  const PrecisionSetting ps = ParsePrecision(
+      FLAGS_dtype, FLAGS_loss_scale, !gflags::GetCommandLineFlagInfoOrDie("loss_scale").is_default,
+      FLAGS_initial_loss_scale);
+  o.precision = ps.precision;
+  o.dynamic_loss_scale = ps.loss_scale.dynamic;
+  o.loss_scale = ps.loss_scale.scale;
   o.scale_growth_interval = FLAGS_scale_growth_interval;
   o.max_skipped_steps = FLAGS_max_skipped_steps;
   const Placement place =
