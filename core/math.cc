@@ -76,5 +76,13 @@ void SetBlasThreads(int n) {
 #endif
 }
 
+int CpuLoopThreads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
 }  // namespace math
 }  // namespace halfcaf

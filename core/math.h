@@ -24,6 +24,8 @@ void Axpy(int64_t n, float alpha, const float* x, float* y);
 void Set(int64_t n, float value, float* y);
 // CPU threads for BLAS, oneDNN and the parallel loops (0: leave as is).
 void SetBlasThreads(int n);
+// The parallel loops' thread count (OpenMP's; 1 in a build without OpenMP).
+int CpuLoopThreads();
 
 }  // namespace math
 }  // namespace halfcaf

@@ -7,6 +7,7 @@
 
 #include "core/float_io.h"
 #include "core/gradient.h"
+#include "operators/cpu_parallel.h"
 
 namespace halfcaf {
 
@@ -40,21 +41,30 @@ void DropoutOp::RunOnDevice() {
     if (!IsInputOutputAlias(0, 0)) Output(0)->CopyFrom(X);
     return;
   }
-  const float* x = ReadAsFloat(X, &x_);
+  const FloatIn x(X);  // before Output: Y may be X
   bool* mask = Output(1, dims)->mutable_data<bool>();
-  FloatWriter y(Output(0, dims), dtype, &y_);
-  float* yd = y.data();
+  const FloatOut y(Output(0, dims), dtype);
   const float scale = 1.f / (1.f - ratio_);
-  // One 32-bit draw per element, kept when below (1 - ratio) * 2^32: the keep probability is exact
-  // to 2^-32, and it costs a tenth of std::bernoulli_distribution (two draws and a double each).
+  // Element i is kept when its 32-bit draw is below (1 - ratio) * 2^32 (the keep probability is
+  // exact to 2^-32). The draws are counter-based: one 64-bit key per run from the operator's
+  // generator, then draw i = DropoutDraw(key, i), so the pieces run in parallel and the mask does
+  // not depend on the thread count.
   const uint64_t threshold = static_cast<uint64_t>(
       std::llround((1.0 - static_cast<double>(ratio_)) * 4294967296.0));
   auto& rng = context_.RandGenerator();
-  for (int64_t i = 0; i < n; ++i) mask[i] = static_cast<uint64_t>(rng()) < threshold;
-  for (int64_t i = 0; i < n; ++i) {
-    yd[i] = x[i] * (mask[i] ? scale : 0.f);  // NaN * 0 stays NaN, as in PyTorch
-  }
-  y.Commit();
+  const uint64_t hi = rng(), lo = rng();
+  const uint64_t key = (hi << 32) | lo;
+  ForEachPiece(n, 8.0, [&](int64_t off, int64_t len) {
+    const float* xp = x.Read(off, len, 0);
+    float* yp = y.Begin(off, len, 1);
+    for (int64_t i = 0; i < len; ++i) {
+      const bool keep = DropoutDraw(key, static_cast<uint64_t>(off + i)) < threshold;
+      mask[off + i] = keep;
+      // No branch (a random one mispredicts); NaN * 0 stays NaN, as in PyTorch.
+      yp[i] = xp[i] * (scale * static_cast<float>(keep));
+    }
+    y.End(off, len, yp);
+  });
 }
 
 DropoutGradOp::DropoutGradOp(const OperatorDef& def, Workspace* ws)
@@ -82,12 +92,16 @@ void DropoutGradOp::RunOnDevice() {
   const DataType dtype = dY.dtype();
   const int64_t n = dY.numel();
   const bool* mask = mask_t.data<bool>();
-  const float* dy = ReadAsFloat(dY, &dy_);
-  FloatWriter dx(Output(0, dims), dtype, &dx_);
-  float* dxd = dx.data();
+  const FloatIn dy(dY);  // before Output: dX may be dY
+  const FloatOut dx(Output(0, dims), dtype);
   const float scale = 1.f / (1.f - ratio_);
-  for (int64_t i = 0; i < n; ++i) dxd[i] = dy[i] * (mask[i] ? scale : 0.f);
-  dx.Commit();
+  ForEachPiece(n, 1.0, [&](int64_t off, int64_t len) {
+    const float* dyp = dy.Read(off, len, 0);
+    float* dxp = dx.Begin(off, len, 1);
+    const bool* m = mask + off;
+    for (int64_t i = 0; i < len; ++i) dxp[i] = dyp[i] * (scale * static_cast<float>(m[i]));
+    dx.End(off, len, dxp);
+  });
 }
 
 namespace {
@@ -127,7 +141,7 @@ OPERATOR_SCHEMA(Dropout)
         "required. Test (is_test=1): Y = X; the mask output is optional and, unlike Caffe2 "
         "(which leaves it unwritten), is filled with true when given. The random draws "
         "come from the operator's generator, seeded by device_option.random_seed when set. "
-        "Float and float16.")
+        "Float, float16 and bfloat16.")
     .Arg("ratio", "float, default 0.5: probability of dropping an element, in [0, 1)")
     .Arg("is_test", "int, default 0: 1 turns dropout off (Y is a copy of X)")
     .Input(0, "X", "input tensor of any shape")

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/math.h"
 #include "tests/util/gradient_checker.h"
 #include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
@@ -78,6 +79,44 @@ TEST(DropoutOpTest, NaNPropagatesKeptOrDropped) {
                        {i});
   }
   EXPECT_GT(dropped, 0);
+}
+
+// The draws are independent of each other: neighbours are both kept with probability p^2, and an
+// element's draw does not repeat the one before (a counter-based generator with a weak mix would
+// correlate them).
+TEST(DropoutOpTest, NeighbouringDrawsAreIndependent) {
+  const Tensor X = RandomTensor({1000, 1000}, 5);
+  Workspace ws;
+  RunOp(DropoutDef(0.5f, 0, {"Y", "mask"}), {{"X", X}}, &ws);
+  const std::vector<bool> mask = MaskOf(ws, "mask");
+  int64_t both = 0, same = 0;
+  for (size_t i = 1; i < mask.size(); ++i) {
+    both += mask[i] && mask[i - 1];
+    same += mask[i] == mask[i - 1];
+  }
+  const double n = static_cast<double>(mask.size() - 1);
+  EXPECT_NEAR(both / n, 0.25, 5 * std::sqrt(0.25 * 0.75 / n));
+  EXPECT_NEAR(same / n, 0.5, 5 * std::sqrt(0.25 / n));
+}
+
+// The mask is the same however many threads split the loop.
+TEST(DropoutOpTest, MaskDoesNotDependOnThreadCount) {
+  const Tensor X = RandomTensor({64, 64, 14, 14}, 6);
+  const int threads = math::CpuLoopThreads();
+  std::vector<std::vector<bool>> masks;
+  std::vector<std::vector<float>> outs;
+  for (int t : {1, 2, 3}) {
+    math::SetBlasThreads(t);
+    Workspace ws;
+    RunOp(DropoutDef(0.25f, 0, {"Y", "mask"}), {{"X", X}}, &ws);
+    masks.push_back(MaskOf(ws, "mask"));
+    outs.push_back(ToFloatVector(ws.GetTensor("Y")));
+  }
+  math::SetBlasThreads(threads);
+  EXPECT_EQ(masks[0], masks[1]);
+  EXPECT_EQ(masks[0], masks[2]);
+  EXPECT_EQ(outs[0], outs[1]);
+  EXPECT_EQ(outs[0], outs[2]);
 }
 
 TEST(DropoutOpTest, MaskFollowsSeed) {
