@@ -15,15 +15,7 @@ cd "$(dirname "$0")/.."
 [[ -x build/bin/train_gan ]] || bash tools/build.sh
 bash tools/setup_deps.sh
 D=/usr/share/datasets/fashion-mnist
-if [[ ! -f runs/classifier/checkpoint.pb ]]; then
-  echo "train_gan.sh: training the scoring classifier (LeNet, 3 epochs) into runs/classifier"
-  mkdir -p runs/classifier
-  build/bin/train_net \
-    --net models/lenet/lenet_train_net.pbtxt --init_net models/lenet/lenet_init_net.pbtxt \
-    --train_data "$D/train-images-idx3-ubyte.gz" --test_data "$D/t10k-images-idx3-ubyte.gz" \
-    --batch_size 64 --epochs 3 --base_lr 0.01 --log_every 1000 \
-    --checkpoint_dir runs/classifier --summary_json runs/classifier/summary.json
-fi
+source tools/gan_classifier.sh
 mkdir -p runs/acgan
 exec build/bin/train_gan \
   --train_data "$D/train-images-idx3-ubyte.gz" \
