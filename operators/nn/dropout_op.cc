@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <random>
 
 #include "core/float_io.h"
 #include "core/gradient.h"
