@@ -6,6 +6,7 @@
 
 #include "core/argument.h"
 #include "core/bfloat16.h"
+#include "core/checked_math.h"
 #include "core/float_io.h"
 #include "core/half.h"
 #include "core/operator.h"
@@ -113,10 +114,27 @@ std::string ReadExternal(const onnx::TensorProto& p, const std::string& dir) {
   return bytes;
 }
 
+// The number of values a tensor stored in the typed fields carries (float16 and bfloat16 as their
+// bit patterns in int32_data), or -1 for a type without a typed field.
+int64_t TypedFieldSize(const onnx::TensorProto& p, DataType dtype) {
+  switch (dtype) {
+    case DataType::FLOAT: return p.float_data_size();
+    case DataType::DOUBLE: return p.double_data_size();
+    case DataType::INT64: return p.int64_data_size();
+    case DataType::INT32:
+    case DataType::INT16:
+    case DataType::INT8:
+    case DataType::UINT16:
+    case DataType::UINT8:
+    case DataType::BOOL:
+    case DataType::FLOAT16:
+    case DataType::BFLOAT16: return p.int32_data_size();
+    default: return -1;
+  }
+}
+
 template <typename T, typename Field>
-void CopyField(const Field& field, int64_t n, const std::string& name, Tensor* out) {
-  HALFCAF_ENFORCE(static_cast<int64_t>(field.size()) == n, "tensor '", name, "' has ",
-                  field.size(), " values for ", n, " elements");
+void CopyField(const Field& field, int64_t n, Tensor* out) {
   T* d = static_cast<T*>(out->raw_mutable_data());
   for (int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(field.Get(static_cast<int>(i)));
 }
@@ -134,36 +152,36 @@ void TensorFromOnnx(const onnx::TensorProto& p, const std::string& dir, Tensor* 
   HALFCAF_ENFORCE(!p.has_segment(), "tensor '", p.name(), "' is segmented (not supported)");
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
   for (int64_t d : dims) HALFCAF_ENFORCE(d >= 0, "tensor '", p.name(), "' has a negative dim");
-  *out = Tensor(dims, dtype);
-  const int64_t n = out->numel();
-  const size_t bytes = out->nbytes();
+  // The data present is checked against the dims before anything is allocated: a malformed file
+  // claiming a huge shape is an error, not an allocation of that size.
+  const int64_t n = CheckedNumel(dims, "tensor '", p.name(), "'");
+  const size_t bytes = CheckedBytes(n, DataTypeSize(dtype), "tensor '", p.name(), "'");
   const bool external = p.data_location() == onnx::TensorProto::EXTERNAL;
   if (external || p.has_raw_data()) {
     const std::string raw = external ? ReadExternal(p, dir) : p.raw_data();
     HALFCAF_ENFORCE(raw.size() == bytes, "tensor '", p.name(), "' has ", raw.size(),
                     " bytes of data for ", n, " elements of ", DataTypeName(dtype));
+    *out = Tensor(dims, dtype);
     if (bytes > 0) std::memcpy(out->raw_mutable_data(), raw.data(), bytes);
     return;
   }
+  const int64_t values = TypedFieldSize(p, dtype);
+  if (values < 0) HALFCAF_THROW("tensor '", p.name(), "': unexpected type");
+  HALFCAF_ENFORCE(values == n, "tensor '", p.name(), "' has ", values, " values for ", n,
+                  " elements");
+  *out = Tensor(dims, dtype);
   switch (dtype) {
-    case DataType::FLOAT: CopyField<float>(p.float_data(), n, p.name(), out); break;
-    case DataType::DOUBLE: CopyField<double>(p.double_data(), n, p.name(), out); break;
-    case DataType::INT64: CopyField<int64_t>(p.int64_data(), n, p.name(), out); break;
-    case DataType::INT32: CopyField<int32_t>(p.int32_data(), n, p.name(), out); break;
-    case DataType::INT16: CopyField<int16_t>(p.int32_data(), n, p.name(), out); break;
-    case DataType::INT8: CopyField<int8_t>(p.int32_data(), n, p.name(), out); break;
-    case DataType::UINT16: CopyField<uint16_t>(p.int32_data(), n, p.name(), out); break;
-    case DataType::UINT8: CopyField<uint8_t>(p.int32_data(), n, p.name(), out); break;
-    case DataType::BOOL: CopyField<bool>(p.int32_data(), n, p.name(), out); break;
+    case DataType::FLOAT: CopyField<float>(p.float_data(), n, out); break;
+    case DataType::DOUBLE: CopyField<double>(p.double_data(), n, out); break;
+    case DataType::INT64: CopyField<int64_t>(p.int64_data(), n, out); break;
+    case DataType::INT32: CopyField<int32_t>(p.int32_data(), n, out); break;
+    case DataType::INT16: CopyField<int16_t>(p.int32_data(), n, out); break;
+    case DataType::INT8: CopyField<int8_t>(p.int32_data(), n, out); break;
+    case DataType::UINT16: CopyField<uint16_t>(p.int32_data(), n, out); break;
+    case DataType::UINT8: CopyField<uint8_t>(p.int32_data(), n, out); break;
+    case DataType::BOOL: CopyField<bool>(p.int32_data(), n, out); break;
     case DataType::FLOAT16:
-    case DataType::BFLOAT16: {
-      // float16 and bfloat16 values as their bit patterns in int32_data.
-      HALFCAF_ENFORCE(p.int32_data_size() == n, "tensor '", p.name(), "' has ",
-                      p.int32_data_size(), " values for ", n, " elements");
-      uint16_t* d = static_cast<uint16_t*>(out->raw_mutable_data());
-      for (int64_t i = 0; i < n; ++i) d[i] = static_cast<uint16_t>(p.int32_data(static_cast<int>(i)));
-      break;
-    }
+    case DataType::BFLOAT16: CopyField<uint16_t>(p.int32_data(), n, out); break;
     default: HALFCAF_THROW("tensor '", p.name(), "': unexpected type");
   }
 }

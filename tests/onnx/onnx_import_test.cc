@@ -302,6 +302,13 @@ TEST_F(OnnxImportTest, BadFilesAreClearErrors) {
     const std::string err = ErrorOf([&] { ImportOnnxFile(path); });
     EXPECT_NE(err.find(path), std::string::npos) << name << ": " << err;
   }
+  // An initializer claiming 2^31 x 4 floats and carrying none: an error naming the count, found
+  // before anything of that size is allocated (the fuzzer's 8 GB allocation).
+  const std::string huge =
+      SourceDir() + "/tests/fuzz/corpus/onnx/regression_initializer_huge_dims_no_data.onnx";
+  EXPECT_NE(ErrorOf([&] { ImportOnnxFile(huge); }).find("0 values for 8589934592 elements"),
+            std::string::npos)
+      << ErrorOf([&] { ImportOnnxFile(huge); });
 }
 
 // A symbolic batch dim is fixed by the caller's option (every input's first dim).
