@@ -13,6 +13,11 @@ int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   for (size_t i = begin; i < end; ++i) p *= dims[i];
   return p;
 }
+
+uint64_t NextStorageId() {
+  static std::atomic<uint64_t> next{0};
+  return ++next;
+}
 }  // namespace
 
 Tensor::Tensor(std::vector<int64_t> dims, DataType dtype, Device device) : device_(device) {
@@ -74,8 +79,7 @@ void* Tensor::raw_mutable_data(DataType dtype) {
     capacity_ = 0;
     try {
       storage_ = GetAllocator(device_.type)->Allocate(need, device_);
-      static std::atomic<uint64_t> next_id{0};
-      storage_id_ = ++next_id;
+      storage_id_ = NextStorageId();
     } catch (EnforceNotMet& e) {
       e.AddContext(Label() + " " + DataTypeName(dtype) + DimsString(dims_));
       throw;
@@ -105,6 +109,24 @@ void Tensor::ShareData(const Tensor& src) {
   storage_ = src.storage_;
   storage_id_ = src.storage_id_;
   capacity_ = src.capacity_;
+}
+
+void Tensor::ShareExternalData(std::shared_ptr<void> storage, size_t bytes,
+                               std::vector<int64_t> dims, DataType dtype, Device device) {
+  HALFCAF_ENFORCE(DataTypeSize(dtype) > 0, "tensors cannot hold elements of type ",
+                  DataTypeName(dtype));
+  const int64_t n = CheckedNumel(dims, Label());
+  HALFCAF_ENFORCE(storage != nullptr || n == 0, Label(), ": shared data is null");
+  const size_t need = CheckedBytes(n, DataTypeSize(dtype), Label());
+  HALFCAF_ENFORCE(need <= bytes, Label(), ": ", need, " bytes of ", DataTypeName(dtype),
+                  DimsString(dims), " do not fit the ", bytes, " bytes shared");
+  dims_ = std::move(dims);
+  numel_ = n;
+  dtype_ = dtype;
+  device_ = device;
+  storage_ = std::move(storage);
+  storage_id_ = NextStorageId();
+  capacity_ = bytes;
 }
 
 void Tensor::Reset() {

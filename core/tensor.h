@@ -62,6 +62,13 @@ class Tensor {
   void CopyFrom(const Tensor& src);
   // Makes this tensor view src's storage (same shape, type and device).
   void ShareData(const Tensor& src);
+  // Makes this tensor view memory it does not allocate (e.g. a NumPy or PyTorch array shared
+  // through DLPack): `storage` holds `bytes` bytes on `device` and its deleter releases the owner.
+  // Ops may write into it; one that needs more room than `bytes` reallocates as usual.
+  void ShareExternalData(std::shared_ptr<void> storage, size_t bytes, std::vector<int64_t> dims,
+                         DataType dtype, Device device);
+  // The shared storage (null when none), for views that must keep it alive.
+  const std::shared_ptr<void>& storage() const { return storage_; }
   bool SharesStorageWith(const Tensor& other) const {
     return storage_ != nullptr && storage_ == other.storage_;
   }

@@ -31,7 +31,7 @@ if ((${#missing[@]})); then
 fi
 
 # -O1: sanitizer reports stay readable and the build stays affordable on two cores.
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHALFCAF_PYTHON=OFF -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS="-O1 -g" -DHALFCAF_USE_CUDA=OFF \
   -DHALFCAF_SANITIZE=address,undefined -DHALFCAF_FUZZ=ON >/dev/null
 cmake --build "$BUILD" -j "$JOBS" --target core_tests data_tests operators_tests onnx_tests models_tests \

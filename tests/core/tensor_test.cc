@@ -51,6 +51,30 @@ TEST(TensorTest, ShareAndCopy) {
   EXPECT_EQ(c.data<float>()[3], 3.f);
 }
 
+// Memory the tensor does not allocate (the Python package's zero-copy feed): written in place,
+// released through the deleter when the last tensor drops it, reallocated when it is too small.
+TEST(TensorTest, SharesExternalData) {
+  float buffer[6] = {0, 1, 2, 3, 4, 5};
+  int released = 0;
+  {
+    Tensor t;
+    t.ShareExternalData(std::shared_ptr<void>(buffer, [&](void*) { ++released; }), sizeof(buffer),
+                        {2, 3}, DataType::FLOAT, Device());
+    EXPECT_EQ(t.data<float>()[4], 4.f);
+    t.mutable_data<float>()[1] = 9.f;
+    EXPECT_EQ(buffer[1], 9.f);
+    EXPECT_NE(t.storage_id(), 0u);
+    Tensor other({1}, DataType::FLOAT);
+    EXPECT_NE(t.storage_id(), other.storage_id());
+    t.Resize({4, 4});  // larger than the shared memory: its own storage now
+    t.mutable_data<float>()[15] = 1.f;
+    EXPECT_EQ(released, 1);
+  }
+  EXPECT_THROW(Tensor().ShareExternalData(std::shared_ptr<void>(buffer, [](void*) {}), 8, {3},
+                                          DataType::FLOAT, Device()),
+               EnforceNotMet);
+}
+
 TEST(TensorTest, AxisHelpers) {
   Tensor t({2, 3, 4, 5}, DataType::FLOAT);
   EXPECT_EQ(t.size_to_dim(2), 6);

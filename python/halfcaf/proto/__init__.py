@@ -1,0 +1,1 @@
+"""The protobuf messages (``from halfcaf.proto import caffe2_pb2``)."""
