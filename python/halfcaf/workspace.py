@@ -201,3 +201,33 @@ def NumCudaDevices():
 
 NumGpuDevices = NumCudaDevices
 has_gpu_support = has_cuda_support = _C.has_cuda_support()
+
+
+class _BlobDict(object):
+    """``workspace.blobs["x"]`` fetches, ``workspace.blobs["x"] = a`` feeds (Caffe2's)."""
+
+    def __getitem__(self, name):
+        if not HasBlob(name):
+            raise KeyError(name)
+        return FetchBlob(name)
+
+    def __setitem__(self, name, value):
+        FeedBlob(name, value)
+
+    def __contains__(self, name):
+        return HasBlob(name)
+
+    def __len__(self):
+        return len(Blobs())
+
+    def __iter__(self):
+        return iter(Blobs())
+
+    def keys(self):
+        return Blobs()
+
+    def items(self):
+        return [(n, FetchBlob(n)) for n in Blobs()]
+
+
+blobs = _BlobDict()

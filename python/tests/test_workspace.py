@@ -151,3 +151,14 @@ def test_dlpack_with_pytorch_copies_nothing():
     assert workspace.BlobInfo("b")[0] == "bfloat16"
     back = torch.from_dlpack(workspace.FetchBlob("b", copy=False))
     assert back.dtype == torch.bfloat16 and back.tolist() == [1.5, -2.25]
+
+
+def test_fetching_100_mb_through_dlpack_copies_nothing():
+    big = np.zeros(25 * 1024 * 1024, np.float32)  # 100 MiB
+    workspace.FeedBlob("big", big)
+    a = workspace.FetchBlob("big", copy=False)
+    b = workspace.FetchBlob("big", copy=False)
+    assert a.ctypes.data == b.ctypes.data  # both view the blob's one storage
+    assert not np.shares_memory(a, big)  # FeedBlob copied (copy=True)
+    a[123] = 5.0
+    assert workspace.FetchBlob("big")[123] == 5.0

@@ -1,0 +1,1 @@
+"""The layer helpers behind brew (Caffe2's caffe2.python.helpers)."""
