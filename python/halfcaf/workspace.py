@@ -231,3 +231,9 @@ class _BlobDict(object):
 
 
 blobs = _BlobDict()
+
+
+def Predictor(*args, **kwargs):
+    """Caffe2's workspace.Predictor(init_net, predict_net): halfcaf.predictor.Predictor."""
+    from halfcaf.predictor import Predictor as _Predictor
+    return _Predictor(*args, **kwargs)

@@ -14,3 +14,13 @@ def fresh_workspace():
     workspace.SwitchWorkspace("default")
     workspace.ResetWorkspace()
     yield
+
+
+def load_net(path):
+    """A NetDef from a protobuf text file."""
+    from google.protobuf import text_format
+    from halfcaf.proto import caffe2_pb2
+    net = caffe2_pb2.NetDef()
+    with open(path) as f:
+        text_format.Merge(f.read(), net)
+    return net
