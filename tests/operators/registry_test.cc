@@ -35,8 +35,8 @@ const std::vector<std::string> kForwardOps = {
     "Transpose", "UniformFill", "UniformIntFill", "UpdateLossScale", "WeightedSum", "XavierFill",
     "ZeroGradient", "FloatToBFloat16", "BFloat16ToFloat",
     // Reductions, indexing and shape ops (SparseToDense is also Gather's dense gradient).
-    "ArgMax", "ArgMin", "BatchMatMul", "ExpandDims", "Gather", "PadImage", "ReduceMax",
-    "ReduceMin", "SparseToDense", "Squeeze",
+    "ArgMax", "ArgMin", "BatchMatMul", "ExpandDims", "Gather", "MatMul", "PadImage",
+    "ReduceMax", "ReduceMin", "SparseToDense", "Squeeze",
     // More activations and rounding (Floor / Ceil have no gradient, as in Caffe2).
     "Ceil", "Floor", "HardSigmoid", "PRelu",
 };
@@ -164,6 +164,9 @@ std::vector<GradientCase> GradientCases() {
       {"BatchMatMul", 2, 1, {}, {"BatchMatMul", "BatchMatMul"}},
       {"BatchMatMul", 2, 1, {MakeArgument("trans_a", 1), MakeArgument("trans_b", 1)},
        {"BatchMatMul", "BatchMatMul"}},
+      {"MatMul", 2, 1, {}, {"MatMul", "MatMul"}},
+      {"MatMul", 2, 1, {MakeArgument("trans_a", 1), MakeArgument("axis_b", 2)},
+       {"MatMul", "MatMul"}},
       {"PadImage", 1, 1, {MakeArgument("pad", 1)}, {"PadImageGradient"}},
       {"Gather", 2, 1, {}, {}},  // a sparse gradient (indices, values), as in Caffe2
       {"Gather", 2, 1, {MakeArgument("dense_gradient", 1)}, {"SparseToDense"}},
