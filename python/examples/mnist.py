@@ -1,9 +1,11 @@
-"""Caffe2's "MNIST" tutorial with only the imports changed, on Fashion-MNIST (Debian's
+"""Caffe2's "MNIST" tutorial with the imports changed, on Fashion-MNIST (Debian's
 dataset-fashion-mnist): LMDBs made by make_mnist_db, a LeNet built with brew and ModelHelper,
 TensorProtosDBInput, build_sgd, accuracy and loss printed while training, then the test set's
-accuracy from a test model sharing the trained parameters, and a deploy net.
+accuracy from a test model sharing the trained parameters, and a deploy net. The tutorial ran
+200 iterations of MNIST with the rate decayed by 0.999 per iteration; Fashion-MNIST is harder, so
+the defaults here train 4000 iterations at 0.9995 (about 0.89 on the test set).
 
-    python examples/mnist.py [--iters 3000] [--data_folder DIR] [--min_accuracy 0.88]
+    python examples/mnist.py [--iters 4000] [--gamma 0.9995] [--data_folder DIR] [--min_accuracy 0.88]
 """
 import argparse
 import os
@@ -60,12 +62,12 @@ def AddAccuracy(model, softmax, label):
     return accuracy
 
 
-def AddTrainingOperators(model, softmax, label):
+def AddTrainingOperators(model, softmax, label, gamma=0.999):
     xent = model.LabelCrossEntropy([softmax, label], 'xent')
     loss = model.AveragedLoss(xent, "loss")
     AddAccuracy(model, softmax, label)
     model.AddGradientOperators([loss])
-    optimizer.build_sgd(model, base_learning_rate=0.1, policy="step", stepsize=1, gamma=0.999)
+    optimizer.build_sgd(model, base_learning_rate=0.1, policy="step", stepsize=1, gamma=gamma)
 
 
 def AddBookkeepingOperators(model):
@@ -78,10 +80,13 @@ def AddBookkeepingOperators(model):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--iters", type=int, default=3000)
+    ap.add_argument("--iters", type=int, default=4000)
     ap.add_argument("--data_folder", default=os.path.join("runs", "mnist_tutorial"))
     ap.add_argument("--make_mnist_db", default=os.path.join(
         os.environ.get("HALFCAF_BUILD_DIR", "build"), "bin", "make_mnist_db"))
+    ap.add_argument("--gamma", type=float, default=0.9995,
+                    help="the rate's decay per iteration (the tutorial's 0.999 suits 200 "
+                         "iterations of MNIST; Fashion-MNIST wants a longer run)")
     ap.add_argument("--min_accuracy", type=float, default=0.0,
                     help="exit with status 1 when the test accuracy is below this")
     args = ap.parse_args(argv)
@@ -96,7 +101,7 @@ def main(argv=None):
                            db=os.path.abspath(os.path.join(args.data_folder, 'mnist-train-nchw-lmdb')),
                            db_type='lmdb')
     softmax = AddLeNetModel(train_model, data)
-    AddTrainingOperators(train_model, softmax, label)
+    AddTrainingOperators(train_model, softmax, label, args.gamma)
     AddBookkeepingOperators(train_model)
 
     test_model = model_helper.ModelHelper(name="mnist_test", arg_scope=arg_scope, init_params=False)
