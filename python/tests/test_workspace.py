@@ -162,3 +162,39 @@ def test_fetching_100_mb_through_dlpack_copies_nothing():
     assert not np.shares_memory(a, big)  # FeedBlob copied (copy=True)
     a[123] = 5.0
     assert workspace.FetchBlob("big")[123] == 5.0
+
+
+def test_the_gil_is_released_while_a_net_runs():
+    import threading
+    import time
+    net = core.Net("slow")
+    net.MatMul(["a", "b"], "c")
+    workspace.FeedBlob("a", np.ones((256, 256), np.float32))
+    workspace.FeedBlob("b", np.ones((256, 256), np.float32))
+    workspace.CreateNet(net)
+    workspace.RunNet(net, 5)  # warm up
+    start = time.perf_counter()
+    workspace.RunNet(net, 20)
+    per_run = (time.perf_counter() - start) / 20
+    iters = max(20, int(0.5 / max(per_run, 1e-6)))  # about half a second of work
+    done = threading.Event()
+    stamps = []
+
+    def count():
+        while not done.is_set():
+            stamps.append(time.perf_counter())
+
+    t = threading.Thread(target=count)
+    t.start()
+    time.sleep(0.05)
+    t0 = time.perf_counter()
+    workspace.RunNet(net, iters)
+    t1 = time.perf_counter()
+    done.set()
+    t.join()
+    # The other thread ran Python while the net ran: with the GIL held for the whole RunNet it
+    # could not have (its time stamps would all fall before or after it, give or take Python's
+    # 5 ms switch interval at either end, which the margin leaves out).
+    margin = 0.2 * (t1 - t0)
+    inside = sum(1 for s in stamps if t0 + margin < s < t1 - margin)
+    assert inside > 100, (inside, t1 - t0)
