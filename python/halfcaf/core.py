@@ -9,6 +9,9 @@ from halfcaf.proto import caffe2_pb2
 from halfcaf.utils import MakeArgument
 
 DataType = caffe2_pb2.TensorProto
+# As in Caffe2, the scopes are reachable from core too.
+NameScope = scope.NameScope
+DeviceScope = scope.DeviceScope
 _REGISTERED_OPERATORS = None
 
 
@@ -592,5 +595,6 @@ def execution_step(default_name, steps_or_nets, num_iter=None, report_net=None,
 
 
 __all__ = ["BlobReference", "ScopedBlobReference", "ScopedName", "Net", "CreateOperator",
+           "NameScope", "DeviceScope",
            "DeviceOption", "ExecutionStep", "Plan", "execution_step", "IsOperator",
            "RegisteredOperators"]

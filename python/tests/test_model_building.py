@@ -34,6 +34,8 @@ def test_name_and_device_scopes():
     assert net.Proto().op[0].input[0] == "tower/x"
     assert net.Proto().op[0].HasField("device_option")
     assert y.GetNameScope() == "tower/" and y.GetUnscopedName() == "y"
+    with core.NameScope("a"), core.NameScope("b"):  # Caffe2 scripts reach them through core
+        assert str(core.ScopedBlobReference("z")) == "a/b/z"
 
 
 def test_clone_remaps_blobs():
