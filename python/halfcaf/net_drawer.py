@@ -11,7 +11,13 @@ Every function takes a core.Net, a NetDef or a list of OperatorDefs. From the co
 
     python -m halfcaf.net_drawer --input predict_net.pb --format svg --output_prefix out/
 
-writes ``out/<net name>.svg`` (one file per net; a PlanDef draws each of its nets).
+writes ``out/<net name>.svg`` (one file per net; a PlanDef draws each of its nets), and
+
+    python -m halfcaf.net_drawer --net train.pbtxt --init_net init.pbtxt \
+        --input_shape data=64,1,28,28 --output net.svg
+
+labels the edges with the shapes and types the init net and the inputs imply (``tools/draw_net``
+runs it from a checkout). An ONNX model (``--net model.onnx``) is imported first.
 """
 import argparse
 import collections
@@ -158,13 +164,16 @@ def _blob_node_id(blob, version):
 
 
 def GetPydotGraph(operators_or_net, name=None, rankdir='LR', op_node_producer=None,
-                  blob_node_producer=None):
+                  blob_node_producer=None, blob_shapes=None):
     """The net as a pydot.Dot: an op node per op, a blob node per version of each blob, edges
     from the blobs an op reads to it and from it to the blobs it writes.
 
     A blob read before anything writes it (an external input) is version 0; each op writing a
     blob already drawn starts a new version, so "fc1" written by FC and then by an in-place
-    Relu is two nodes labelled "fc1"."""
+    Relu is two nodes labelled "fc1".
+
+    ``blob_shapes`` ({blob: (dims, dtype)}, e.g. from InferBlobShapes) labels each edge with its
+    blob's type and shape, "float[64, 20, 24, 24]" (a blob's last shape when versions differ)."""
     if op_node_producer is None:
         op_node_producer = GetOpNodeProducer(False)
     if blob_node_producer is None:
@@ -188,13 +197,53 @@ def GetPydotGraph(operators_or_net, name=None, rankdir='LR', op_node_producer=No
             input_node = pydot_nodes.get(input_name)
             if input_node is None:
                 input_node = blob_node(input_name)
-            graph.add_edge(pydot.Edge(input_node, op_node))
+            graph.add_edge(pydot.Edge(input_node, op_node, **_edge_label(blob_shapes, input_name)))
         for output_name in op.output:
             if output_name in pydot_nodes:
                 # The op writes a blob drawn before: a new version.
                 pydot_node_counts[output_name] += 1
-            graph.add_edge(pydot.Edge(op_node, blob_node(output_name)))
+            graph.add_edge(pydot.Edge(op_node, blob_node(output_name),
+                                      **_edge_label(blob_shapes, output_name)))
     return graph
+
+
+def _edge_label(blob_shapes, blob):
+    if not blob_shapes or blob not in blob_shapes:
+        return {}
+    dims, dtype = blob_shapes[blob]
+    return {'label': _quote('%s[%s]' % (dtype, ', '.join(str(d) for d in dims))),
+            'fontsize': '10'}
+
+
+def InferBlobShapes(net, init_net=None, input_shapes=None):
+    """{blob: (dims, dtype name)} for the blobs of ``net`` whose shapes follow from the init
+    net's outputs (run in a private workspace) and ``input_shapes`` ({blob: dims} as float, or
+    {blob: (dims, dtype)}) through the operators' shape inference."""
+    from halfcaf import _C, workspace
+    known = {}
+    if init_net is not None:
+        caller = workspace.CurrentWorkspace()
+        workspace.SwitchWorkspace('__net_drawer_shapes', True)
+        try:
+            workspace.ResetWorkspace()
+            workspace.RunNetOnce(init_net)
+            for blob in workspace.Blobs():
+                dtype, dims, _ = workspace.BlobInfo(blob)
+                if dims is not None:
+                    known[blob] = (list(dims), dtype)
+            workspace.ResetWorkspace()
+        finally:
+            workspace.SwitchWorkspace(caller)
+    for blob, shape in (input_shapes or {}).items():
+        if isinstance(shape, tuple) and len(shape) == 2 and isinstance(shape[1], str):
+            known[str(blob)] = (list(shape[0]), shape[1])
+        else:
+            known[str(blob)] = (list(shape), 'float')
+    proto = net.Proto() if hasattr(net, 'Proto') else net
+    if not isinstance(proto, caffe2_pb2.NetDef):
+        proto = caffe2_pb2.NetDef(op=list(proto))
+    return {k: (list(v[0]), v[1])
+            for k, v in _C.infer_shapes(proto.SerializeToString(), known).items()}
 
 
 def GetPydotGraphMinimal(operators_or_net, name=None, rankdir='LR', minimal_dependency=False,
@@ -339,6 +388,31 @@ def LoadGraphs(path):
                      "net needs ops with a type)" % path)
 
 
+def _LoadNet(path):
+    """A NetDef from a file (text or binary)."""
+    graphs = LoadGraphs(path)
+    if len(graphs) != 1:
+        raise ValueError('%s holds %d nets, not one' % (path, len(graphs)))
+    name, ops = next(iter(graphs.items()))
+    return caffe2_pb2.NetDef(name=name, op=list(ops))
+
+
+def _LoadOnnx(path):
+    """({name: ops} of an ONNX model's imported predict net, its init net, {input: (dims,
+    dtype)} of its inputs with static dims)."""
+    from halfcaf import _C
+    with open(path, 'rb') as f:
+        imported = _C.onnx_import(f.read(), path)
+    predict = caffe2_pb2.NetDef()
+    predict.ParseFromString(imported['predict'])
+    init = caffe2_pb2.NetDef()
+    init.ParseFromString(imported['init'])
+    shapes = {name: (list(dims), dtype) for name, dtype, dims in imported['inputs']
+              if all(d >= 0 for d in dims)}
+    name = predict.name or os.path.splitext(os.path.basename(path))[0]
+    return collections.OrderedDict([(name, predict.op)]), init, shapes
+
+
 def _file_stem(name):
     # Graph names become file names: path separators and other unsafe characters become "_".
     return re.sub(r'[^A-Za-z0-9_.+-]', '_', name) or 'unnamed'
@@ -349,8 +423,19 @@ def main(argv=None):
     Returns 0, or exits with status 2 and a message on bad arguments or an unreadable input."""
     parser = argparse.ArgumentParser(prog='python -m halfcaf.net_drawer',
                                      description='Draws halfcaf / Caffe2 nets with Graphviz.')
-    parser.add_argument('--input', type=str, required=True,
-                        help='a NetDef or PlanDef file (binary .pb or text .pbtxt)')
+    parser.add_argument('--input', '--net', type=str, required=True, dest='input',
+                        help='a NetDef or PlanDef file (binary .pb or text .pbtxt), or an ONNX '
+                             'model (.onnx, imported first)')
+    parser.add_argument('--init_net', type=str, default=None,
+                        help="the net's init net: shapes and types of what it makes label the "
+                             'edges, with the shapes inferred from them')
+    parser.add_argument('--input_shape', action='append', default=[],
+                        metavar='BLOB=D,D,...[:TYPE]',
+                        help='the shape (and type, float by default) of an input blob, e.g. '
+                             'data=64,1,28,28 or label=64:int32; repeat for several')
+    parser.add_argument('--output', type=str, default=None,
+                        help='the output file when the input holds one net (instead of '
+                             '<output_prefix><net name>.<format>)')
     parser.add_argument('--output_prefix', type=str, default='',
                         help='prepended to each output file name (a folder ends with "/")')
     parser.add_argument('--minimal', action='store_true',
@@ -367,10 +452,33 @@ def main(argv=None):
 
     if not os.path.isfile(args.input):
         parser.error('input file %s does not exist' % args.input)
+    if args.init_net is not None and not os.path.isfile(args.init_net):
+        parser.error('init net file %s does not exist' % args.init_net)
+    input_shapes = {}
+    for spec in args.input_shape:
+        blob, _, rest = spec.partition('=')
+        dims, _, dtype = rest.partition(':')
+        try:
+            input_shapes[blob] = ([int(d) for d in dims.split(',')], dtype or 'float')
+        except ValueError:
+            parser.error('--input_shape %r is not BLOB=D,D,...[:TYPE]' % spec)
+        if not blob:
+            parser.error('--input_shape %r is not BLOB=D,D,...[:TYPE]' % spec)
+    init_net = None
     try:
-        graphs = LoadGraphs(args.input)
-    except (OSError, ValueError) as e:
+        if args.input.endswith('.onnx'):
+            graphs, init_net, onnx_shapes = _LoadOnnx(args.input)
+            for blob, shape in onnx_shapes.items():
+                input_shapes.setdefault(blob, shape)
+        else:
+            graphs = LoadGraphs(args.input)
+        if args.init_net is not None:
+            init_net = _LoadNet(args.init_net)
+    except (OSError, ValueError, RuntimeError) as e:
         parser.error(str(e))
+    if args.output is not None and len(graphs) != 1:
+        parser.error('--output names one file but %s holds %d nets (use --output_prefix)'
+                     % (args.input, len(graphs)))
 
     op_node_producer = GetOpNodeProducer(args.append_output)
     written = []
@@ -380,9 +488,16 @@ def main(argv=None):
                                          minimal_dependency=args.minimal_dependency,
                                          op_node_producer=op_node_producer)
         else:
+            shapes = None
+            if init_net is not None or input_shapes:
+                try:
+                    shapes = InferBlobShapes(caffe2_pb2.NetDef(op=list(operators)), init_net,
+                                             input_shapes)
+                except RuntimeError as e:
+                    parser.error('cannot infer the shapes: %s' % e)
             graph = GetPydotGraph(operators, name=key, rankdir=args.rankdir,
-                                  op_node_producer=op_node_producer)
-        filename = args.output_prefix + _file_stem(key) + '.' + args.format
+                                  op_node_producer=op_node_producer, blob_shapes=shapes)
+        filename = args.output or args.output_prefix + _file_stem(key) + '.' + args.format
         directory = os.path.dirname(filename)
         if directory:
             os.makedirs(directory, exist_ok=True)

@@ -10,6 +10,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "core/gradient.h"
+#include "core/op_schema.h"
 #include "models/backward.h"
 #include "models/data_parallel.h"
 #include "models/inference_optimize.h"
@@ -32,7 +33,55 @@ std::vector<Replica> Replicas(const std::vector<std::pair<int, int>>& devices) {
 
 }  // namespace
 
+// The shapes and types of the blobs `net` writes, op after op, from `known` ({blob: (dims,
+// dtype)}) through the operators' shape inference; ops without inference or with an unknown
+// input leave their outputs out.
+std::map<std::string, std::pair<std::vector<int64_t>, std::string>> InferShapes(
+    const NetDef& net,
+    const std::map<std::string, std::pair<std::vector<int64_t>, std::string>>& known) {
+  std::map<std::string, TensorShape> shapes;
+  for (const auto& kv : known) {
+    TensorShape t;
+    t.dims = kv.second.first;
+    t.dtype = DataTypeFromName(kv.second.second);
+    shapes[kv.first] = t;
+  }
+  for (const OperatorDef& op : net.op()) {
+    const OpSchema* schema = OpSchemaRegistry::Schema(op.type());
+    std::vector<TensorShape> in;
+    bool all = schema != nullptr && schema->HasShapeInference();
+    for (int i = 0; all && i < op.input_size(); ++i) {
+      auto it = shapes.find(op.input(i));
+      if (it == shapes.end()) all = false;
+      else in.push_back(it->second);
+    }
+    if (!all) {
+      for (const auto& o : op.output()) shapes.erase(o);  // unknown from here on
+      continue;
+    }
+    std::vector<TensorShape> out;
+    try {
+      out = schema->InferShapes(op, in);
+    } catch (const EnforceNotMet&) {
+      out.clear();
+    }
+    for (int i = 0; i < op.output_size(); ++i) {
+      if (i < static_cast<int>(out.size()) && !out[i].unknown) shapes[op.output(i)] = out[i];
+      else shapes.erase(op.output(i));
+    }
+  }
+  std::map<std::string, std::pair<std::vector<int64_t>, std::string>> result;
+  for (const auto& kv : shapes) result[kv.first] = {kv.second.dims, DataTypeName(kv.second.dtype)};
+  return result;
+}
+
 void BindModels(nb::module_& m) {
+  m.def("infer_shapes",
+        [](nb::bytes net_bytes,
+           const std::map<std::string, std::pair<std::vector<int64_t>, std::string>>& known) {
+          return InferShapes(ParseProto<NetDef>(net_bytes, "NetDef"), known);
+        },
+        nb::arg("net"), nb::arg("known"));
   // -> (net with the gradient ops appended, {blob: gradient name | (indices, values)}).
   m.def("add_gradient_operators",
         [](nb::bytes net_bytes, const std::vector<std::string>& losses,
