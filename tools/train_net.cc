@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <limits>
+#include <memory>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include "models/trainer.h"
 #include "onnx/onnx_import.h"
 #include "tools/multi_process.h"
+#include "tools/tensorboard_writer.h"
 #include "tools/tool_common.h"
 
 DEFINE_string(net, "", "forward net with a loss (text or binary NetDef), or an ONNX model "
@@ -126,6 +128,9 @@ DEFINE_string(checkpoint_dir, "", "folder for checkpoint.pb (created if missing;
 DEFINE_int64(checkpoint_every, 0, "write a checkpoint every K iterations (and at the end)");
 DEFINE_bool(resume, false, "continue from <checkpoint_dir>/checkpoint.pb");
 DEFINE_int64(log_every, 100, "log every K iterations");
+DEFINE_string(tensorboard, "", "also write the log lines' values as TensorBoard event files into "
+              "this folder (tags train/loss, train/accuracy, train/lr, train/images_per_sec, "
+              "train/loss_scale, train/skipped_steps, test/loss, test/accuracy)");
 DEFINE_int64(test_every, 0, "evaluate the test set every K iterations (0: only at the end)");
 DEFINE_string(log_csv, "", "write the log lines as CSV (it keeps being written when stdout "
               "is closed, e.g. train_net | head)");
@@ -345,7 +350,8 @@ TrainerOptions OptionsFromFlags() {
 class Logger {
  public:
   // `leader`: this process logs (rank 0 of a multi-process run, or the only one).
-  Logger(const std::string& csv_path, bool leader) {
+  Logger(const std::string& csv_path, bool leader, const std::string& tensorboard_dir = "") {
+    if (!tensorboard_dir.empty()) tb_.reset(new TensorBoardWriter(tensorboard_dir));
     if (!csv_path.empty()) {
       csv_.open(csv_path);
       HALFCAF_ENFORCE(csv_.good(), csv_path, ": cannot write the CSV log");
@@ -370,6 +376,14 @@ class Logger {
       stdout_closed_ = true;
       std::cerr << "train_net: note: standard output is closed (broken pipe); training goes on"
                 << (csv_.is_open() ? ", logging to --log_csv" : "") << std::endl;
+    }
+    if (tb_) {
+      std::vector<std::pair<std::string, double>> v = {
+          {"train/loss", loss}, {"train/lr", lr}, {"train/images_per_sec", ips},
+          {"train/loss_scale", scale}, {"train/skipped_steps", static_cast<double>(skipped)}};
+      if (!std::isnan(acc)) v.push_back({"train/accuracy", acc});
+      if (test) v.insert(v.end(), {{"test/loss", test->loss}, {"test/accuracy", test->accuracy}});
+      tb_->Scalars(iter, v);
     }
     if (csv_.is_open()) {
       csv_ << iter << "," << std::setprecision(6) << epoch << std::setprecision(9) << "," << loss
@@ -402,6 +416,7 @@ class Logger {
 
  private:
   std::ofstream csv_;
+  std::unique_ptr<TensorBoardWriter> tb_;
   bool tty_ = false, shown_ = false, stdout_closed_ = false;
 };
 
@@ -597,7 +612,7 @@ int Main() {
               << std::flush;
   }
 
-  Logger log(leader ? FLAGS_log_csv : "", leader);
+  Logger log(leader ? FLAGS_log_csv : "", leader, leader ? FLAGS_tensorboard : "");
   double exchange_s = 0, exposed_s = 0;
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
