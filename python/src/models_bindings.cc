@@ -31,8 +31,6 @@ std::vector<Replica> Replicas(const std::vector<std::pair<int, int>>& devices) {
   return MakeReplicas(ds);
 }
 
-}  // namespace
-
 // The shapes and types of the blobs `net` writes, op after op, from `known` ({blob: (dims,
 // dtype)}) through the operators' shape inference; ops without inference or with an unknown
 // input leave their outputs out.
@@ -74,6 +72,8 @@ std::map<std::string, std::pair<std::vector<int64_t>, std::string>> InferShapes(
   for (const auto& kv : shapes) result[kv.first] = {kv.second.dims, DataTypeName(kv.second.dtype)};
   return result;
 }
+
+}  // namespace
 
 void BindModels(nb::module_& m) {
   m.def("infer_shapes",

@@ -24,3 +24,13 @@ def load_net(path):
     with open(path) as f:
         text_format.Merge(f.read(), net)
     return net
+
+
+def fc_softmax_model(name):
+    """A ModelHelper: FC 4 -> 3 of blob "x", SoftmaxWithLoss with "label", gradients added."""
+    from halfcaf import brew, model_helper
+    model = model_helper.ModelHelper(name=name)
+    fc = brew.fc(model, "x", "fc", dim_in=4, dim_out=3)
+    _, loss = model.net.SoftmaxWithLoss([fc, "label"], ["softmax", "loss"])
+    model.AddGradientOperators([loss])
+    return model

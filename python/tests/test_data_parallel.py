@@ -1,15 +1,13 @@
 """data_parallel: two CPU replicas, each on half the batch, step like one model on the whole."""
 import numpy as np
 
-from halfcaf import brew, data_parallel, model_helper, optimizer, workspace
+from halfcaf import data_parallel, optimizer, workspace
+
+from conftest import fc_softmax_model
 
 
 def _model(name):
-    model = model_helper.ModelHelper(name=name)
-    fc = brew.fc(model, "x", "fc", dim_in=4, dim_out=3)
-    _, loss = model.net.SoftmaxWithLoss([fc, "label"], ["softmax", "loss"])
-    model.AddGradientOperators([loss])
-    return model
+    return fc_softmax_model(name)
 
 
 def test_two_replicas_step_like_one_model_on_the_whole_batch():

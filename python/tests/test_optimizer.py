@@ -5,17 +5,15 @@ import pytest
 
 from halfcaf import brew, core, mixed_precision, model_helper, optimizer, workspace
 
+from conftest import fc_softmax_model
+
 RS = np.random.RandomState(3)
 X = RS.randn(8, 4).astype(np.float32)
 LABEL = RS.randint(0, 3, size=8).astype(np.int32)
 
 
 def _model(name):
-    model = model_helper.ModelHelper(name=name)
-    fc = brew.fc(model, "x", "fc", dim_in=4, dim_out=3)
-    _, loss = model.net.SoftmaxWithLoss([fc, "label"], ["softmax", "loss"])
-    model.AddGradientOperators([loss])
-    return model
+    return fc_softmax_model(name)
 
 
 def _step(build, **kwargs):
