@@ -1,6 +1,7 @@
 #include "core/net.h"
 
 #include <map>
+#include <mutex>
 
 #include "core/strings.h"
 
@@ -11,6 +12,17 @@ namespace {
 std::map<std::string, NetCreator>& NetRegistry() {
   static std::map<std::string, NetCreator> m;
   return m;
+}
+
+struct GlobalCreators {
+  std::mutex mu;
+  int next_id = 0;
+  std::map<int, NetObserverCreator> creators;
+};
+
+GlobalCreators& Creators() {
+  static GlobalCreators* c = new GlobalCreators();  // never destroyed: nets may outlive main
+  return *c;
 }
 
 std::string NetLabel(const NetDef& def) {
@@ -59,13 +71,71 @@ std::string NetBase::OpContext(size_t i) const {
   return NetLabel(def_) + " " + OpLabel(ops_[i]->def(), static_cast<int>(i));
 }
 
+void NetBase::Run() {
+  if (observers_.empty()) {
+    RunOps();
+    return;
+  }
+  for (const auto& o : observers_) o->OnNetStart(*this);
+  RunOps();
+  for (const auto& o : observers_) o->OnNetEnd(*this);
+}
+
 void NetBase::RunOp(size_t i) {
+  if (!observers_.empty()) {
+    RunOpObserved(i);
+    return;
+  }
   try {
     ops_[i]->Run(0);
   } catch (EnforceNotMet& e) {
     e.AddContext(OpContext(i));
     throw;
   }
+}
+
+void NetBase::RunOpObserved(size_t i) {
+  for (const auto& o : observers_) o->OnOpStart(*this, i);
+  try {
+    ops_[i]->Run(0);
+  } catch (EnforceNotMet& e) {
+    for (const auto& o : observers_) o->OnOpEnd(*this, i, true);
+    e.AddContext(OpContext(i));
+    throw;
+  } catch (...) {
+    for (const auto& o : observers_) o->OnOpEnd(*this, i, true);
+    throw;
+  }
+  for (const auto& o : observers_) o->OnOpEnd(*this, i, false);
+}
+
+void NetBase::AttachObserver(std::shared_ptr<NetObserver> observer) {
+  HALFCAF_ENFORCE(observer != nullptr, NetLabel(def_), ": AttachObserver(nullptr)");
+  observers_.push_back(std::move(observer));
+}
+
+void NetBase::DetachObserver(const NetObserver* observer) {
+  for (auto it = observers_.begin(); it != observers_.end(); ++it) {
+    if (it->get() == observer) {
+      observers_.erase(it);
+      return;
+    }
+  }
+}
+
+int AddGlobalNetObserverCreator(NetObserverCreator creator) {
+  HALFCAF_ENFORCE(creator != nullptr, "AddGlobalNetObserverCreator: no creator");
+  GlobalCreators& c = Creators();
+  std::lock_guard<std::mutex> lock(c.mu);
+  const int id = c.next_id++;
+  c.creators[id] = std::move(creator);
+  return id;
+}
+
+void RemoveGlobalNetObserverCreator(int id) {
+  GlobalCreators& c = Creators();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.creators.erase(id);
 }
 
 void NetBase::CheckDeferredErrors() {
@@ -79,7 +149,7 @@ void NetBase::CheckDeferredErrors() {
   }
 }
 
-void SimpleNet::Run() {
+void SimpleNet::RunOps() {
   for (size_t i = 0; i < ops_.size(); ++i) RunOp(i);
 }
 
@@ -110,7 +180,17 @@ std::unique_ptr<NetBase> CreateNet(const NetDef& def, Workspace* ws) {
     for (const auto& t : NetTypes()) known += (known.empty() ? "" : ", ") + t;
     HALFCAF_THROW(NetLabel(def), ": unknown net type '", Abbreviate(type), "' (known: ", known, ")");
   }
-  return it->second(def, ws);
+  std::unique_ptr<NetBase> net = it->second(def, ws);
+  std::vector<NetObserverCreator> creators;
+  {
+    GlobalCreators& c = Creators();
+    std::lock_guard<std::mutex> lock(c.mu);
+    for (const auto& kv : c.creators) creators.push_back(kv.second);
+  }
+  for (const auto& create : creators) {
+    if (auto observer = create(*net)) net->AttachObserver(std::move(observer));
+  }
+  return net;
 }
 
 }  // namespace halfcaf

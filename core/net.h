@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/observer.h"
 #include "core/operator.h"
 #include "proto/halfcaf.pb.h"
 
@@ -17,7 +18,8 @@ class NetBase {
   // Creates every op (validating schema and inputs); errors name the op and its position.
   NetBase(const NetDef& def, Workspace* ws);
   virtual ~NetBase() = default;
-  virtual void Run() = 0;
+  // Runs every op once (the net type's order), telling the observers.
+  void Run();
 
   const NetDef& def() const { return def_; }
   const std::string& name() const { return def_.name(); }
@@ -27,26 +29,40 @@ class NetBase {
   // device since the last call, with the op's context as a failed Run would have it.
   void CheckDeferredErrors();
 
+  // Observers (core/observer.h). Attach and detach only while the net is not running.
+  void AttachObserver(std::shared_ptr<NetObserver> observer);
+  void DetachObserver(const NetObserver* observer);
+  size_t num_observers() const { return observers_.size(); }
+
  protected:
+  // The net type's run: every op once, each through RunOp.
+  virtual void RunOps() = 0;
   // Runs op i, adding "net 'x' op #i (Type 'name')" to any error.
   void RunOp(size_t i);
   std::string OpContext(size_t i) const;
 
   NetDef def_;
   std::vector<std::unique_ptr<OperatorBase>> ops_;
+
+ private:
+  void RunOpObserved(size_t i);
+  std::vector<std::shared_ptr<NetObserver>> observers_;
 };
 
 class SimpleNet : public NetBase {
  public:
   SimpleNet(const NetDef& def, Workspace* ws) : NetBase(def, ws) {}
-  void Run() override;
+
+ protected:
+  void RunOps() override;
 };
 
 using NetCreator = std::function<std::unique_ptr<NetBase>(const NetDef&, Workspace*)>;
 void RegisterNetType(const std::string& type, NetCreator creator);
 std::vector<std::string> NetTypes();
 
-// Net of the def's type ("simple" when empty). Ops without a device_option take the net's.
+// Net of the def's type ("simple" when empty). Ops without a device_option take the net's. The
+// global observer creators (core/observer.h) are asked for its observers.
 std::unique_ptr<NetBase> CreateNet(const NetDef& def, Workspace* ws);
 
 // Gives every op of `net` that has no DeviceOption random_seed its own, a function of `seed`,

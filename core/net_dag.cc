@@ -13,6 +13,7 @@
 
 #include "core/net.h"
 #include "core/strings.h"
+#include "core/trace.h"
 
 namespace halfcaf {
 
@@ -25,7 +26,11 @@ class DAGNet : public NetBase {
     const int workers = WorkerCount(def);
     for (int i = 0; i < workers; ++i) {
       try {
-        threads_.emplace_back([this] { WorkerLoop(); });
+        threads_.emplace_back([this, i, workers] {
+          trace::SetThreadName(MakeString("dag worker ", i + 1, " of ", workers, " (net '",
+                                          name().empty() ? "net" : name(), "')"));
+          WorkerLoop();
+        });
       } catch (const std::system_error& e) {
         StopWorkers();
         HALFCAF_THROW("dag net '", Abbreviate(def.name()), "': cannot start worker thread ",
@@ -36,7 +41,7 @@ class DAGNet : public NetBase {
 
   ~DAGNet() override { StopWorkers(); }
 
-  void Run() override {
+  void RunOps() override {
     std::unique_lock<std::mutex> lk(mu_);
     pending_ = num_parents_;
     remaining_ = ops_.size();

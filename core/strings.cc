@@ -42,4 +42,21 @@ std::string Abbreviate(const std::string& s, size_t max_chars) {
   return s.substr(0, max_chars) + "... (" + std::to_string(s.size()) + " chars)";
 }
 
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 }  // namespace halfcaf

@@ -21,4 +21,7 @@ std::string ByteCountString(uint64_t bytes);
 // followed by "... (N chars)": keeps messages short when they echo user input.
 std::string Abbreviate(const std::string& s, size_t max_chars = 80);
 
+// `s` as a JSON string literal: quoted, with quotes, backslashes and control characters escaped.
+std::string JsonString(const std::string& s);
+
 }  // namespace halfcaf

@@ -1,6 +1,7 @@
 #include "data/prefetcher.h"
 
 #include "core/enforce.h"
+#include "core/trace.h"
 
 namespace halfcaf {
 
@@ -57,6 +58,7 @@ void Prefetcher::Stop() {
 }
 
 void Prefetcher::Loop() {
+  trace::SetThreadName(name_.empty() ? std::string("prefetch") : "prefetch: " + name_);
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     cv_.wait(lock, [this] { return stop_ || has_job_; });

@@ -16,8 +16,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
+
+#include "core/trace.h"
 
 namespace halfcaf {
 
@@ -30,7 +33,8 @@ bool SameObject(const std::weak_ptr<T>& a, const std::shared_ptr<T>& b) {
 
 class Prefetcher {
  public:
-  Prefetcher() = default;
+  // `name` names the worker's track in traces (core/trace.h): "prefetch: <name>".
+  explicit Prefetcher(std::string name = "") : name_(std::move(name)) {}
   ~Prefetcher() { Stop(); }
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
@@ -52,6 +56,7 @@ class Prefetcher {
  private:
   void Loop();
 
+  const std::string name_;
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -80,7 +85,9 @@ class BatchPrefetcher {
     std::function<void()> taken;
   };
 
-  BatchPrefetcher(bool prefetch, Steps steps) : prefetch_(prefetch), steps_(std::move(steps)) {}
+  // `name` (the op's) names the worker's track in traces.
+  BatchPrefetcher(bool prefetch, Steps steps, std::string name = "")
+      : prefetch_(prefetch), steps_(std::move(steps)), worker_(std::move(name)) {}
 
   bool prefetch() const { return prefetch_; }
 
@@ -117,7 +124,10 @@ class BatchPrefetcher {
     if (!prefetch_) return;
     if (steps_.begin) steps_.begin();
     pending_source_ = source;
-    worker_.Request([this, source = std::move(source)] { steps_.produce(source); });
+    worker_.Request([this, source = std::move(source)] {
+      trace::Span span("data", "prefetch batch");
+      steps_.produce(source);
+    });
   }
 
   // Waits for a batch being produced and ends the worker. Call it in the op's destructor (or

@@ -6,6 +6,7 @@
 #include <glog/logging.h>
 
 #include "core/enforce.h"
+#include "core/trace.h"
 #include "distributed/gradient_staging.h"
 
 namespace halfcaf {
@@ -46,7 +47,10 @@ GradientExchange::GradientExchange(std::shared_ptr<CommonWorld> world,
                                    AllreduceAlgorithm algorithm)
     : world_(std::move(world)), algorithm_(algorithm) {
   HALFCAF_ENFORCE(world_ != nullptr, "GradientExchange: no common world");
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    trace::SetThreadName("gradient exchange (Gloo)");
+    Loop();
+  });
 }
 
 GradientExchange::~GradientExchange() {
@@ -122,6 +126,13 @@ void GradientExchange::Loop() {
     double seconds = 0;
     if (!failed) {
       const double t0 = Now();
+      trace::Span span("collective", "allreduce bucket " + std::to_string(job.bucket));
+      if (trace::Active()) {
+        int64_t bytes = 0;
+        for (const Tensor* t : job.tensors) bytes += static_cast<int64_t>(t->nbytes());
+        span.Arg("bytes", bytes);
+        span.Arg("tensors", static_cast<int64_t>(job.tensors.size()));
+      }
       try {
         Exchange(job);
       } catch (...) {

@@ -248,6 +248,8 @@ float ReadScalarBlob(const Workspace& ws, const std::string& blob) {
 
 float Trainer::ReadScalar(const std::string& blob) const { return ReadScalarBlob(ws_, blob); }
 
+float Trainer::LossScale() const { return ReadScalar(Name(0, kLossScale)); }
+
 void Trainer::Step() {
   HALFCAF_ENFORCE(train_net_ != nullptr, "call Initialize or Resume before Step");
   if (exchange_) {

@@ -183,6 +183,13 @@ class Trainer {
   const NetDef& train_net() const { return train_; }
   const NetDef& test_net() const { return test_; }
   const std::vector<ParamInfo>& params() const { return params_; }
+  // The parameters being trained with their gradient blobs, by replica-less name (ReplicaBlob
+  // gives replica 0's). After a Step a gradient holds what that step's update used: in mixed
+  // precision FP16/BF16 and multiplied by the loss scale the step ran with (LossScale before it).
+  const std::vector<ParamGradient>& param_gradients() const { return param_grads_; }
+  std::string ReplicaBlob(const std::string& blob) const { return Name(0, blob); }
+  // The loss scale the next Step multiplies the loss by (1 without loss scaling).
+  float LossScale() const;
   // Parameters of frozen groups (never updated).
   const std::vector<std::string>& frozen_params() const { return frozen_; }
   Workspace* workspace() { return &ws_; }

@@ -159,8 +159,13 @@ ImportedNet ImportOnnxBytes(const std::string& bytes, const std::string& source,
     initializers.insert(kv.first);
   }
   ApplyInputDims(options, initializers, graph);
+  auto progress = [&](const char* stage, int64_t done, int64_t total) {
+    if (options.progress) options.progress(stage, done, total);
+  };
   // ONNX's shape inference fills value_info (static shapes where they follow from the inputs).
+  progress("shape inference", 0, 1);
   onnx_import::InferShapesIsolated(&model, source);
+  progress("shape inference", 1, 1);
   graph = model.mutable_graph();
 
   ConvertContext::Graph g;
@@ -168,11 +173,13 @@ ImportedNet ImportOnnxBytes(const std::string& bytes, const std::string& source,
   g.predict.set_name(graph->name().empty() ? "onnx_predict" : graph->name());
   const std::string dir =
       options.external_data_dir.empty() ? Dirname(source) : options.external_data_dir;
+  int64_t done = 0;
   for (const auto& t : graph->initializer()) {
     Tensor value;
     onnx_import::TensorFromOnnx(t, dir, &value);
     g.consts.CreateTensor(t.name())->CopyFrom(value);
     g.shapes[t.name()] = TensorShape{value.dims(), value.dtype(), false};
+    progress("initializers", ++done, graph->initializer_size());
   }
   auto record = [&](const onnx::ValueInfoProto& v, std::vector<OnnxValueInfo>* list) {
     OnnxValueInfo info;
@@ -204,6 +211,7 @@ ImportedNet ImportOnnxBytes(const std::string& bytes, const std::string& source,
 
   for (const auto& node : graph->node()) g.used.insert(node.input().begin(), node.input().end());
   for (const auto& v : graph->output()) g.used.insert(v.name());
+  int64_t nodes_done = 0;
   for (const auto& node : graph->node()) {
     ConvertContext c(node, &g);
     if (!node.domain().empty() && node.domain() != "ai.onnx") {
@@ -212,6 +220,7 @@ ImportedNet ImportOnnxBytes(const std::string& bytes, const std::string& source,
     const onnx_import::Converter* fn = onnx_import::FindConverter(node.op_type());
     if (!fn) c.Unsupported("operator type " + node.op_type() + " is not supported");
     (*fn)(c);
+    progress("nodes", ++nodes_done, graph->node_size());
   }
 
   // The predict net reads the real inputs and writes the outputs; constants it reads (and outputs

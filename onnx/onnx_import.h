@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -45,6 +46,9 @@ struct OnnxImportOptions {
   std::map<std::string, Tensor> constant_inputs;
   // Folder of external tensor data files (default: the model file's folder).
   std::string external_data_dir;
+  // Told how far the import is, for big models: stage "shape inference" (0 then 1 of 1),
+  // "initializers" and "nodes" (each one done of the graph's total).
+  std::function<void(const char* stage, int64_t done, int64_t total)> progress;
 };
 
 struct OnnxValueInfo {

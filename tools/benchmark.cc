@@ -31,6 +31,7 @@
 #include "core/operator.h"
 #include "core/proto_io.h"
 #include "core/scratch.h"
+#include "core/trace.h"
 #include "models/imported_model.h"
 #include "models/inference_optimize.h"
 #include "models/memory_plan.h"
@@ -41,6 +42,7 @@
 #include "models/zoo.h"
 #include "onnx/onnx_import.h"
 #include "tools/benchmark_max_batch.h"
+#include "tools/benchmark_overhead.h"
 #include "tools/benchmark_memory.h"
 #include "tools/benchmark_output.h"
 #include "tools/benchmark_peer.h"
@@ -79,8 +81,14 @@ DEFINE_string(mode, "train", "train (forward + backward + update) or forward (in
 DEFINE_int32(iters, 50, "timed iterations per configuration");
 DEFINE_int32(warmup, 10, "untimed iterations before them");
 DEFINE_bool(per_op, false, "also time every operator (a second pass of --iters iterations)");
+DEFINE_bool(observer_overhead, false, "also time the net's run without observer hooks (its ops "
+            "in a loop), with the hooks and no observer (the default), and traced (--trace's "
+            "observer), interleaved; prints the three");
 DEFINE_int32(per_op_top, 15, "--per_op: how many single operators to list (0: all)");
 DEFINE_string(json, "", "write the results as JSON");
+DEFINE_string(trace, "", "write a timeline of the sweep (every net and operator run, each "
+              "configuration and step; Chrome trace-event JSON for Perfetto UI or "
+              "chrome://tracing) to this file");
 DEFINE_string(csv, "", "write the results as CSV (one row per configuration)");
 DEFINE_double(price_per_hour, -1, "machine price in $/hour, for the cost per million images "
               "(default: by device, tools/benchmark_price.h: H200 4.00, H100 3.00, A100 1.30 "
@@ -412,13 +420,6 @@ class ForwardSession : public bench::Session {
   static inline bool reported_inference_plan_ = false;
 };
 
-// ---- per-operator profile -----------------------------------------------------------------------
-
-OpProfile ProfileOps(NetBase* net, int iters, Progress* progress, const std::string& what) {
-  return TimeEveryOp(
-      net, iters, [&](int it) { progress->Show(what, "per-op", it + 1, iters, 0); }, SyncDevice);
-}
-
 // A training step or the forward net (--mode) of `precision` at `batch`.
 std::unique_ptr<bench::Session> MakeSession(const Model& model, const std::string& precision,
                                      int64_t batch) {
@@ -473,10 +474,12 @@ Result RunConfig(const Model& model, const std::string& precision, int64_t batch
   const std::string label = what + " " + precision + " batch " + std::to_string(batch);
   PeakMemory mem(FLAGS_device == "cuda");
   mem.Start();
+  trace::Span config_span("benchmark", label);
   try {
     std::unique_ptr<bench::Session> s = MakeSession(model, precision, batch);
     for (int i = 0; i < FLAGS_warmup; ++i) {
       progress->Show(label, "warm-up", i + 1, FLAGS_warmup, r.ms.empty() ? 0 : r.ms.back());
+      trace::Span step("step", "warm-up step");
       s->Step();
     }
     s->StartTiming();
@@ -485,7 +488,10 @@ Result RunConfig(const Model& model, const std::string& precision, int64_t batch
     for (int i = 0; i < FLAGS_iters; ++i) {
       progress->Show(label, "timing", i + 1, FLAGS_iters, r.ms.empty() ? 0 : r.ms.back());
       const auto t0 = Clock::now();
-      s->Step();
+      {
+        trace::Span step("step", "timed step");
+        s->Step();
+      }
       r.ms.push_back(MsSince(t0));
       const std::vector<double> parts = s->LastPartMs();
       for (size_t k = 0; k < parts.size() && k < r.part_ms.size(); ++k) {
@@ -498,19 +504,11 @@ Result RunConfig(const Model& model, const std::string& precision, int64_t batch
       // The timed net, or each part's (the AC-GAN's two steps, in their own tables).
       std::vector<NetBase*> nets = s->PartNets();
       if (nets.empty()) nets = {s->net()};
-      for (NetBase* net : nets) {
-        const std::string what = nets.size() > 1 ? label + ", " + net->name() : label;
-        OpProfile p = ProfileOps(net, FLAGS_iters, progress, what);
-        progress->Clear();
-        double total = 0;
-        std::vector<OpTypeStat> types = ByType(*net, p, FLAGS_iters, &total);
-        PrintProfile(what, *net, p, FLAGS_iters, types, total, FLAGS_per_op_top);
-        if (nets.size() > 1) {
-          for (auto& t : types) t.phase = net->name() + " " + t.phase;
-        }
-        r.op_types.insert(r.op_types.end(), types.begin(), types.end());
-        r.op_total_ms += total;
-      }
+      ProfileNets(nets, label, FLAGS_iters, FLAGS_per_op_top, progress, SyncDevice, &r);
+    }
+    if (FLAGS_observer_overhead) {
+      progress->Clear();
+      MeasureObserverOverhead(s->net(), label, FLAGS_iters, SyncDevice);
     }
     r.peak_memory_mb = mem.PeakMb();
   } catch (const std::bad_alloc&) {
@@ -710,8 +708,16 @@ int Main() {
     return 0;
   }
   std::vector<Result> results;
-  for (const auto& p : precisions) {
-    for (int64_t b : batches) results.push_back(RunConfig(model, p, b, &progress));
+  {
+    ScopedTrace trace(FLAGS_trace);
+    progress.StartSweep(static_cast<int>(precisions.size() * batches.size()));
+    for (const auto& p : precisions) {
+      for (int64_t b : batches) {
+        progress.NextConfig();
+        results.push_back(RunConfig(model, p, b, &progress));
+      }
+    }
+    trace.Finish();
   }
   bench::ComputeSpeedups(&results);
   RemoveTempRendezvous(shards);
@@ -780,6 +786,6 @@ int main(int argc, char** argv) {
       "benchmark --model resnet50|resnet18|lenet|acgan | --net FILE --init_net FILE --input_shape C,H,W "
       "[--device cpu|cuda] [--precision fp32,fp16,bf16] [--batch_size 32,64] [--order NCHW|NHWC] "
       "[--mode train|forward] [--iters 50] [--warmup 10] [--per_op] [--json F] [--csv F] "
-      "[--plot F.svg] [--price_per_hour P] [--threads N] [--compare pytorch,ort]",
+      "[--plot F.svg] [--trace F.json] [--price_per_hour P] [--threads N] [--compare pytorch,ort]",
       argc, argv, halfcaf::Main);
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/proto_io.h"
+#include "core/strings.h"
 
 namespace halfcaf {
 namespace bench {
@@ -106,22 +107,7 @@ inline void ComputeSpeedups(std::vector<Result>* results) {
   }
 }
 
-inline std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
+using ::halfcaf::JsonString;
 
 inline std::string Num(double v, int precision = 6) {
   if (!std::isfinite(v)) return "null";

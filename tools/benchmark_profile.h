@@ -8,13 +8,16 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/net.h"
+#include "core/observer.h"
 #include "core/op_schema.h"
 #include "core/operator.h"
 #include "tools/benchmark_output.h"
+#include "tools/benchmark_progress.h"
 
 namespace halfcaf {
 
@@ -136,48 +139,95 @@ inline void PrintProfile(const std::string& what, const NetBase& net, const OpPr
   std::cout << std::defaultfloat << std::flush;
 }
 
-// Runs `net` op by op `iters` times (on_iteration(it) before each pass, sync() after each op) and
-// returns each op's total time and, from the shapes it saw on the first pass, its FLOPs.
+// The per-op timer: an observer on the net (core/observer.h) that adds up each op's time, with
+// `sync()` (the device's) after each op so that its work is inside its time, and takes each op's
+// FLOPs from the input shapes of its first run (exact, also for shapes only the run knows).
+class OpTimer : public NetObserver {
+ public:
+  OpTimer(const NetBase& net, std::function<void()> sync) : sync_(std::move(sync)) {
+    profile_.ms.assign(net.ops().size(), 0);
+    profile_.flops.assign(net.ops().size(), 0);
+    profile_.phase = Phases(net);
+    seen_.assign(net.ops().size(), false);
+    starts_.resize(net.ops().size());
+  }
+
+  void OnOpStart(const NetBase& net, size_t i) override {
+    if (!seen_[i]) {
+      const OperatorBase& op = *net.ops()[i];
+      std::vector<TensorShape> in;
+      for (int k = 0; k < op.InputSize(); ++k) {
+        const Blob& b = op.InputBlob(k);
+        TensorShape shape;
+        if (b.IsTensor() && b.GetTensor().initialized()) {
+          shape.dims = b.GetTensor().dims();
+          shape.dtype = b.GetTensor().dtype();
+        } else {
+          shape.unknown = true;
+        }
+        in.push_back(shape);
+      }
+      profile_.flops[i] = OpFlops(op, in);
+      seen_[i] = true;
+    }
+    starts_[i] = std::chrono::steady_clock::now();
+  }
+
+  void OnOpEnd(const NetBase& /*net*/, size_t i, bool failed) override {
+    if (failed) return;
+    sync_();
+    profile_.ms[i] +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - starts_[i])
+            .count();
+  }
+
+  const OpProfile& profile() const { return profile_; }
+
+ private:
+  std::function<void()> sync_;
+  OpProfile profile_;
+  std::vector<bool> seen_;
+  std::vector<std::chrono::steady_clock::time_point> starts_;
+};
+
+// Runs `net` `iters` times (on_iteration(it) before each run) with an OpTimer attached and
+// returns each op's total time and FLOPs.
 inline OpProfile TimeEveryOp(NetBase* net, int iters, const std::function<void(int)>& on_iteration,
                              const std::function<void()>& sync) {
-  const auto& ops = net->ops();
-  OpProfile p;
-  p.ms.assign(ops.size(), 0);
-  p.flops.assign(ops.size(), 0);
-  p.phase = Phases(*net);
-  for (int it = 0; it < iters; ++it) {
-    on_iteration(it);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      OperatorBase* op = ops[i].get();
-      if (it == 0) {
-        // Input shapes as the op sees them (exact, also for shapes that only the run knows).
-        std::vector<TensorShape> in;
-        for (int k = 0; k < op->InputSize(); ++k) {
-          const Blob& b = op->InputBlob(k);
-          TensorShape shape;
-          if (b.IsTensor() && b.GetTensor().initialized()) {
-            shape.dims = b.GetTensor().dims();
-            shape.dtype = b.GetTensor().dtype();
-          } else {
-            shape.unknown = true;
-          }
-          in.push_back(shape);
-        }
-        p.flops[i] = OpFlops(*op, in);
-      }
-      const auto t0 = std::chrono::steady_clock::now();
-      try {
-        op->Run(0);
-        sync();
-      } catch (EnforceNotMet& e) {
-        e.AddContext("op #" + std::to_string(i) + " (" + op->DebugName() + ")");
-        throw;
-      }
-      p.ms[i] +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  auto timer = std::make_shared<OpTimer>(*net, sync);
+  net->AttachObserver(timer);
+  try {
+    for (int it = 0; it < iters; ++it) {
+      on_iteration(it);
+      net->Run();
     }
+  } catch (...) {
+    net->DetachObserver(timer.get());
+    throw;
   }
-  return p;
+  net->DetachObserver(timer.get());
+  return timer->profile();
+}
+
+// --per_op: times every op of each of `nets` (`label` and, with several, the net's name in the
+// tables), prints their tables and adds their per-type times to `r`.
+inline void ProfileNets(const std::vector<NetBase*>& nets, const std::string& label, int iters,
+                        int top, Progress* progress, const std::function<void()>& sync,
+                        bench::Result* r) {
+  for (NetBase* net : nets) {
+    const std::string what = nets.size() > 1 ? label + ", " + net->name() : label;
+    const OpProfile p = TimeEveryOp(
+        net, iters, [&](int it) { progress->Show(what, "per-op", it + 1, iters, 0); }, sync);
+    progress->Clear();
+    double total = 0;
+    std::vector<bench::OpTypeStat> types = ByType(*net, p, iters, &total);
+    PrintProfile(what, *net, p, iters, types, total, top);
+    if (nets.size() > 1) {
+      for (auto& t : types) t.phase = net->name() + " " + t.phase;
+    }
+    r->op_types.insert(r->op_types.end(), types.begin(), types.end());
+    r->op_total_ms += total;
+  }
 }
 
 }  // namespace halfcaf

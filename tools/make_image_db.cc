@@ -26,6 +26,7 @@
 #include "data/db.h"
 #include "data/image_codec.h"
 #include "proto/halfcaf.pb.h"
+#include "tools/progress_bar.h"
 #include "tools/tool_common.h"
 
 DEFINE_string(input_folder, "", "folder the paths in --list_file are relative to");
@@ -186,6 +187,7 @@ int Main() {
     label->add_int32_data(0);
     std::string value;
     char prefix[32];
+    ProgressBar bar("make_image_db", static_cast<int64_t>(entries.size()), "images");
     for (size_t i = 0; i < entries.size(); ++i) {
       const std::string file =
           FLAGS_input_folder.empty() ? entries[i].path : (folder / entries[i].path).string();
@@ -195,8 +197,10 @@ int Main() {
       std::snprintf(prefix, sizeof(prefix), "%08zu_", i);
       txn->Put(prefix + entries[i].path, value);
       if ((i + 1) % kCommitEvery == 0) txn->Commit();
+      bar.Update(static_cast<int64_t>(i + 1));
     }
     txn->Commit();
+    bar.Clear();
   } catch (...) {
     if (created) {
       std::error_code ec;

@@ -12,6 +12,7 @@
 #include "data/dataset_reader.h"
 #include "data/db.h"
 #include "proto/halfcaf.pb.h"
+#include "tools/progress_bar.h"
 #include "tools/tool_common.h"
 
 DEFINE_string(image_file, "", "idx images file (e.g. train-images-idx3-ubyte[.gz])");
@@ -58,6 +59,7 @@ int Main() {
   std::string pixels(static_cast<size_t>(data->sample_numel()), '\0');
   std::string value;
   char key[32];
+  ProgressBar bar("make_mnist_db", count, "records");
   for (int64_t i = 0; i < count; ++i) {
     // One channel: CHW and HWC bytes are the same.
     data->ReadSample(i, reinterpret_cast<uint8_t*>(&pixels[0]));
@@ -66,9 +68,13 @@ int Main() {
     protos.SerializeToString(&value);
     std::snprintf(key, sizeof(key), "%08lld", static_cast<long long>(i));
     txn->Put(key, value);
-    if ((i + 1) % kCommitEvery == 0) txn->Commit();
+    if ((i + 1) % kCommitEvery == 0) {
+      txn->Commit();
+      bar.Update(i + 1);
+    }
   }
   txn->Commit();
+  bar.Clear();
   std::cout << "make_mnist_db: wrote " << count << " records (image " << DimsString(
                    std::vector<int64_t>(image->dims().begin(), image->dims().end()))
             << " uint8, label int32) to " << FLAGS_db << " DB '" << FLAGS_output_file << "'\n";

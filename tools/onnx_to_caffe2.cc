@@ -5,9 +5,11 @@
 
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include "core/proto_io.h"
 #include "onnx/onnx_import.h"
+#include "tools/progress_bar.h"
 #include "tools/tool_common.h"
 
 DEFINE_string(onnx, "", "the ONNX model (.onnx)");
@@ -26,7 +28,21 @@ int Main() {
   HALFCAF_ENFORCE(FLAGS_batch_size >= 0, "--batch_size must be >= 0, got ", FLAGS_batch_size);
   OnnxImportOptions options;
   if (FLAGS_batch_size > 0) options.batch_size = FLAGS_batch_size;
+  // A bar per stage (big models take a while to read and convert).
+  std::unique_ptr<ProgressBar> bar;
+  std::string stage;
+  options.progress = [&](const char* s, int64_t done, int64_t total) {
+    if (stage != s) {
+      if (bar) bar->Clear();
+      stage = s;
+      bar.reset(new ProgressBar(std::string("onnx_to_caffe2: ") + s, total,
+                                stage == "nodes" ? "nodes" : stage == "initializers" ? "tensors"
+                                                                                      : "steps"));
+    }
+    bar->Update(done);
+  };
   const ImportedNet net = ImportOnnxFile(FLAGS_onnx, options);
+  if (bar) bar->Clear();
   WriteProtoToFile(net.init, FLAGS_init_net, PathWantsText(FLAGS_init_net));
   WriteProtoToFile(net.predict, FLAGS_predict_net, PathWantsText(FLAGS_predict_net));
   std::map<std::string, int> types;

@@ -10,6 +10,7 @@
 #include "core/net.h"
 #include "core/proto_io.h"
 #include "core/tensor_proto.h"
+#include "core/trace.h"
 #include "models/inference_optimize.h"
 #include "models/memory_plan.h"
 #include "onnx/onnx_import.h"
@@ -24,6 +25,8 @@ DEFINE_int32(batch_size, 0, "--net model.onnx: sets the first dim of every input
 DEFINE_int32(iters, 1, "number of times to run --net");
 DEFINE_string(output_blobs, "", "comma-separated blobs to write to --output (or print)");
 DEFINE_string(output, "", "TensorProtos file to write (text when it ends in .pbtxt)");
+DEFINE_string(trace, "", "write a timeline of every net and operator run (Chrome trace-event JSON "
+              "for Perfetto UI or chrome://tracing) to this file");
 DEFINE_bool(list_ops, false, "print every registered operator with devices, engines and docs");
 DEFINE_bool(optimize_memory, false, "memory planning: --net's temporaries share buffers when their "
             "lifetimes do not overlap (the net's external outputs and --output_blobs keep theirs); "
@@ -64,6 +67,7 @@ int Main() {
   HALFCAF_ENFORCE(!FLAGS_net.empty() || !FLAGS_init_net.empty(),
                   "nothing to run: give --net (and usually --init_net)");
   HALFCAF_ENFORCE(FLAGS_iters >= 0, "--iters must be >= 0, got ", FLAGS_iters);
+  ScopedTrace trace(FLAGS_trace);
   Workspace ws;
   NetDef init, net;
   std::vector<std::string> onnx_outputs;
@@ -112,6 +116,7 @@ int Main() {
     for (int i = 0; i < FLAGS_iters; ++i) ws.RunNet(net.name());
     ws.GetNet(net.name())->CheckDeferredErrors();  // e.g. a label out of range on CUDA
   }
+  trace.Finish();
   OutputBlobs(ws, blobs, FLAGS_output);
   return 0;
 }
@@ -122,6 +127,6 @@ int Main() {
 int main(int argc, char** argv) {
   return halfcaf::RunTool("run_net",
                           "run_net --init_net INIT --net NET [--inputs FILE] [--iters N] "
-                          "[--output_blobs a,b] [--output FILE] [--list_ops]",
+                          "[--output_blobs a,b] [--output FILE] [--trace trace.json] [--list_ops]",
                           argc, argv, halfcaf::Main);
 }

@@ -22,6 +22,7 @@
 #include "data/npy.h"
 #include "models/gan_metrics.h"
 #include "models/gan_trainer.h"
+#include "tools/tensorboard_writer.h"
 #include "tools/tool_common.h"
 
 DEFINE_string(train_data, "", "training images: an idx images file (labels beside it), or with "
@@ -51,6 +52,10 @@ DEFINE_uint32(seed, 1, "seed of the initialisation, data order and noise");
 DEFINE_int32(threads, 0, "CPU threads for BLAS (0: all cores)");
 DEFINE_int64(log_every, 100, "log every K iterations");
 DEFINE_string(log_csv, "", "write the log lines as CSV");
+DEFINE_string(tensorboard, "", "also write TensorBoard event files into this folder: the log "
+              "lines' values (train/d_loss, train/g_loss, train/d_accuracy, train/iters_per_sec, "
+              "loss scales and skipped steps in mixed precision, scores/gan_test_accuracy and "
+              "scores/frechet when scored) and every sample grid (image \"samples\")");
 DEFINE_string(summary_json, "", "write a summary JSON at the end");
 DEFINE_string(out_dir, "runs/acgan", "sample grids go here: grid_epoch_<k>.png and grid.png");
 DEFINE_int32(grid_per_class, 10, "images per class (row) in the grids; 0: no grids");
@@ -139,12 +144,15 @@ class Scoring {
   double real_accuracy_ = 0;
 };
 
-void WriteGrid(GanTrainer* gan, const std::string& path) {
+// The grid at `path` and, with --tensorboard, as the image "samples" at `iter`.
+void WriteGrid(GanTrainer* gan, const std::string& path, int64_t iter, TensorBoardWriter* tb) {
   if (FLAGS_grid_per_class <= 0) return;
   Tensor labels;
   // The same noise every time, so successive grids show the same draws as training goes on.
   const Tensor images = gan->SampleClasses(FLAGS_grid_per_class, FLAGS_seed + 7, &labels);
-  WriteFileAtomically(path, EncodeSampleGrid(images, FLAGS_num_classes));
+  const std::string png = EncodeSampleGrid(images, FLAGS_num_classes);
+  WriteFileAtomically(path, png);
+  if (tb) tb->Image(iter, "samples", png);
 }
 
 void WriteSamples(GanTrainer* gan) {
@@ -246,6 +254,8 @@ int Main() {
             << " iterations" << (FLAGS_time_budget > 0 ? " or " + Fmt(FLAGS_time_budget) +
                                                              " minutes" : std::string())
             << std::endl;
+  std::unique_ptr<TensorBoardWriter> tb;
+  if (!FLAGS_tensorboard.empty()) tb.reset(new TensorBoardWriter(FLAGS_tensorboard));
   std::ofstream csv;
   if (!FLAGS_log_csv.empty()) {
     csv.open(FLAGS_log_csv);
@@ -275,6 +285,23 @@ int Main() {
                 << Fmt(s->frechet);
     }
     std::cout << std::endl;
+    if (tb) {
+      std::vector<std::pair<std::string, double>> v = {
+          {"train/d_loss", last.d_loss}, {"train/g_loss", last.g_loss},
+          {"train/d_accuracy", last.d_accuracy},
+          {"train/iters_per_sec", last.steps / std::max(secs, 1e-9)}};
+      if (options.precision != DataType::FLOAT) {
+        v.insert(v.end(), {{"train/d_loss_scale", last.d_loss_scale},
+                           {"train/g_loss_scale", last.g_loss_scale},
+                           {"train/d_skipped_steps", static_cast<double>(last.d_skipped)},
+                           {"train/g_skipped_steps", static_cast<double>(last.g_skipped)}});
+      }
+      if (s) {
+        v.insert(v.end(), {{"scores/gan_test_accuracy", s->gan_test_accuracy},
+                           {"scores/frechet", s->frechet}});
+      }
+      tb->Scalars(iter, v);
+    }
     if (csv.is_open()) {
       csv << iter << "," << epoch << std::setprecision(9) << "," << last.d_loss << ","
           << last.g_loss << "," << last.d_accuracy << "," << last.steps / std::max(secs, 1e-9)
@@ -294,7 +321,8 @@ int Main() {
     const bool end = iter >= total || out_of_time;
     if (epoch_end && !end) {
       // Each epoch: a grid and the scores.
-      WriteGrid(&gan, FLAGS_out_dir + "/grid_epoch_" + std::to_string(iter / per_epoch) + ".png");
+      WriteGrid(&gan, FLAGS_out_dir + "/grid_epoch_" + std::to_string(iter / per_epoch) + ".png",
+                iter, tb.get());
       if (scoring) scores = scoring->Score(&gan);
       line(iter, scoring ? &scores : nullptr);
       window = Clock::now();
@@ -311,7 +339,7 @@ int Main() {
               << std::endl;
     if (gan.iteration() % FLAGS_log_every != 0) line(gan.iteration(), nullptr);
   }
-  WriteGrid(&gan, FLAGS_out_dir + "/grid.png");
+  WriteGrid(&gan, FLAGS_out_dir + "/grid.png", gan.iteration(), tb.get());
   if (scoring) {
     scores = scoring->Score(&gan);
     std::cout << "scores: GAN-test accuracy " << Fmt(scores.gan_test_accuracy)

@@ -17,14 +17,17 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/float_io.h"
 #include "core/math.h"
 #include "core/proto_io.h"
+#include "core/trace.h"
 #include "data/dataset_reader.h"
 #include "models/imported_model.h"
 #include "models/optimizer.h"
 #include "models/trainer.h"
 #include "onnx/onnx_import.h"
 #include "tools/multi_process.h"
+#include "tools/progress_bar.h"
 #include "tools/tensorboard_writer.h"
 #include "tools/tool_common.h"
 
@@ -131,6 +134,15 @@ DEFINE_int64(log_every, 100, "log every K iterations");
 DEFINE_string(tensorboard, "", "also write the log lines' values as TensorBoard event files into "
               "this folder (tags train/loss, train/accuracy, train/lr, train/images_per_sec, "
               "train/loss_scale, train/skipped_steps, test/loss, test/accuracy)");
+DEFINE_string(trace, "", "write a timeline of the run (every net and operator run, the data "
+              "prefetch and gradient-exchange threads; Chrome trace-event JSON for Perfetto UI or "
+              "chrome://tracing) to this file; process k > 0 of a multi-process run writes "
+              "<name>.rank<k>.json");
+DEFINE_int64(trace_iters, 0, "--trace: only the first N training iterations (the file is written "
+             "then, and training goes on); 0: the whole run");
+DEFINE_int64(tensorboard_histograms, 0, "--tensorboard: every N iterations also histograms of "
+             "every trained parameter (params/<name>) and of its gradient in that step "
+             "(grads/<name>, divided by the loss scale); 0: none");
 DEFINE_int64(test_every, 0, "evaluate the test set every K iterations (0: only at the end)");
 DEFINE_string(log_csv, "", "write the log lines as CSV (it keeps being written when stdout "
               "is closed, e.g. train_net | head)");
@@ -228,13 +240,19 @@ void CheckFlagsInRange() {
                         {"warmup_iters", FLAGS_warmup_iters}, {"test_every", FLAGS_test_every},
                         {"max_iter", FLAGS_max_iter},
                         {"checkpoint_every", FLAGS_checkpoint_every},
-                        {"max_skipped_steps", FLAGS_max_skipped_steps}}) {
+                        {"max_skipped_steps", FLAGS_max_skipped_steps},
+                        {"tensorboard_histograms", FLAGS_tensorboard_histograms},
+                        {"trace_iters", FLAGS_trace_iters}}) {
     HALFCAF_ENFORCE(f.second >= 0, "--", f.first, " must be >= 0, got ", f.second);
   }
   HALFCAF_ENFORCE(FLAGS_scale_growth_interval >= 1, "--scale_growth_interval must be >= 1, got ",
                   FLAGS_scale_growth_interval);
   HALFCAF_ENFORCE(FLAGS_num_classes >= 1, "--num_classes must be >= 1, got ", FLAGS_num_classes);
   HALFCAF_ENFORCE(FLAGS_threads >= 0, "--threads must be >= 0, got ", FLAGS_threads);
+  HALFCAF_ENFORCE(FLAGS_tensorboard_histograms == 0 || !FLAGS_tensorboard.empty(),
+                  "--tensorboard_histograms needs --tensorboard DIR (where to write them)");
+  HALFCAF_ENFORCE(FLAGS_trace_iters == 0 || !FLAGS_trace.empty(),
+                  "--trace_iters needs --trace FILE");
   CheckedFloat("epochs", FLAGS_epochs, 0, 1e12);
   HALFCAF_ENFORCE(FLAGS_iters > 0 || FLAGS_epochs > 0, "--epochs must be positive, got ",
                   FLAGS_epochs);
@@ -358,7 +376,7 @@ class Logger {
       csv_ << "iter,epoch,loss,accuracy,lr,images_per_sec,loss_scale,skipped_steps,"
               "test_loss,test_accuracy\n";
     }
-    tty_ = leader && isatty(STDERR_FILENO);
+    leader_ = leader;
   }
 
   void Line(int64_t iter, double epoch, double loss, double acc, double lr, double ips,
@@ -399,25 +417,22 @@ class Logger {
 
   // `loss`: that of the last log line, when there was one.
   void Progress(int64_t iter, int64_t total, bool has_loss, double loss) {
-    if (!tty_) return;
-    const int width = 30;
-    int filled = total > 0 ? static_cast<int>(width * iter / total) : 0;
-    std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] "
-              << iter << "/" << total;
-    if (has_loss) std::cerr << "  loss " << Fmt(loss);
-    std::cerr << "   " << std::flush;
-    shown_ = true;
+    if (!leader_) return;
+    if (!bar_) bar_.reset(new ProgressBar("train_net", total, "it"));
+    bar_->Update(iter, has_loss ? "loss " + Fmt(loss) : std::string());
   }
 
   void ClearProgress() {
-    if (shown_) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
-    shown_ = false;
+    if (bar_) bar_->Clear();
   }
+
+  TensorBoardWriter* tensorboard() { return tb_.get(); }
 
  private:
   std::ofstream csv_;
   std::unique_ptr<TensorBoardWriter> tb_;
-  bool tty_ = false, shown_ = false, stdout_closed_ = false;
+  std::unique_ptr<ProgressBar> bar_;
+  bool leader_ = false, stdout_closed_ = false;
 };
 
 // Output paths are checked before any work, so a typo does not cost a whole run; the checkpoint
@@ -494,6 +509,37 @@ int Interrupted(int sig, int64_t iter, int64_t total, const std::string& ckpt) {
   return 128 + sig;
 }
 
+// Values of a tensor on any device, as floats on the host.
+std::vector<float> HostFloats(const Tensor& t) {
+  Tensor cpu;
+  cpu.CopyFrom(t);
+  std::vector<float> scratch;
+  const float* p = ReadAsFloat(cpu, &scratch);
+  return std::vector<float>(p, p + cpu.numel());
+}
+
+// --tensorboard_histograms: each trained parameter and its last gradient, unscaled by
+// `grad_scale` (the loss scale that step ran with).
+void WriteHistograms(Trainer* trainer, float grad_scale, int64_t iter, TensorBoardWriter* tb) {
+  const Workspace& ws = *trainer->workspace();
+  for (const ParamGradient& pg : trainer->param_gradients()) {
+    const std::vector<float> p = HostFloats(ws.GetTensor(trainer->ReplicaBlob(pg.param)));
+    tb->Histogram(iter, "params/" + pg.param, p.data(), p.size());
+    std::vector<float> g = HostFloats(ws.GetTensor(trainer->ReplicaBlob(pg.grad)));
+    for (float& v : g) v /= grad_scale;
+    tb->Histogram(iter, "grads/" + pg.param, g.data(), g.size());
+  }
+}
+
+// --trace's file for process `rank`: the path itself for rank 0, else "<stem>.rank<k><ext>".
+std::string RankPath(const std::string& path, int rank) {
+  if (path.empty() || rank == 0) return path;
+  const std::filesystem::path p(path);
+  return (p.parent_path() / (p.stem().string() + ".rank" + std::to_string(rank) +
+                             p.extension().string()))
+      .string();
+}
+
 int Main() {
   HALFCAF_ENFORCE(!FLAGS_net.empty(), "--net is required");
   const bool onnx_model = IsOnnxPath(FLAGS_net);
@@ -516,6 +562,7 @@ int Main() {
   PrepareOutputs(leader);
   math::SetBlasThreads(FLAGS_threads);
   JoinRun(shards, "train_net", &options);
+  ScopedTrace trace(RankPath(FLAGS_trace, shards.rank));
 
   NetDef init, forward;
   if (onnx_model) {
@@ -628,9 +675,21 @@ int Main() {
   // Every process stops at the same step (a signal may reach only some of them).
   auto stopping = [&] { return trainer.AnyShard(StopSignal() != 0); };
   while (trainer.iteration() < total && !stopping()) {
-    trainer.Step();
+    const bool histograms = log.tensorboard() && FLAGS_tensorboard_histograms > 0 &&
+                            (trainer.iteration() + 1) % FLAGS_tensorboard_histograms == 0;
+    const float grad_scale = histograms ? trainer.LossScale() : 1.f;
+    {
+      trace::Span step("step", "train step");
+      step.Arg("iteration", trainer.iteration() + 1);
+      trainer.Step();
+    }
+    if (histograms) WriteHistograms(&trainer, grad_scale, trainer.iteration(), log.tensorboard());
     images += FLAGS_batch_size;
     const int64_t iter = trainer.iteration();
+    if (FLAGS_trace_iters > 0 && iter - first_iter == FLAGS_trace_iters) {
+      log.ClearProgress();
+      trace.Finish();
+    }
     log.Progress(iter, total, last.steps > 0, last.mean_loss);
     const bool end = iter >= total;
     EvalStats test;
@@ -665,6 +724,7 @@ int Main() {
   }
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   log.ClearProgress();
+  trace.Finish();
   if (leader && !ckpt.empty()) SaveCheckpoint(&trainer, ckpt, &saved_iter);
   if (trainer.iteration() < total) {  // stopped by a signal, here or in another process
     const int sig = StopSignal() != 0 ? StopSignal() : SIGTERM;

@@ -89,7 +89,8 @@ TensorProtosDBInputOp::TensorProtosDBInputOp(const OperatorDef& def, Workspace* 
       prefetcher_(!GetSingleArgument<bool>("no_prefetch", false),
                   {nullptr,
                    [this](const std::shared_ptr<const db::DBReader>& r) { Produce(r); },
-                   nullptr}) {
+                   nullptr},
+                  DebugName()) {
   HALFCAF_ENFORCE(batch_size_ >= 0, "TensorProtosDBInput: batch_size must be >= 0, got ",
                   batch_size_);
 }

@@ -191,7 +191,8 @@ ImageBatchLoader::ImageBatchLoader(const OperatorBase& op, std::mt19937* rng,
       prefetcher_(cfg_.prefetch,
                   {[this] { batch_.rng = *rng_; },
                    [this](const std::shared_ptr<const db::DBReader>& r) { Produce(*r); },
-                   [this] { *rng_ = batch_.rng; }}) {
+                   [this] { *rng_ = batch_.rng; }},
+                  op.DebugName()) {
   HALFCAF_ENFORCE(AnyCodec(), "ImageInput: this build cannot decode images: ",
                   image::MissingFormatHint(image::Format::JPEG), "; for PNG also ",
                   image::MissingFormatHint(image::Format::PNG));

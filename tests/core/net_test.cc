@@ -11,20 +11,16 @@
 #include "core/proto_io.h"
 #include "tests/util/op_test_util.h"
 #include "tests/util/error_of.h"
+#include "tests/util/net_file.h"
 
 namespace halfcaf {
 namespace {
 
 using testing::ErrorOf;
+using testing::ParseNet;
 using testing::RandomTensor;
 using testing::SetInput;
 using testing::ToFloatVector;
-
-NetDef ParseNet(const std::string& text) {
-  NetDef net;
-  ParseProtoFromString(text, "test", &net);
-  return net;
-}
 
 // Two independent branches (x -> a1 -> a2, x -> b1 -> b2) joined by Sum, and an in-place op.
 const char* kBranchyNet = R"(

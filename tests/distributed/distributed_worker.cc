@@ -25,6 +25,7 @@
 #include "core/half.h"
 #include "core/math.h"
 #include "core/proto_io.h"
+#include "core/trace.h"
 #include "core/workspace.h"
 #include "distributed/common_world.h"
 #include "distributed/gradient_exchange.h"
@@ -311,6 +312,8 @@ int Exchange(int rank, int size) {
   o.interface = "lo";
   o.name = "exchange";
   auto world = CommonWorld::Create(Arg("store"), o);
+  TraceRecorder trace;  // the exchanges show in traces: one span per bucket, on their own track
+  trace.Start();
   GradientExchange exchange(world);
   const int victim = IntArg("victim", -1);
   const std::vector<std::vector<int64_t>> sizes = {{7, 1000003}, {1, 4097}, {3, 1, 20000}};
@@ -357,6 +360,23 @@ int Exchange(int rank, int size) {
     return Fail(MakeString("exchange times: ", times.buckets, " buckets, ", times.bytes,
                            " bytes (expected 12, ", want_bytes, "), ", times.exchange_s, " s"));
   }
+  trace.Stop();
+  const std::vector<std::string> tracks = trace.track_names();
+  int spans = 0;
+  for (const auto& e : trace.events()) {
+    if (std::string(e.category) != "collective") continue;
+    const int64_t bucket = std::stoll(e.name.substr(e.name.rfind(' ') + 1));
+    int64_t bytes = 0;
+    const int64_t elem = static_cast<int64_t>(DataTypeSize(dtypes[bucket]));
+    for (int64_t n : sizes.at(bucket)) bytes += n * elem;
+    if (e.name.rfind("allreduce bucket ", 0) != 0 ||
+        tracks.at(e.track) != "gradient exchange (Gloo)" || e.args.at(0).first != "bytes" ||
+        e.args.at(0).second != std::to_string(bytes)) {
+      return Fail(MakeString("trace: event '", e.name, "' on track '", tracks.at(e.track), "'"));
+    }
+    ++spans;
+  }
+  if (spans != 12) return Fail(MakeString("trace: ", spans, " exchange spans, expected 12"));
   return 0;
 }
 

@@ -58,7 +58,9 @@ TEST(BenchmarkTest, LeNetTrainWritesSaneJsonCsvAndSvg) {
                                     " --csv " + csv + " --plot " + svg);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("images/s"), std::string::npos) << r.out;
-  EXPECT_NE(r.err.find("benchmark: lenet fp32 batch 2"), std::string::npos) << r.err;  // progress
+  // Progress: the configuration of the sweep, then what it is doing.
+  EXPECT_NE(r.err.find("benchmark [1/4]: lenet fp32 batch 2  warm-up"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("benchmark [4/4]: lenet fp16 batch 4  timing"), std::string::npos) << r.err;
 
   const auto results = ResultObjects(ReadFile(json));
   ASSERT_EQ(results.size(), 4u) << ReadFile(json);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/proto_io.h"
 #include "data/dataset_reader.h"
@@ -295,6 +296,49 @@ TEST(Caffe2MnistDbTest, ErrorsAreOneLine) {
     expect_error(RunTool("make_mnist_db", MakeMnistDbArgs(images, labels, dir + "/o5", "")),
                  dir + "/o5");
   }
+}
+
+// run_net --trace of the tutorial nets: the DB reader's prefetch thread has its own track, with a
+// "prefetch batch" span per batch it prepared while the net ran.
+TEST(Caffe2MnistDbTest, TraceShowsTheDbReadersPrefetchThread) {
+  if (!fs::exists(kImages)) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  if (!db::DBTypeAvailable("leveldb")) GTEST_SKIP() << "built without LevelDB";
+  const std::string dir = FreshDir("caffe2_mnist_trace");
+  const std::string db_path = dir + "/mnist-train-nchw-leveldb";
+  ASSERT_EQ(RunTool("make_mnist_db", MakeMnistDbArgs(kImages, kLabels, db_path,
+                                                     "--db leveldb --channel_first "
+                                                     "--data_limit 640"))
+                .exit_code,
+            0);
+  const std::string init = dir + "/init.pbtxt", train = dir + "/train.pbtxt";
+  WriteText(init, ReplaceAll(ReadFile(kCaffe2Dir + "mnist_train_init_net.pbtxt"), kAuthorDB,
+                             db_path));
+  WriteText(train, ReplaceAll(ReadFile(kCaffe2Dir + "mnist_train_net.pbtxt"), kAuthorDB, db_path));
+  const std::string trace = dir + "/trace.json";
+  const ToolResult r = RunShell("cd " + dir + " && " + std::string(HALFCAF_BIN_DIR) +
+                                "/run_net --init_net " + init + " --net " + train +
+                                " --iters 6 --trace " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(ReadFile(trace));
+  int prefetch_tid = -1;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "thread_name" &&
+        e.at("args").at("name") == "prefetch: TensorProtosDBInput") {
+      prefetch_tid = e.at("tid").get<int>();
+    }
+  }
+  ASSERT_GE(prefetch_tid, 0) << j.dump();
+  int batches = 0, reader_runs = 0;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    if (e.at("name") == "prefetch batch") {
+      EXPECT_EQ(e.at("tid").get<int>(), prefetch_tid);
+      ++batches;
+    }
+    reader_runs += e.at("name") == "TensorProtosDBInput";
+  }
+  EXPECT_EQ(reader_runs, 6);
+  EXPECT_GE(batches, 5);  // each run but the first takes a prefetched batch (and asks the next)
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Reading test nets from protobuf text files, optionally with a string replaced first (e.g. a DB
+// Test nets from protobuf text in the test, or from text files, optionally with a string replaced first (e.g. a DB
 // path or an argument value), for tests that run a stored net with one detail changed.
 #pragma once
 
@@ -13,6 +13,13 @@
 
 namespace halfcaf {
 namespace testing {
+
+// A net from protobuf text written in the test.
+inline NetDef ParseNet(const std::string& text) {
+  NetDef net;
+  ParseProtoFromString(text, "test", &net);
+  return net;
+}
 
 // The net in `path`, with every occurrence of `from` replaced by `to` first when `from` is given
 // (a test failure when it does not occur).
