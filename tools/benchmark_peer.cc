@@ -123,10 +123,10 @@ std::string JsonField(const std::string& line, const std::string& key) {
 // What every peer's command line starts with: the wait policy, the time limit, the library path.
 std::string CommandPrefix(int timeout_s) {
   std::ostringstream cmd;
-  // OpenMP threads (PyTorch's) spin while they wait; on a machine shared with other work that
-  // slows them down many times over, so they sleep unless the caller chose otherwise. The ONNX
-  // Runtime peer follows the same variable for its own thread pool.
-  cmd << "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE} ";
+  // The peers' OpenMP threads (PyTorch's libgomp) wait as halfcaf's do: they inherit this
+  // process's environment, where the tools set GOMP_SPINCOUNT (a short spin, then sleep; see
+  // tools/tool_common.cc) unless the caller set it or OMP_WAIT_POLICY. The ONNX Runtime peer's own
+  // thread pool spins only under OMP_WAIT_POLICY=ACTIVE.
   if (timeout_s > 0) cmd << "timeout -k 10 " << timeout_s << " ";
   if (const char* peer_path = std::getenv("HALFCAF_PEER_LD_LIBRARY_PATH")) {
     if (*peer_path == '\0') {

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -18,20 +19,42 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/cpu_threads.h"
 #include "core/enforce.h"
 #include "core/proto_io.h"
 #include "core/tensor_proto.h"
 
 namespace halfcaf {
 
+namespace {
+
+// libgomp's threads (halfcaf's parallel loops and oneDNN's) spin up to 300,000 times waiting for
+// work by default. On a machine shared with other work a spinning thread holds a CPU another
+// process needs, and every parallel region then waits for a thread the kernel descheduled:
+// LeNet training ran 20x slower beside four busy processes (BENCHMARKS.md). Spinning 2,000 times
+// (microseconds) and then sleeping keeps the quiet machine's speed and the loaded machine's
+// sanity. libgomp reads the setting only when it loads, so a tool whose environment sets neither
+// OMP_WAIT_POLICY nor GOMP_SPINCOUNT sets GOMP_SPINCOUNT and executes itself again (same pid,
+// same arguments). Child processes (the benchmark peers) inherit it.
+void PreferShortSpinning(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
+  setenv("GOMP_SPINCOUNT", "2000", 1);
+  execv("/proc/self/exe", argv);
+  // exec failed (no /proc): this process keeps libgomp's default; its children get the setting.
+}
+
+}  // namespace
+
 int RunTool(const char* name, const char* usage, int argc, char** argv,
             const std::function<int()>& body) {
+  PreferShortSpinning(argv);
   gflags::SetUsageMessage(usage);
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(name);
   FLAGS_logtostderr = true;
   // Protobuf would print its own parse complaints; ours carry file:line:column instead.
   google::protobuf::SetLogHandler(nullptr);
+  FitThreadsToAvailableCpus();  // a container's CPU quota, when smaller than the core count
   if (argc > 1) {
     std::cerr << name << ": error: unexpected argument '" << argv[1] << "' (see --help)\n";
     return 1;

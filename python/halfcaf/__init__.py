@@ -12,6 +12,12 @@ through the environment variable ``HALFCAF_BUILD_DIR`` (default ``<repo>/build``
 """
 import os as _os
 
+# OpenMP threads spin briefly, then sleep, as in halfcaf's tools (tools/tool_common.cc): libgomp
+# reads this when it loads, i.e. when the native module is imported (unless something imported
+# before, e.g. torch, has loaded it already).
+if "OMP_WAIT_POLICY" not in _os.environ:
+    _os.environ.setdefault("GOMP_SPINCOUNT", "2000")
+
 
 def _find_native():
     here = _os.path.dirname(_os.path.abspath(__file__))
