@@ -139,8 +139,10 @@ std::vector<EquivalenceCase> Cases() {
       // On resnet_block the normalised steps of lr 0.01 (Adagrad) or 0.0005 (RMSprop with
       // momentum) amplify rounding differences tenfold per step (1e-9 at step 3, 1e-3 by step
       // 14, in PyTorch's own runs too): these rates keep it out of that regime.
+      // Its BatchNorm biases end 1.4e-3 apart (relative L2) with oneDNN's AVX-512 kernels on an
+      // Intel Xeon (5e-5 with AVX2); PyTorch's own perturbed runs, 2.7e-3.
       Case("resnet_block_adagrad_weight_decay", "resnet_block").Optimizer("adagrad", 0.002)
-          .WeightDecay(1e-3),
+          .WeightDecay(1e-3).PerturbedRuns(2),
       Case("lenet_rmsprop", "lenet").Optimizer("rmsprop", 0.001).Momentum(0),
       Case("resnet_block_rmsprop_momentum", "resnet_block").Optimizer("rmsprop", 0.0001)
           .WeightDecay(1e-3).PerturbedRuns(2),
