@@ -86,11 +86,21 @@ TensorBoardWriter::TensorBoardWriter(const std::string& dir) {
   Write(version.SerializeAsString());
 }
 
-void TensorBoardWriter::Scalars(int64_t step,
-                                const std::vector<std::pair<std::string, double>>& values) {
+namespace {
+
+// An event at `step`, stamped now, for one call's summary values.
+tensorboard::Event StepEvent(int64_t step) {
   tensorboard::Event event;
   event.set_wall_time(WallTime());
   event.set_step(step);
+  return event;
+}
+
+}  // namespace
+
+void TensorBoardWriter::Scalars(int64_t step,
+                                const std::vector<std::pair<std::string, double>>& values) {
+  tensorboard::Event event = StepEvent(step);
   for (const auto& tv : values) {
     tensorboard::SummaryValue* v = event.mutable_summary()->add_value();
     v->set_tag(tv.first);
@@ -113,9 +123,7 @@ void TensorBoardWriter::Histogram(int64_t step, const std::string& tag, const fl
     sum_sq += v * v;
     ++finite;
   }
-  tensorboard::Event event;
-  event.set_wall_time(WallTime());
-  event.set_step(step);
+  tensorboard::Event event = StepEvent(step);
   tensorboard::SummaryValue* sv = event.mutable_summary()->add_value();
   sv->set_tag(tag);
   tensorboard::HistogramProto* h = sv->mutable_histo();
@@ -165,9 +173,7 @@ void TensorBoardWriter::Image(int64_t step, const std::string& tag, const std::s
   const int width = be32(16), height = be32(20);
   const int colour = static_cast<uint8_t>(png[25]);
   const int channels = colour == 0 ? 1 : colour == 2 ? 3 : colour == 4 ? 2 : 4;
-  tensorboard::Event event;
-  event.set_wall_time(WallTime());
-  event.set_step(step);
+  tensorboard::Event event = StepEvent(step);
   tensorboard::SummaryValue* v = event.mutable_summary()->add_value();
   v->set_tag(tag);
   tensorboard::SummaryImage* img = v->mutable_image();
