@@ -46,6 +46,7 @@ std::vector<std::unique_ptr<TrainingPass>> StandardPasses() {
   std::vector<std::unique_ptr<TrainingPass>> passes;
   passes.push_back(MakeParamsPass());
   passes.push_back(MakeMixedPrecisionPass());
+  passes.push_back(MakeChannelsLastPass());
   passes.push_back(MakeBackwardPass());
   passes.push_back(MakeOptimizerPass());
   return passes;

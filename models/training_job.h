@@ -5,6 +5,7 @@
 //   ParamsPass          the parameters (from the init and forward nets), which train, which are
 //                       frozen, which group each belongs to
 //   MixedPrecisionPass  FP16 / BF16 forward, 16-bit copies of the masters made by the init net
+//   ChannelsLastPass    when the job asks: convolutions and the ops between them in NHWC
 //   BackwardPass        gradients of the weighted losses (seeded with the loss scale), pruned to
 //                       what the trained parameters need
 //   OptimizerPass       overflow check, the update of every trained parameter (its group's rate
@@ -85,6 +86,10 @@ struct TrainingJob {
   // copy name -> master.
   std::map<std::string, std::string> premade_copies;
   std::map<std::string, std::vector<int64_t>> blob_dims;  // shapes for broadcasting gradients
+  // Channels last (models/channels_last.h): the forward nets' 2-D convolutions and the ops
+  // between them run in NHWC; `keep_nchw` are blobs the caller reads after a step.
+  bool channels_last = false;
+  std::set<std::string> keep_nchw;
   std::vector<JobNet> nets;
 
   bool mixed_precision() const { return precision != DataType::FLOAT; }

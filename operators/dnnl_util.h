@@ -110,7 +110,8 @@ inline DnnlPrimitive DnnlReorder(const dnnl::memory& from, const dnnl::memory& t
   return DnnlPrimitive(dnnl::reorder(pd), pd);
 }
 
-// Runs of BF16 primitives in this process: tests check that the fast path ran.
+// Runs of the oneDNN path on bfloat16 tensors in this process (BF16 kernels, or FP32 ones where
+// CpuBFloat16ConvMath says so): tests check that the fast path ran.
 inline std::atomic<int64_t>& DnnlBFloat16Runs() {
   static std::atomic<int64_t> runs{0};
   return runs;

@@ -23,6 +23,7 @@
 #include "core/enforce.h"
 #include "core/proto_io.h"
 #include "core/tensor_proto.h"
+#include "operators/nn/bf16_kernels.h"
 
 namespace halfcaf {
 
@@ -241,6 +242,26 @@ PrecisionSetting ParsePrecision(const std::string& dtype, const std::string& los
     out.loss_scale = ParseLossScale(loss_scale, loss_scale_given, out.precision, initial_loss_scale);
   }
   return out;
+}
+
+std::string CpuPrecisionWarning(DataType precision, DeviceType device) {
+  if (device != DeviceType::CPU) return "";
+  if (precision == DataType::FLOAT16) {
+    return "float16 on the CPU trains about half as fast as float32 (no CPU kernel computes in "
+           "float16: each op converts to float and back); the float16 recipe is for GPUs, use "
+           "--dtype bfloat16 or float here";
+  }
+  if (precision != DataType::BFLOAT16) return "";
+  if (!CpuBFloat16KernelsEnabled()) {
+    return "bfloat16 will train slower than float32 on this machine: oneDNN's BF16 kernels are "
+           "off (" + CpuBFloat16KernelsMissing() + "), so each op computes in float32 over "
+           "converted copies; use --dtype float for speed";
+  }
+  const BFloat16ConvMath& m = CpuBFloat16ConvMath();
+  if (m.in_bfloat16) return "";
+  return "bfloat16 will train about as fast as float32 here, not faster: this CPU's BF16 "
+         "convolution kernels are slower than its FP32 ones (" + m.why + "), so convolutions "
+         "compute in float32 over the bfloat16 tensors; bfloat16 still halves activation memory";
 }
 
 LossScaleSetting ParseLossScale(const std::string& flag, bool given, DataType precision,

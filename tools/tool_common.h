@@ -76,4 +76,9 @@ struct PrecisionSetting {
 PrecisionSetting ParsePrecision(const std::string& dtype, const std::string& loss_scale,
                                 bool loss_scale_given, double initial_loss_scale);
 
+// Mixed precision on a CPU where it trains slower than FP32: bfloat16 without oneDNN's BF16
+// kernels (it then computes in FP32 over converted copies) and float16 (no CPU kernel computes
+// in it). The one-line warning train_net and train_gan print at start-up; empty otherwise.
+std::string CpuPrecisionWarning(DataType precision, DeviceType device);
+
 }  // namespace halfcaf

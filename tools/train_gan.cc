@@ -243,6 +243,8 @@ int Main() {
   const int64_t total = FLAGS_iters > 0 ? FLAGS_iters
                                         : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(
                                                                    FLAGS_epochs * per_epoch)));
+  const std::string slow = CpuPrecisionWarning(options.precision, options.device.type);
+  if (!slow.empty()) std::cout << "train_gan: warning: " << slow << std::endl;
   std::cout << "train_gan: AC-GAN, "
             << (options.precision == DataType::FLOAT
                     ? std::string("float32")

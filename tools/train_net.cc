@@ -162,6 +162,8 @@ DEFINE_bool(prefetch, true, "prepare the next batch on a background thread");
 DEFINE_bool(optimize_memory, true, "memory planning: the nets' temporaries (activations, their "
             "gradients, casts) share buffers when their lifetimes do not overlap");
 DEFINE_bool(print_memory_plan, false, "print which blobs share each buffer");
+DEFINE_string(channels_last, "auto", "run the convolutions and the ops between them in NHWC "
+              "(parameters stay NCHW): auto (for bfloat16 on CPUs with BF16 kernels), on or off");
 namespace halfcaf {
 namespace {
 
@@ -362,6 +364,7 @@ TrainerOptions OptionsFromFlags() {
                   "replicas (", o.replicas.size(), ")");
   o.seed = FLAGS_seed;
   o.optimize_memory = FLAGS_optimize_memory;
+  o.channels_last = FLAGS_channels_last;
   return o;
 }
 
@@ -632,10 +635,13 @@ int Main() {
   if (all_replicas > 1) {
     placement += ", " + std::to_string(FLAGS_batch_size / all_replicas) + " images each";
   }
+  const std::string slow = CpuPrecisionWarning(options.precision, options.device.type);
+  if (!slow.empty()) std::cout << "train_net: warning: " << slow << std::endl;
   std::cout << "train_net: "
             << (options.mixed_precision()
                     ? "mixed precision (" + std::string(DataTypeName(options.precision)) + ")"
                     : std::string("float32"))
+            << (trainer.channels_last() ? ", channels last" : "")
             << " on " << placement << ", " << n_train << " training samples, batch "
             << FLAGS_batch_size << ", "
             << total << " iterations"

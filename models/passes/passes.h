@@ -11,10 +11,11 @@ namespace halfcaf {
 
 std::unique_ptr<TrainingPass> MakeParamsPass();          // params_pass.cc
 std::unique_ptr<TrainingPass> MakeMixedPrecisionPass();  // mixed_precision_pass.cc
+std::unique_ptr<TrainingPass> MakeChannelsLastPass();     // channels_last_pass.cc
 std::unique_ptr<TrainingPass> MakeBackwardPass();        // backward_pass.cc
 std::unique_ptr<TrainingPass> MakeOptimizerPass();       // optimizer_pass.cc
 
-// Params, MixedPrecision, Backward, Optimizer.
+// Params, MixedPrecision, ChannelsLast, Backward, Optimizer.
 std::vector<std::unique_ptr<TrainingPass>> StandardPasses();
 
 }  // namespace halfcaf

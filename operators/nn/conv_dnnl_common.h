@@ -83,9 +83,23 @@ inline memory::dims DenseStrides(int64_t inner, const std::vector<int64_t>& spat
   return st;
 }
 
-// Layout left to the primitive.
-inline memory::desc Any(const memory::desc& d) {
-  return memory::desc(d.dims(), d.data_type(), memory::format_tag::any);
+// Layout left to the primitive; in type `t` when given (else d's).
+inline memory::desc Any(const memory::desc& d,
+                        memory::data_type t = memory::data_type::undef) {
+  return memory::desc(d.dims(), t == memory::data_type::undef ? d.data_type() : t,
+                      memory::format_tag::any);
+}
+
+// The type a primitive of `d` computes in: `d.compute` when set (a bfloat16 convolution on FP32
+// kernels, bf16_kernels.h), else its tensors'. Its bias in that type, plain.
+template <typename Descs>
+memory::data_type ComputeType(const Descs& d) {
+  return d.compute == memory::data_type::undef ? d.src.data_type() : d.compute;
+}
+template <typename Descs>
+memory::desc ComputeBias(const Descs& d) {
+  if (d.bias.is_zero() || d.bias.data_type() == ComputeType(d)) return d.bias;
+  return memory::desc(d.bias.dims(), ComputeType(d), memory::dims{1});
 }
 
 // The gradient of a convolution (BwdWeights, BwdData = oneDNN's convolution_backward_weights /
@@ -95,13 +109,16 @@ inline memory::desc Any(const memory::desc& d) {
 template <typename BwdWeights, typename BwdData>
 class BackwardPrimitives {
  public:
-  // Builds them for `d` and the forward primitive `fwd`; false when oneDNN has only reference
-  // code in bfloat16 (the default op is better then). Throws dnnl::error when it has none.
+  // Builds them for `d` (computing in ComputeType(d)) and the forward primitive `fwd`; false when
+  // oneDNN has only reference code in bfloat16 (the default op is better then). Throws
+  // dnnl::error when it has none.
   template <typename Descs, typename ForwardPd>
   bool Build(const Descs& d, const ForwardPd& fwd, dnnl::algorithm algo, bool bias,
-             bool compute_dx, bool f32) {
-    const typename BwdWeights::desc wdesc(algo, Any(d.src), Any(d.weights), d.bias, Any(d.dst),
-                                          d.strides, d.dilates, d.pad_l, d.pad_r);
+             bool compute_dx) {
+    const memory::data_type t = ComputeType(d);
+    const bool f32 = t == memory::data_type::f32;
+    const typename BwdWeights::desc wdesc(algo, Any(d.src, t), Any(d.weights, t), ComputeBias(d),
+                                          Any(d.dst, t), d.strides, d.dilates, d.pad_l, d.pad_r);
     const typename BwdWeights::primitive_desc wpd(wdesc, DnnlAttr(), DnnlEngine(), fwd);
     if (!f32 && IsReferenceImpl(wpd)) return false;
     src_ = DnnlArg(d.src, wpd.src_desc(), DnnlArg::kInput);
@@ -116,8 +133,8 @@ class BackwardPrimitives {
     }
     prim_w_ = DnnlPrimitive(BwdWeights(wpd), wpd);
     if (compute_dx) {
-      const typename BwdData::desc ddesc(algo, Any(d.src), Any(d.weights), Any(d.dst), d.strides,
-                                         d.dilates, d.pad_l, d.pad_r);
+      const typename BwdData::desc ddesc(algo, Any(d.src, t), Any(d.weights, t), Any(d.dst, t),
+                                         d.strides, d.dilates, d.pad_l, d.pad_r);
       const typename BwdData::primitive_desc dpd(ddesc, DnnlAttr(), DnnlEngine(), fwd);
       if (!f32 && IsReferenceImpl(dpd)) return false;
       // dY is reordered once when both primitives want the same layout.

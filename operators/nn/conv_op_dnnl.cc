@@ -21,6 +21,7 @@
 #include "core/enforce.h"
 #include "operators/nn/conv_dnnl_common.h"
 #include "operators/nn/conv_fusion_op.h"
+#include "operators/nn/bf16_kernels.h"
 #include "operators/nn/conv_op.h"
 #include "operators/dnnl_util.h"
 
@@ -57,9 +58,13 @@ double ConvMacs(const ConvPoolGeometry& g, int64_t M, int group) {
 struct ConvDescs {
   memory::desc src, weights, bias, dst;  // bias: zero desc without bias
   memory::dims strides, dilates, pad_l, pad_r;
+  // The primitives' type when it is not the tensors' (dnnl_conv::ComputeType).
+  memory::data_type compute = memory::data_type::undef;
 };
 
-// `dt`: the type of every tensor (f32, or bf16 with FP32 accumulation inside the primitive).
+// `dt`: the type of every tensor (f32, or bf16 with FP32 accumulation inside the primitive). A
+// bf16 convolution computes in f32 where this CPU's BF16 kernels are the slower ones
+// (CpuBFloat16ConvMath): the reorders into the blocked layouts convert.
 ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_t M, bool bias,
                         memory::data_type dt) {
   const bool nhwc = a.order == StorageOrder::NHWC;
@@ -70,6 +75,9 @@ ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_
     return memory::desc(dims, dt, DenseStrides(ch, spatial, nhwc));
   };
   ConvDescs d;
+  if (dt == memory::data_type::bf16 && !CpuBFloat16ConvMath().in_bfloat16) {
+    d.compute = memory::data_type::f32;
+  }
   d.src = image(C, g.in);
   d.dst = image(M, g.out);
   // Filter (out channel, in channel, kernel...): NCHW (M, Cg, k...), NHWC (M, k..., Cg).
@@ -98,9 +106,11 @@ ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_
 }
 
 dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& d) {
+  const memory::data_type t = dnnl_conv::ComputeType(d);
   const dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, Any(d.src),
-      Any(d.weights), d.bias, Any(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r);
+      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, Any(d.src, t),
+      Any(d.weights, t), dnnl_conv::ComputeBias(d), Any(d.dst, t), d.strides, d.dilates, d.pad_l,
+      d.pad_r);
   return dnnl::convolution_forward::primitive_desc(desc, DnnlAttr(), DnnlEngine());
 }
 
@@ -110,10 +120,13 @@ dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& d) {
 // its blocked layouts, without the copies); NCHW ones go to the layout oneDNN prefers.
 dnnl::convolution_forward::primitive_desc InferencePd(const ConvDescs& d, ConvFusionType type,
                                                       bool nhwc) {
+  // A bf16 convolution computing in f32 reorders (converts) its NHWC activations too.
+  const memory::data_type t = dnnl_conv::ComputeType(d);
+  const bool plain = nhwc && t == d.src.data_type();
   const dnnl::convolution_forward::desc desc(
       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-      nhwc ? d.src : Any(d.src), Any(d.weights), d.bias, nhwc ? d.dst : Any(d.dst), d.strides,
-      d.dilates, d.pad_l, d.pad_r);
+      plain ? d.src : Any(d.src, t), Any(d.weights, t), dnnl_conv::ComputeBias(d),
+      plain ? d.dst : Any(d.dst, t), d.strides, d.dilates, d.pad_l, d.pad_r);
   dnnl::post_ops ops;
   if (FusesSum(type)) ops.append_sum(1.f);
   if (FusesRelu(type)) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
@@ -219,7 +232,7 @@ class ConvDnnlOp final : public ConvDnnlBase {
     try {
       const ConvDescs d = MakeConvDescs(cp_, g, M, has_bias, dt);
       const auto pd = ForwardPd(d);
-      if (dt != memory::data_type::f32 && IsReferenceImpl(pd)) return;
+      if (dnnl_conv::ComputeType(d) != memory::data_type::f32 && IsReferenceImpl(pd)) return;
       fwd_.Build(d, pd, has_bias);
       prepared_.usable = true;
     } catch (const dnnl::error&) {
@@ -284,7 +297,7 @@ class ConvFusionDnnlOp final : public ConvDnnlBase {
     try {
       const ConvDescs d = MakeConvDescs(cp_, g, M, has_bias, dt);
       const auto pd = InferencePd(d, type_, cp_.order == StorageOrder::NHWC);
-      if (dt != memory::data_type::f32 && IsReferenceImpl(pd)) return;
+      if (dnnl_conv::ComputeType(d) != memory::data_type::f32 && IsReferenceImpl(pd)) return;
       fwd_.Build(d, pd, has_bias);
       prepared_.usable = true;
     } catch (const dnnl::error&) {
@@ -338,7 +351,7 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
     try {
       const ConvDescs d = MakeConvDescs(cp_, g, M, !no_bias_, dt);
       prepared_.usable = bwd_.Build(d, ForwardPd(d), dnnl::algorithm::convolution_direct,
-                                    !no_bias_, compute_dx, dt == memory::data_type::f32);
+                                    !no_bias_, compute_dx);
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this shape: the default op runs it.
     }

@@ -63,6 +63,7 @@ struct DeconvDescs {
   memory::dims strides, dilates, pad_l, pad_r;
   // Y keeps its plain layout in the forward primitive: see kBlockedChannels.
   bool plain_dst = false;
+  memory::data_type compute = memory::data_type::undef;  // the tensors' type
 };
 
 // oneDNN's blocked layouts pad channels to blocks of 16 (AVX-512). An output with fewer channels
@@ -288,7 +289,7 @@ class ConvTransposeGradientDnnlOp final : public ConvTransposeDnnlBase {
     try {
       const DeconvDescs d = MakeDeconvDescs(a_, tg, !no_bias_, dt);
       prepared_.usable = bwd_.Build(d, ForwardPd(d), dnnl::algorithm::deconvolution_direct,
-                                    !no_bias_, compute_dx, dt == memory::data_type::f32);
+                                    !no_bias_, compute_dx);
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this shape: the default op runs it.
     }

@@ -14,6 +14,7 @@
 
 #ifdef HALFCAF_WITH_DNNL
 #include "operators/dnnl_util.h"
+#include "operators/nn/bf16_kernels.h"
 #endif
 
 namespace halfcaf {
@@ -86,6 +87,36 @@ TEST(ConvDnnlBFloat16Test, FastPathMatchesEmulatedPath) {
       const auto in = AsBFloat16(c.Inputs(seed++));
       for (const OperatorDef& def : Defs(c)) ExpectBFloat16PathsAgree(def, in, 1);
     }
+  }
+}
+
+// Where this CPU's BF16 convolution kernels are slower than its FP32 ones, bfloat16 convolutions
+// compute in FP32 over the converted copies (bf16_kernels.h). Both ways, forced by
+// HALFCAF_DNNL_BF16_MATH, agree with the emulated path within bfloat16 rounding, NCHW and NHWC.
+TEST(ConvDnnlBFloat16Test, Float32MathAndBFloat16MathBothMatchTheEmulatedPath) {
+  if (OperatorRegistry::Find(DeviceType::CPU, "Conv", "DNNL") == nullptr) {
+    GTEST_SKIP() << "built without oneDNN";
+  }
+  const char* old = std::getenv("HALFCAF_DNNL_BF16_MATH");
+  const std::string saved = old ? old : "";
+  for (const char* math : {"f32", "bf16"}) {
+    setenv("HALFCAF_DNNL_BF16_MATH", math, 1);
+    EXPECT_EQ(CpuBFloat16ConvMath().in_bfloat16, std::string(math) == "bf16");
+    for (bool nhwc : {false, true}) {
+      uint32_t seed = 700;
+      for (Case c : Cases()) {
+        c.nhwc = nhwc;
+        SCOPED_TRACE(::testing::Message()
+                     << math << (nhwc ? " NHWC" : " NCHW") << " seed " << seed);
+        const auto in = AsBFloat16(c.Inputs(seed++));
+        for (const OperatorDef& def : Defs(c)) ExpectBFloat16PathsAgree(def, in, 1);
+      }
+    }
+  }
+  if (old) {
+    setenv("HALFCAF_DNNL_BF16_MATH", saved.c_str(), 1);
+  } else {
+    unsetenv("HALFCAF_DNNL_BF16_MATH");
   }
 }
 

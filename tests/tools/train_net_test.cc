@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "operators/nn/bf16_kernels.h"
 #include "tests/tools/tool_test_util.h"
 #include "tests/util/source_dir.h"
 
@@ -193,6 +194,53 @@ TEST(TrainNetTest, BadLabelStopsTrainingWithTheOpsMessage) {
     ExpectCleanError(r, " is out of range, expected 0 <= label < 4 (the number of classes)");
     EXPECT_NE(r.err.find(": label 4 of sample "), std::string::npos) << r.err;
   }
+}
+
+// Mixed precision that would train slower than float32 says so once at start-up: bfloat16 without
+// oneDNN's BF16 kernels (switched off here as on a CPU without BF16 instructions), float16 on the
+// CPU, bfloat16 whose convolutions compute in FP32 (its kernels slower than FP32 ones); float32
+// and bfloat16 computing in BF16 train silently. The header line says when the net trains
+// channels last (bfloat16 computing in BF16, by default; --channels_last on elsewhere).
+TEST(TrainNetTest, SaysWhenMixedPrecisionIsSlowerAndWhenItTrainsChannelsLast) {
+  const std::string run = kTiny + "--iters 2 --log_every 1 ";
+  const ToolResult off = RunTool("train_net", run + "--dtype bfloat16", "HALFCAF_DNNL_BF16=0 ");
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_NE(off.out.find("train_net: warning: bfloat16 will train slower than float32 on this "
+                         "machine: oneDNN's BF16 kernels are off (HALFCAF_DNNL_BF16=0 switches "
+                         "them off)"),
+            std::string::npos)
+      << off.out;
+  EXPECT_EQ(off.out.find("channels last"), std::string::npos) << off.out;
+  const ToolResult fp16 = RunTool("train_net", run + "--dtype float16");
+  ASSERT_EQ(fp16.exit_code, 0) << fp16.err;
+  EXPECT_NE(fp16.out.find("warning: float16 on the CPU trains about half as fast as float32"),
+            std::string::npos)
+      << fp16.out;
+  const ToolResult fp32 = RunTool("train_net", run + "--dtype float --channels_last on");
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.err;
+  EXPECT_EQ(fp32.out.find("warning"), std::string::npos) << fp32.out;
+  EXPECT_NE(fp32.out.find("train_net: float32, channels last on "), std::string::npos) << fp32.out;
+  if (CpuBFloat16KernelsEnabled()) {
+    // Convolutions in BF16 (AMX; a CPU whose probe finds its BF16 kernels faster): channels last,
+    // no warning. In FP32 over the copies (BF16 kernels slower than FP32 ones): a warning.
+    const ToolResult bf16 =
+        RunTool("train_net", run + "--dtype bfloat16", "HALFCAF_DNNL_BF16_MATH=bf16 ");
+    ASSERT_EQ(bf16.exit_code, 0) << bf16.err;
+    EXPECT_EQ(bf16.out.find("warning"), std::string::npos) << bf16.out;
+    EXPECT_NE(bf16.out.find("mixed precision (bfloat16), channels last on "), std::string::npos)
+        << bf16.out;
+    const ToolResult f32 =
+        RunTool("train_net", run + "--dtype bfloat16", "HALFCAF_DNNL_BF16_MATH=f32 ");
+    ASSERT_EQ(f32.exit_code, 0) << f32.err;
+    EXPECT_NE(f32.out.find("warning: bfloat16 will train about as fast as float32 here, not "
+                           "faster: this CPU's BF16 convolution kernels are slower than its FP32 "
+                           "ones (HALFCAF_DNNL_BF16_MATH=f32)"),
+              std::string::npos)
+        << f32.out;
+    EXPECT_EQ(f32.out.find("channels last"), std::string::npos) << f32.out;
+  }
+  ExpectCleanError(RunTool("train_net", run + "--channels_last maybe"),
+                   "channels_last must be auto, on or off, got 'maybe'");
 }
 
 TEST(TrainNetTest, BadInputGivesOneClearLine) {

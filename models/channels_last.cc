@@ -1,0 +1,189 @@
+#include "models/channels_last.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/argument.h"
+#include "models/op_types.h"
+
+namespace halfcaf {
+
+namespace {
+
+const std::set<std::string>& UnaryElementwise() {
+  static const std::set<std::string> types = {
+      "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "Dropout", "Clip", "Scale", "Copy",
+      "StopGradient", "FloatToHalf", "HalfToFloat", "FloatToBFloat16", "BFloat16ToFloat"};
+  return types;
+}
+
+const std::set<std::string>& NaryElementwise() {
+  static const std::set<std::string> types = {"Sum", "Add", "Sub", "Mul", "Div", "Max", "Min"};
+  return types;
+}
+
+bool IsPool(const std::string& t) {
+  return t == "MaxPool" || t == "AveragePool" || t == "MaxPool2D" || t == "AveragePool2D";
+}
+
+std::string Order(const OperatorDef& op) {
+  return ArgumentHelper(op).GetSingleArgument<std::string>("order", "NCHW");
+}
+
+// A convolution this transform converts: NCHW, and 2-D by its type, its kernel arguments or the
+// input's known rank.
+bool IsConvertibleConv(const OperatorDef& op,
+                       const std::map<std::string, std::vector<int64_t>>* dims) {
+  if (!IsConvType(op.type()) || op.type() == "Conv1D" || op.type() == "Conv3D") return false;
+  if (op.input_size() < 2 || op.output_size() != 1 || Order(op) != "NCHW") return false;
+  if (op.has_device_option() && op.device_option().device_type() != 0) return false;
+  if (op.type() == "Conv2D") return true;
+  const ArgumentHelper a(op);
+  if (a.HasArgument("kernels")) return a.GetRepeatedArgument<int>("kernels").size() == 2;
+  if (a.HasArgument("kernel") || a.HasArgument("kernel_h") || a.HasArgument("kernel_w")) {
+    return true;
+  }
+  if (dims == nullptr) return false;
+  auto it = dims->find(op.input(0));
+  return it != dims->end() && it->second.size() == 4;
+}
+
+std::vector<int64_t> ToNhwcDims(const std::vector<int64_t>& d) {
+  return {d[0], d[2], d[3], d[1]};
+}
+
+// Where each blob's current value is: under its own name in NCHW (`nchw`), in its NHWC blob
+// (`nhwc`), or both. Blobs the net has not written are external inputs: NCHW.
+class Rewriter {
+ public:
+  Rewriter(const NetDef& forward, std::map<std::string, std::vector<int64_t>>* dims)
+      : dims_(dims) {
+    for (const auto& op : forward.op()) {
+      for (const auto& b : op.input()) names_.insert(b);
+      for (const auto& b : op.output()) names_.insert(b);
+    }
+    for (const auto& b : forward.external_input()) names_.insert(b);
+  }
+
+  void Run(const NetDef& forward, const std::set<std::string>& keep, ChannelsLastResult* r) {
+    r_ = r;
+    r->net = forward;
+    r->net.clear_op();
+    for (const auto& op : forward.op()) Rewrite(op);
+    std::set<std::string> at_end = keep;
+    at_end.insert(forward.external_output().begin(), forward.external_output().end());
+    for (const auto& b : at_end) {
+      if (Has(b)) ToNchw(b);
+    }
+  }
+
+ private:
+  struct Place {
+    bool nchw = true, nhwc = false;
+  };
+
+  bool Has(const std::string& b) const { return place_.count(b) > 0; }
+  bool InNhwc(const std::string& b) const { return Has(b) && place_.at(b).nhwc; }
+
+  const std::string& NhwcName(const std::string& b) {
+    auto it = nhwc_name_.find(b);
+    if (it != nhwc_name_.end()) return it->second;
+    std::string name = ChannelsLastName(b);
+    while (names_.count(name)) name += "_";
+    names_.insert(name);
+    if (dims_ != nullptr) {
+      auto d = dims_->find(b);
+      if (d != dims_->end() && d->second.size() == 4) (*dims_)[name] = ToNhwcDims(d->second);
+    }
+    return nhwc_name_[b] = name;
+  }
+
+  void Emit(const OperatorDef& op) { *r_->net.add_op() = op; }
+
+  // Makes b's NHWC blob current (b's value is in NCHW only).
+  void ToNhwc(const std::string& b) {
+    if (InNhwc(b)) return;
+    Emit(MakeOperatorDef("NCHW2NHWC", "", {b}, {NhwcName(b)}));
+    ++r_->transposes;
+    place_[b].nhwc = true;
+  }
+  // Makes b (its own name, NCHW) current.
+  void ToNchw(const std::string& b) {
+    Place& p = place_[b];
+    if (p.nchw) return;
+    Emit(MakeOperatorDef("NHWC2NCHW", "", {NhwcName(b)}, {b}));
+    ++r_->transposes;
+    p.nchw = true;
+  }
+
+  void WroteNhwc(const std::string& b) { place_[b] = Place{false, true}; }
+  void WroteNchw(const std::string& b) { place_[b] = Place{true, false}; }
+
+  void Rewrite(const OperatorDef& op) {
+    const std::string& t = op.type();
+    bool all_nhwc = op.input_size() > 0;
+    for (const auto& in : op.input()) all_nhwc &= InNhwc(in);
+    if (IsConvertibleConv(op, dims_)) {
+      ConvertLayoutOp(op, 2);  // X and W to NHWC; the bias stays
+      ++r_->converted_convs;
+    } else if ((t == "SpatialBN" || IsPool(t)) && op.input_size() >= 1 && InNhwc(op.input(0)) &&
+               Order(op) == "NCHW") {
+      ConvertLayoutOp(op, 1);  // X; SpatialBN's scale, bias and statistics are per channel
+    } else if (all_nhwc && (UnaryElementwise().count(t) || NaryElementwise().count(t))) {
+      OperatorDef o = op;
+      for (int i = 0; i < o.input_size(); ++i) o.set_input(i, NhwcName(op.input(i)));
+      for (int i = 0; i < o.output_size(); ++i) o.set_output(i, NhwcName(op.output(i)));
+      Emit(o);
+      for (const auto& out : op.output()) WroteNhwc(out);
+      ++r_->converted_ops;
+    } else {
+      for (const auto& in : op.input()) {
+        if (Has(in)) ToNchw(in);
+      }
+      Emit(op);
+      for (const auto& out : op.output()) WroteNchw(out);
+    }
+  }
+
+  // A layout-aware op in NHWC: its first `nhwc_inputs` inputs read NHWC blobs, its first output
+  // is NHWC, the others (SpatialBN's statistics) are per channel and keep their names.
+  void ConvertLayoutOp(const OperatorDef& op, int nhwc_inputs) {
+    OperatorDef o = op;
+    for (int i = 0; i < op.input_size(); ++i) {
+      const std::string& in = op.input(i);
+      if (i < nhwc_inputs) {
+        ToNhwc(in);
+        o.set_input(i, NhwcName(in));
+      } else if (Has(in)) {
+        ToNchw(in);
+      }
+    }
+    o.set_output(0, NhwcName(op.output(0)));
+    SetArgument(&o, "order", std::string("NHWC"));
+    Emit(o);
+    WroteNhwc(op.output(0));
+    for (int i = 1; i < op.output_size(); ++i) WroteNchw(op.output(i));
+    ++r_->converted_ops;
+  }
+
+  std::map<std::string, std::vector<int64_t>>* dims_;
+  std::set<std::string> names_;
+  std::map<std::string, std::string> nhwc_name_;
+  std::map<std::string, Place> place_;  // blobs the rewritten net has seen
+  ChannelsLastResult* r_ = nullptr;
+};
+
+}  // namespace
+
+std::string ChannelsLastName(const std::string& blob) { return blob + "_nhwc"; }
+
+ChannelsLastResult ToChannelsLast(const NetDef& forward, const std::set<std::string>& keep,
+                                  std::map<std::string, std::vector<int64_t>>* dims) {
+  ChannelsLastResult r;
+  Rewriter(forward, dims).Run(forward, keep, &r);
+  return r;
+}
+
+}  // namespace halfcaf

@@ -1,0 +1,272 @@
+// The channels-last transform (models/channels_last.h) and the trainer's use of it: the rewritten
+// net computes what the NCHW net computes (forward outputs, training losses and parameters), its
+// convolutions, batch normalizations and pools run NHWC, and NCHW comes back only where an op that
+// was not converted reads an activation (the FC after a pool, the loss, a kept blob).
+#include "models/channels_last.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/argument.h"
+#include "core/workspace.h"
+#include "models/model_helper.h"
+#include "models/trainer.h"
+#include "models/zoo.h"
+#include "operators/nn/bf16_kernels.h"
+#include "tests/util/tiny_training.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+int CountType(const NetDef& net, const std::string& type) {
+  int n = 0;
+  for (const auto& op : net.op()) n += op.type() == type;
+  return n;
+}
+
+std::string OrderArg(const OperatorDef& op) {
+  return ArgumentHelper(op).GetSingleArgument<std::string>("order", "NCHW");
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// ResNet-18 on 3 x 32 x 32 images: every convolution, batch normalization and pool goes NHWC,
+// each residual Sum and ReLU stays there, and the only transposes are the data's, the filters'
+// and the global pool's output on its way to the FC.
+TEST(ChannelsLastTest, ResNetRunsNhwcFromTheFirstConvolutionToThePool) {
+  ModelHelper h("resnet18", "NCHW", false);
+  BuildResNet(&h, 18, 10, 32);
+  const NetDef& fwd = h.net();
+  const ChannelsLastResult r = ToChannelsLast(fwd, {});
+  const int convs = CountType(fwd, "Conv");
+  ASSERT_EQ(convs, 20);
+  EXPECT_EQ(r.converted_convs, convs);
+  EXPECT_EQ(CountType(r.net, "NCHW2NHWC"), 1 + convs);  // the data, each filter
+  EXPECT_EQ(CountType(r.net, "NHWC2NCHW"), 1);          // pool5, for the FC
+  EXPECT_EQ(r.transposes, 2 + convs);
+  const std::vector<std::string> params = h.ParamNames();
+  std::set<std::string> transposed_params;
+  for (const auto& op : r.net.op()) {
+    const std::string& t = op.type();
+    if (t == "NCHW2NHWC" && std::count(params.begin(), params.end(), op.input(0))) {
+      EXPECT_EQ(op.output(0), ChannelsLastName(op.input(0)));
+      transposed_params.insert(op.output(0));
+    }
+    if (t == "Conv" || t == "SpatialBN" || t == "MaxPool" || t == "AveragePool") {
+      EXPECT_EQ(OrderArg(op), "NHWC") << t << " " << op.output(0);
+      EXPECT_TRUE(EndsWith(op.input(0), "_nhwc")) << t << " reads " << op.input(0);
+      EXPECT_TRUE(EndsWith(op.output(0), "_nhwc")) << t << " writes " << op.output(0);
+    }
+    if (t == "Conv") {
+      EXPECT_TRUE(transposed_params.count(op.input(1))) << op.output(0) << " reads " << op.input(1);
+    }
+    if (t == "SpatialBN") {  // scale, bias and statistics keep their names
+      for (int i = 1; i < op.input_size(); ++i) EXPECT_FALSE(EndsWith(op.input(i), "_nhwc"));
+      for (int i = 1; i < op.output_size(); ++i) EXPECT_FALSE(EndsWith(op.output(i), "_nhwc"));
+    }
+    if (t == "Sum" || t == "Relu") {
+      for (const auto& in : op.input()) EXPECT_TRUE(EndsWith(in, "_nhwc")) << t << " reads " << in;
+    }
+    if (t == "FC") EXPECT_EQ(op.input(0), "pool5");
+  }
+}
+
+// Forward outputs of the NCHW and the rewritten net, one after the other in one workspace (the
+// same parameters; training-mode batch normalization normalizes by the batch's statistics).
+void ExpectSameForward(const NetDef& init, const NetDef& fwd, const NetDef& rewritten,
+                       const std::vector<int64_t>& data_dims, int classes,
+                       const std::vector<std::string>& blobs, float rtol) {
+  Workspace ws;
+  ws.RunNetOnce(init);
+  SetInput(&ws, "data", RandomTensor(data_dims, 7));
+  std::vector<int32_t> labels;
+  for (int64_t i = 0; i < data_dims[0]; ++i) labels.push_back(static_cast<int32_t>(i % classes));
+  SetInput(&ws, "label", IntTensor({data_dims[0]}, labels));
+  ws.RunNetOnce(fwd);
+  std::vector<std::vector<float>> want;
+  for (const auto& b : blobs) want.push_back(ToFloatVector(ws.GetTensor(b)));
+  for (const auto& b : blobs) ws.RemoveBlob(b);
+  ws.RunNetOnce(rewritten);
+  for (size_t i = 0; i < blobs.size(); ++i) {
+    const Tensor& got = ws.GetTensor(blobs[i]);
+    const std::vector<float> g = ToFloatVector(got);
+    ASSERT_EQ(g.size(), want[i].size()) << blobs[i];
+    float scale = 0;
+    for (float v : want[i]) scale = std::max(scale, std::fabs(v));
+    for (size_t k = 0; k < g.size(); ++k) {
+      ASSERT_NEAR(g[k], want[i][k], rtol * std::max(scale, 1.f)) << blobs[i] << "[" << k << "]";
+    }
+  }
+}
+
+TEST(ChannelsLastTest, ResNetForwardEqualsTheNchwNet) {
+  ModelHelper h("resnet18", "NCHW", false);
+  BuildResNet(&h, 18, 10, 64);
+  const NetDef rewritten = ToChannelsLast(h.net(), {}).net;
+  ExpectSameForward(h.init_net(), h.net(), rewritten, {4, 3, 64, 64}, 10,
+                    {"pred", "softmax", "loss"}, 1e-5f);
+}
+
+// An activation the net's external outputs name, written in place by a ReLU after the
+// convolution, and a pool that is not global before an FC (which flattens C, H, W in NCHW order):
+// both read NCHW values under their own names.
+TEST(ChannelsLastTest, KeptAndFlattenedActivationsAreNchw) {
+  NetDef init, fwd;
+  LoadTinyConvnet(&init, &fwd);
+  fwd.add_external_output("conv1");
+  const ChannelsLastResult r = ToChannelsLast(fwd, {"pool1"});
+  EXPECT_EQ(r.converted_convs, 1);
+  EXPECT_EQ(r.converted_ops, 3);  // Conv, Relu, MaxPool
+  ExpectSameForward(init, fwd, r.net, {4, 1, 8, 8}, 4, {"conv1", "pool1", "pred", "loss"}, 1e-6f);
+  // Without being asked for, conv1 has no NCHW copy at the end: only pool1 (the FC reads it).
+  fwd.clear_external_output();
+  const ChannelsLastResult lean = ToChannelsLast(fwd, {});
+  EXPECT_EQ(CountType(lean.net, "NHWC2NCHW"), 1);
+}
+
+// Shapes the caller knows travel to the NHWC blobs, permuted (the backward pass reads them for
+// broadcasting element-wise ops).
+TEST(ChannelsLastTest, KnownShapesArePermuted) {
+  NetDef init, fwd;
+  LoadTinyConvnet(&init, &fwd);
+  std::map<std::string, std::vector<int64_t>> dims = {{"data", {4, 1, 8, 8}},
+                                                      {"conv1", {4, 8, 6, 7}}};  // any dims
+  ToChannelsLast(fwd, {}, &dims);
+  EXPECT_EQ(dims.at(ChannelsLastName("data")), (std::vector<int64_t>{4, 8, 8, 1}));
+  EXPECT_EQ(dims.at(ChannelsLastName("conv1")), (std::vector<int64_t>{4, 6, 7, 8}));
+}
+
+std::vector<float> TrainLosses(const TrainerOptions& o, const NetDef& init, const NetDef& fwd,
+                               int steps, const std::string& param, std::vector<float>* w,
+                               bool* channels_last) {
+  Trainer t(init, fwd, o);
+  *channels_last = t.channels_last();
+  t.Initialize();
+  std::vector<float> losses;
+  for (int i = 0; i < steps; ++i) {
+    t.Step();
+    losses.push_back(t.ReadStats().loss);
+  }
+  *w = ToFloatVector(t.workspace()->GetTensor(param));
+  return losses;
+}
+
+// Every parameter's gradient after one step, by parameter.
+std::map<std::string, std::vector<float>> FirstStepGradients(const TrainerOptions& o,
+                                                             const NetDef& init, const NetDef& fwd,
+                                                             float* loss) {
+  Trainer t(init, fwd, o);
+  t.Initialize();
+  t.Step();
+  *loss = t.ReadStats().loss;
+  std::map<std::string, std::vector<float>> grads;
+  for (const auto& pg : t.param_gradients()) {
+    grads[pg.param] = ToFloatVector(t.workspace()->GetTensor(pg.grad));
+  }
+  return grads;
+}
+
+double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0, n = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    d += (a[i] - b[i]) * static_cast<double>(a[i] - b[i]);
+    n += b[i] * static_cast<double>(b[i]);
+  }
+  return n > 0 ? std::sqrt(d / n) : std::sqrt(d);
+}
+
+// Training through the transform is training: an FP32 ResNet-18 step gives the NCHW step's loss
+// and every parameter's gradient (the filters' come back through the transposes' gradients).
+// Its ReLUs are Tanh and its max pool an average pool here: where a pre-activation lies within
+// rounding of zero, the two layouts' sums (different kernels) may fall on either side of it, and
+// one flipped ReLU mask moves a batch-4 step's gradients by 1% (measured: two elements of 16384).
+TEST(ChannelsLastTest, Fp32GradientsEqualTheNchwStep) {
+  ModelHelper h("resnet18", "NCHW", false);
+  BuildResNet(&h, 18, 10, 64);
+  for (auto& op : *h.mutable_net()->mutable_op()) {
+    if (op.type() == "Relu") op.set_type("Tanh");
+    if (op.type() == "MaxPool") op.set_type("AveragePool");
+  }
+  TrainerOptions o;
+  o.data_format = "synthetic";
+  o.synthetic_shape = {3, 64, 64};
+  o.num_classes = 10;
+  o.batch_size = 4;
+  o.prefetch = false;
+  float loss_off = 0, loss_on = 0;
+  o.channels_last = "off";
+  const auto off = FirstStepGradients(o, h.init_net(), h.net(), &loss_off);
+  o.channels_last = "on";
+  const auto on = FirstStepGradients(o, h.init_net(), h.net(), &loss_on);
+  EXPECT_NEAR(loss_on, loss_off, 1e-5 * loss_off);
+  ASSERT_EQ(on.size(), off.size());
+  ASSERT_EQ(off.size(), h.ParamNames(ParamRole::WEIGHT).size() +
+                            h.ParamNames(ParamRole::BIAS).size() +
+                            h.ParamNames(ParamRole::BN_SCALE).size() +
+                            h.ParamNames(ParamRole::BN_BIAS).size());
+  for (const auto& [param, g] : off) {
+    ASSERT_EQ(on.at(param).size(), g.size()) << param;
+    EXPECT_LT(RelativeL2(on.at(param), g), 1e-4) << param;
+  }
+}
+
+// BF16: "auto" turns it on exactly where convolutions compute in BF16 (bf16_kernels.h); on or
+// off, the runs learn alike (BF16 rounding apart), and a kept activation is NCHW under its own
+// name.
+TEST(ChannelsLastTest, BFloat16AutoAndTraining) {
+  NetDef init, fwd;
+  LoadTinyConvnet(&init, &fwd);
+  TrainerOptions o = TinyTrainingOptions(DataType::BFLOAT16, 16);
+  o.keep_blobs = {"conv1"};
+  std::vector<float> w_auto, w_on, w_off;
+  bool cl = false;
+  TrainLosses(o, init, fwd, 1, "fc_w", &w_auto, &cl);
+  EXPECT_EQ(cl, CpuBFloat16KernelsEnabled() && CpuBFloat16ConvMath().in_bfloat16);
+  o.channels_last = "off";
+  const std::vector<float> off = TrainLosses(o, init, fwd, 30, "fc_w", &w_off, &cl);
+  o.channels_last = "on";
+  Trainer t(init, fwd, o);
+  t.Initialize();
+  std::vector<float> on;
+  for (int i = 0; i < 30; ++i) {
+    t.Step();
+    on.push_back(t.ReadStats().loss);
+  }
+  const Tensor& conv1 = t.workspace()->GetTensor("conv1");
+  EXPECT_EQ(conv1.dims(), (std::vector<int64_t>{16, 8, 8, 8}));
+  double sum_on = 0, sum_off = 0;
+  for (int i = 20; i < 30; ++i) {
+    sum_on += on[i];
+    sum_off += off[i];
+  }
+  EXPECT_NEAR(sum_on, sum_off, 0.05 * sum_off);
+  EXPECT_NEAR(on[0], off[0], 0.01 * off[0]);
+  // FP32 training leaves it off unless asked; a bad value is refused.
+  o.precision = DataType::FLOAT;
+  o.channels_last = "auto";
+  TrainLosses(o, init, fwd, 1, "fc_w", &w_auto, &cl);
+  EXPECT_FALSE(cl);
+  o.channels_last = "sometimes";
+  try {
+    Trainer bad(init, fwd, o);
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("channels_last must be auto, on or off"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
