@@ -75,7 +75,12 @@ void TransposeTyped(const std::vector<int64_t>& x_dims, const std::vector<int>& 
   }
   int64_t mb = 0, mr = 0, mc = 0;
   if (n >= 4096 && AsBatchedMatrixTranspose(x_dims, axes, &mb, &mr, &mc)) {
-    BatchedMatrixTranspose(mb, mr, mc, x, y);
+    if (mr == 1 || mc == 1) {
+      // Only axes of size 1 move (a 1x1 filter between NCHW and NHWC): the bytes stay in order.
+      std::memcpy(y, x, static_cast<size_t>(n) * sizeof(T));
+    } else {
+      BatchedMatrixTranspose(mb, mr, mc, x, y);
+    }
     return;
   }
   std::vector<int64_t> x_stride(nd, 1);

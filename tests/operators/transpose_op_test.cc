@@ -56,6 +56,21 @@ TEST(TransposeOpTest, LargeTensorsTakeTheTiledPathAndStillMatchNaive) {
   }
 }
 
+// A 1x1 filter between NCHW and NHWC ((M, C, 1, 1) <-> (M, 1, 1, C)) moves only axes of size 1:
+// a copy of the bytes, with the permuted dims.
+TEST(TransposeOpTest, MovingOnlySizeOneAxesCopies) {
+  Tensor X = RandomTensor({64, 96, 1, 1}, 3);
+  for (const std::vector<int>& axes : {std::vector<int>{0, 2, 3, 1}, {0, 3, 1, 2}}) {
+    auto def = MakeOperatorDef("Transpose", "", {"X"}, {"Y"}, {MakeArgument("axes", axes)});
+    Workspace ws;
+    RunOp(def, {{"X", X}}, &ws);
+    const Tensor& Y = ws.GetTensor("Y");
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(Y.dim(i), X.dim(axes[i]));
+    EXPECT_EQ(ToFloatVector(Y), NaiveTranspose(X, axes)) << DimsString(axes);
+    EXPECT_EQ(ToFloatVector(Y), ToFloatVector(X));
+  }
+}
+
 TEST(TransposeOpTest, DefaultReversesAndAnyType) {
   Tensor X = RandomTensor({2, 3, 5}, 1);
   auto def = MakeOperatorDef("Transpose", "", {"X"}, {"Y"});
