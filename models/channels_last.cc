@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "core/argument.h"
+#include "core/enforce.h"
+#include "operators/nn/bf16_kernels.h"
 #include "models/op_types.h"
 
 namespace halfcaf {
@@ -32,11 +34,14 @@ std::string Order(const OperatorDef& op) {
   return ArgumentHelper(op).GetSingleArgument<std::string>("order", "NCHW");
 }
 
-// A convolution this transform converts: NCHW, and 2-D by its type, its kernel arguments or the
-// input's known rank.
+// A convolution (or transposed convolution) this transform converts: NCHW, and 2-D by its type,
+// its kernel arguments or the input's known rank. Both take their filter NHWC as NCHW2NHWC makes
+// it: Conv (M, C, kH, kW) -> (M, kH, kW, C), ConvTranspose (C_in, C_out, kH, kW) -> (C_in, kH, kW,
+// C_out).
 bool IsConvertibleConv(const OperatorDef& op,
                        const std::map<std::string, std::vector<int64_t>>* dims) {
-  if (!IsConvType(op.type()) || op.type() == "Conv1D" || op.type() == "Conv3D") return false;
+  const bool conv = IsConvType(op.type()) || op.type() == "ConvTranspose";
+  if (!conv || op.type() == "Conv1D" || op.type() == "Conv3D") return false;
   if (op.input_size() < 2 || op.output_size() != 1 || Order(op) != "NCHW") return false;
   if (op.has_device_option() && op.device_option().device_type() != 0) return false;
   if (op.type() == "Conv2D") return true;
@@ -178,6 +183,15 @@ class Rewriter {
 }  // namespace
 
 std::string ChannelsLastName(const std::string& blob) { return blob + "_nhwc"; }
+
+bool ResolveChannelsLast(const std::string& setting, DataType precision, DeviceType device,
+                         const std::string& order) {
+  HALFCAF_ENFORCE(setting == "auto" || setting == "on" || setting == "off",
+                  "channels_last must be auto, on or off, got '", setting, "'");
+  if (setting != "auto") return setting == "on";
+  return precision == DataType::BFLOAT16 && device == DeviceType::CPU && order == "NCHW" &&
+         CpuBFloat16KernelsEnabled() && CpuBFloat16ConvMath().in_bfloat16;
+}
 
 ChannelsLastResult ToChannelsLast(const NetDef& forward, const std::set<std::string>& keep,
                                   std::map<std::string, std::vector<int64_t>>* dims) {

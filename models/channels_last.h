@@ -11,8 +11,8 @@
 //   - an activation X that a converted op writes lives in `X_nhwc` (NHWC); an op that is not
 //     converted and reads it gets `NHWC2NCHW(X_nhwc) -> X` in front of it, so X is NCHW wherever
 //     the net's own ops see it; the net's external outputs and `keep` blobs are NCHW at its end;
-//   - converted: Conv / Conv2D with a 2-D kernel (from their args, or `dims` where given) and order
-//     NCHW; SpatialBN, MaxPool and AveragePool whose input is already NHWC; element-wise ops
+//   - converted: Conv / Conv2D / ConvTranspose with a 2-D kernel (from their args, or `dims`
+//     where given) and order NCHW; SpatialBN, MaxPool and AveragePool whose input is already NHWC; element-wise ops
 //     (ReLU and other unary ones, Dropout, the float casts; Sum, Add, Mul, Sub, Div, Max, Min
 //     when every input is NHWC: broadcasting between two permuted tensors is permuted alike).
 //     Everything else is left as it is.
@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/types.h"
 #include "proto/halfcaf.pb.h"
 
 namespace halfcaf {
@@ -41,5 +42,12 @@ ChannelsLastResult ToChannelsLast(const NetDef& forward, const std::set<std::str
 
 // The name of X's NHWC version in a net the transform wrote.
 std::string ChannelsLastName(const std::string& blob);
+
+// A trainer's channels-last setting resolved: "on" / "off" as said; "auto" is on for BF16 on a
+// CPU whose convolutions compute in BF16 (operators/nn/bf16_kernels.h; FP32 kernels prefer
+// oneDNN's blocked layouts) for an NCHW net (an NHWC one has nothing to convert). Throws on
+// another setting.
+bool ResolveChannelsLast(const std::string& setting, DataType precision, DeviceType device,
+                         const std::string& order);
 
 }  // namespace halfcaf

@@ -7,6 +7,7 @@
 #include "core/enforce.h"
 #include "core/net.h"
 #include "data/reader_state.h"
+#include "models/channels_last.h"
 #include "models/passes/passes.h"
 #include "models/trainer_util.h"
 
@@ -59,6 +60,9 @@ GanTrainer::GanTrainer(const GanTrainerOptions& options) : opt_(options) {
   job_.dynamic_loss_scale = opt_.dynamic_loss_scale;
   job_.loss_scale = opt_.loss_scale;
   job_.scale_growth_interval = opt_.scale_growth_interval;
+  job_.channels_last =
+      ResolveChannelsLast(opt_.channels_last, opt_.precision, opt_.device.type, "NCHW");
+  job_.keep_nchw = {kAcGanDAccuracy};
   JobNet d = JobNet::Make("d", nets_.d_step, {{kAcGanDLoss, 1.f}}, opt_.d_optimizer);
   d.groups = {ParamGroup{"^g_", 1.f, 1.f, true}};
   if (!opt_.feed_inputs) d.no_cast_inputs = {kAcGanData};

@@ -42,6 +42,9 @@ struct GanTrainerOptions {
   Device device;
   uint32_t seed = 1;
   bool prefetch = true;
+  // Both nets' convolutions, transposed convolutions and the ops between them in NHWC
+  // (models/channels_last.h): auto (BF16 on CPUs computing convolutions in BF16), on, off.
+  std::string channels_last = "auto";
   // No reader and no noise ops: the caller feeds data, label, d_noise, d_gen_label, g_noise and
   // g_gen_label (float / int32, data in FP32) before each Step (step-by-step comparisons).
   bool feed_inputs = false;
@@ -83,6 +86,7 @@ class GanTrainer {
   Tensor SampleClasses(int64_t per_class, uint32_t seed, Tensor* labels);
 
   int64_t iteration() const;
+  bool channels_last() const { return job_.channels_last; }
   int64_t train_set_size() const;
   const TrainingJob& job() const { return job_; }
   const AcGanNets& nets() const { return nets_; }

@@ -11,29 +11,13 @@
 #include "data/reader_state.h"
 #include "distributed/common_world.h"
 #include "distributed/gradient_exchange.h"
+#include "models/channels_last.h"
 #include "models/mixed_precision.h"
 #include "models/passes/passes.h"
 #include "models/trainer_util.h"
 #include "models/training_job.h"
-#include "operators/nn/bf16_kernels.h"
 
 namespace halfcaf {
-
-namespace {
-
-// TrainerOptions::channels_last resolved: "auto" is on for BF16 on a CPU whose convolutions compute
-// in BF16 (bf16_kernels.h; FP32 kernels prefer oneDNN's blocked layouts), for an NCHW net (an NHWC
-// one has nothing to convert).
-bool ResolveChannelsLast(const TrainerOptions& o) {
-  HALFCAF_ENFORCE(o.channels_last == "auto" || o.channels_last == "on" ||
-                      o.channels_last == "off",
-                  "channels_last must be auto, on or off, got '", o.channels_last, "'");
-  if (o.channels_last != "auto") return o.channels_last == "on";
-  return o.precision == DataType::BFLOAT16 && o.device.type == DeviceType::CPU &&
-         o.order == "NCHW" && CpuBFloat16KernelsEnabled() && CpuBFloat16ConvMath().in_bfloat16;
-}
-
-}  // namespace
 
 Trainer::Trainer(const NetDef& init, const NetDef& forward, const TrainerOptions& options)
     : opt_(options) {
@@ -93,7 +77,8 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   job.scale_growth_interval = opt_.scale_growth_interval;
   job.replicas = static_cast<int64_t>(std::max<size_t>(replicas_.size(), 1)) * shards_;
   job.blob_dims = opt_.blob_dims;
-  channels_last_ = ResolveChannelsLast(opt_);
+  channels_last_ =
+      ResolveChannelsLast(opt_.channels_last, opt_.precision, opt_.device.type, opt_.order);
   job.channels_last = channels_last_;
   job.keep_nchw.insert(opt_.keep_blobs.begin(), opt_.keep_blobs.end());
   job.keep_nchw.insert(opt_.accuracy_blob);

@@ -43,7 +43,7 @@ class Session {
 class GanSession : public Session {
  public:
   GanSession(DataType precision, int64_t batch, Device device, float loss_scale, uint32_t seed,
-             std::function<void()> sync)
+             const std::string& channels_last, std::function<void()> sync)
       : sync_(std::move(sync)) {
     GanTrainerOptions o = GanTrainerOptions::Default();
     o.data_format = "synthetic";
@@ -55,6 +55,7 @@ class GanSession : public Session {
     o.loss_scale = precision == DataType::FLOAT16 ? loss_scale : 1.f;
     o.device = device;
     o.seed = seed;
+    o.channels_last = channels_last;
     gan_ = std::make_unique<GanTrainer>(o);
     gan_->Initialize();
   }

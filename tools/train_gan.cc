@@ -70,6 +70,8 @@ DEFINE_string(feature_blob, "fc3", "the classifier's penultimate activation (LeN
 DEFINE_string(real_data, "", "real images the Frechet distance compares with (default: the "
               "test set beside --train_data, t10k-images-idx3-ubyte.gz; quickdraw: the held-out "
               "split)");
+DEFINE_string(channels_last, "auto", "convolutions and the ops between them in NHWC (parameters "
+              "stay NCHW): auto (bfloat16 on CPUs with BF16 kernels), on or off");
 DEFINE_int64(score_count, 10000, "images of each kind (real, generated) for the scores");
 
 namespace halfcaf {
@@ -202,6 +204,7 @@ GanTrainerOptions OptionsFromFlags() {
   o.scale_growth_interval = FLAGS_scale_growth_interval;
   o.max_skipped_steps = FLAGS_max_skipped_steps;
   o.seed = FLAGS_seed;
+  o.channels_last = FLAGS_channels_last;
   return o;
 }
 
@@ -252,7 +255,8 @@ int Main() {
                           (options.dynamic_loss_scale ? ", dynamic loss scales from "
                                                       : ", static loss scales ") +
                           Fmt(options.loss_scale, 8) + ")")
-            << ", " << n << " training images, batch " << FLAGS_batch_size << ", " << total
+            << (gan.channels_last() ? ", channels last" : "") << ", " << n
+            << " training images, batch " << FLAGS_batch_size << ", " << total
             << " iterations" << (FLAGS_time_budget > 0 ? " or " + Fmt(FLAGS_time_budget) +
                                                              " minutes" : std::string())
             << std::endl;

@@ -9,7 +9,8 @@
 // 2 threads, AVX-512): the blocked kernels plus the reorders take ~15% less time than oneDNN's
 // kernels on the plain layouts (backward ~20% less, forward about the same).
 // bfloat16 (every input bfloat16) runs on oneDNN's BF16 kernels with FP32 accumulation when
-// DnnlBFloat16Enabled() (dnnl_util.h): AMX or AVX512_BF16, not switched off by HALFCAF_DNNL_BF16=0.
+// DnnlBFloat16Enabled() (dnnl_util.h): AMX or AVX512_BF16, not switched off by HALFCAF_DNNL_BF16=0;
+// on its FP32 kernels over converted copies where those are faster (bf16_kernels.h).
 // Declines (HALFCAF_UNSUPPORTED, so the default op is created) for float16 inputs, for more than
 // 3 spatial dims and for NHWC other than 2-D; other dtypes arriving later (float16, mixed types,
 // bfloat16 with the BF16 kernels off), an empty tensor, or a shape oneDNN rejects (or has only
@@ -19,9 +20,9 @@
 #include <unordered_map>
 
 #include "core/enforce.h"
+#include "operators/nn/bf16_kernels.h"
 #include "operators/nn/conv_dnnl_common.h"
 #include "operators/nn/conv_fusion_op.h"
-#include "operators/nn/bf16_kernels.h"
 #include "operators/nn/conv_op.h"
 #include "operators/dnnl_util.h"
 

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "core/argument.h"
+#include "core/net.h"
 #include "core/workspace.h"
+#include "models/backward.h"
 #include "models/model_helper.h"
 #include "models/trainer.h"
 #include "models/zoo.h"
@@ -146,6 +148,64 @@ TEST(ChannelsLastTest, KnownShapesArePermuted) {
   EXPECT_EQ(dims.at(ChannelsLastName("conv1")), (std::vector<int64_t>{4, 6, 7, 8}));
 }
 
+double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0, n = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    d += (a[i] - b[i]) * static_cast<double>(a[i] - b[i]);
+    n += b[i] * static_cast<double>(b[i]);
+  }
+  return n > 0 ? std::sqrt(d / n) : std::sqrt(d);
+}
+
+// A transposed convolution (a GAN generator's) converts like a convolution: its filter
+// (C_in, C_out, kH, kW) goes NHWC as (C_in, kH, kW, C_out). Forward and every parameter's
+// gradient equal the NCHW net's (smooth activations, so no mask can flip).
+TEST(ChannelsLastTest, ConvTransposeForwardAndGradientsEqualTheNchwNet) {
+  NetDef init;
+  auto fill = [&](const std::string& name, std::vector<int64_t> shape) {
+    *init.add_op() = MakeOperatorDef("GaussianFill", "", {}, {name},
+                                     {MakeArgument("shape", shape), MakeArgument("std", 0.3f)});
+  };
+  fill("c_w", {8, 4, 3, 3});
+  fill("c_b", {8});
+  fill("t_w", {8, 3, 4, 4});
+  fill("t_b", {3});
+  AssignRandomSeeds(&init, 5, "init");  // both runs start from the same parameters
+  NetDef fwd;
+  *fwd.add_op() = MakeOperatorDef("Conv", "", {"data", "c_w", "c_b"}, {"c"},
+                                  {MakeArgument("kernel", 3), MakeArgument("pad", 1)});
+  *fwd.add_op() = MakeOperatorDef("Tanh", "", {"c"}, {"c"});
+  *fwd.add_op() = MakeOperatorDef("ConvTranspose", "", {"c", "t_w", "t_b"}, {"t"},
+                                  {MakeArgument("kernel", 4), MakeArgument("stride", 2),
+                                   MakeArgument("pad", 1)});
+  *fwd.add_op() = MakeOperatorDef("Sigmoid", "", {"t"}, {"y"});
+  *fwd.add_op() = MakeOperatorDef("SquaredL2Distance", "", {"y", "target"}, {"dist"});
+  *fwd.add_op() = MakeOperatorDef("AveragedLoss", "", {"dist"}, {"loss"});
+  const ChannelsLastResult r = ToChannelsLast(fwd, {"y"});
+  EXPECT_EQ(r.converted_convs, 2);
+  for (const auto& op : r.net.op()) {
+    if (op.type() == "ConvTranspose") EXPECT_EQ(OrderArg(op), "NHWC");
+  }
+  std::vector<std::map<std::string, std::vector<float>>> runs;
+  for (const NetDef* net : {static_cast<const NetDef*>(&fwd), &r.net}) {
+    NetDef step = *net;
+    Backward(&step, {"loss"});
+    Workspace ws;
+    ws.RunNetOnce(init);
+    SetInput(&ws, "data", RandomTensor({2, 4, 5, 5}, 11));
+    SetInput(&ws, "target", RandomTensor({2, 3, 10, 10}, 12, 0.f, 1.f));
+    ws.RunNetOnce(step);
+    std::map<std::string, std::vector<float>> got;
+    for (const char* b : {"y", "loss", "c_w_grad", "c_b_grad", "t_w_grad", "t_b_grad"}) {
+      got[b] = ToFloatVector(ws.GetTensor(b));
+    }
+    runs.push_back(got);
+  }
+  for (const auto& [blob, want] : runs[0]) {
+    EXPECT_LT(RelativeL2(runs[1].at(blob), want), 1e-5) << blob;
+  }
+}
+
 std::vector<float> TrainLosses(const TrainerOptions& o, const NetDef& init, const NetDef& fwd,
                                int steps, const std::string& param, std::vector<float>* w,
                                bool* channels_last) {
@@ -176,14 +236,6 @@ std::map<std::string, std::vector<float>> FirstStepGradients(const TrainerOption
   return grads;
 }
 
-double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
-  double d = 0, n = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    d += (a[i] - b[i]) * static_cast<double>(a[i] - b[i]);
-    n += b[i] * static_cast<double>(b[i]);
-  }
-  return n > 0 ? std::sqrt(d / n) : std::sqrt(d);
-}
 
 // Training through the transform is training: an FP32 ResNet-18 step gives the NCHW step's loss
 // and every parameter's gradient (the filters' come back through the transposes' gradients).
