@@ -7,8 +7,8 @@
 
 #include "core/argument.h"
 #include "core/enforce.h"
-#include "operators/nn/bf16_kernels.h"
 #include "models/op_types.h"
+#include "operators/nn/bf16_kernels.h"
 
 namespace halfcaf {
 

@@ -79,7 +79,9 @@ TEST(ChannelsLastTest, ResNetRunsNhwcFromTheFirstConvolutionToThePool) {
     if (t == "Sum" || t == "Relu") {
       for (const auto& in : op.input()) EXPECT_TRUE(EndsWith(in, "_nhwc")) << t << " reads " << in;
     }
-    if (t == "FC") EXPECT_EQ(op.input(0), "pool5");
+    if (t == "FC") {
+      EXPECT_EQ(op.input(0), "pool5");
+    }
   }
 }
 
@@ -184,7 +186,9 @@ TEST(ChannelsLastTest, ConvTransposeForwardAndGradientsEqualTheNchwNet) {
   const ChannelsLastResult r = ToChannelsLast(fwd, {"y"});
   EXPECT_EQ(r.converted_convs, 2);
   for (const auto& op : r.net.op()) {
-    if (op.type() == "ConvTranspose") EXPECT_EQ(OrderArg(op), "NHWC");
+    if (op.type() == "ConvTranspose") {
+      EXPECT_EQ(OrderArg(op), "NHWC");
+    }
   }
   std::vector<std::map<std::string, std::vector<float>>> runs;
   for (const NetDef* net : {static_cast<const NetDef*>(&fwd), &r.net}) {
