@@ -49,6 +49,14 @@ inline bool DnnlIsaHasBFloat16() {
   return (isa & bf16) == bf16;
 }
 
+// Whether that instruction set has AMX (Sapphire Rapids and newer Xeons), where oneDNN's BF16
+// kernels are its fastest.
+inline bool DnnlIsaHasAmx() {
+  const auto isa = static_cast<unsigned>(DnnlEffectiveIsa());
+  const auto amx = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_amx);
+  return (isa & amx) == amx;
+}
+
 // oneDNN's BF16 kernels run bfloat16 tensors (FP32 accumulation) when the CPU has BF16
 // instructions (AVX512_BF16; AMX-BF16 processors have it too), oneDNN may use them (no ISA cap
 // below AVX512_CORE_BF16: below it oneDNN has only emulation or no bfloat16 kernel at all) and the

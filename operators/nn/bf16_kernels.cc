@@ -75,9 +75,7 @@ BFloat16ConvMath Forced(bool in_bfloat16) {
 
 BFloat16ConvMath Decide() {
   BFloat16ConvMath m;
-  const auto isa = static_cast<unsigned>(DnnlEffectiveIsa());
-  const auto amx = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_amx);
-  if ((isa & amx) == amx) {
+  if (DnnlIsaHasAmx()) {
     m.in_bfloat16 = true;
     m.why = "AMX";
     return m;

@@ -128,9 +128,7 @@ DeconvDescs MakeDeconvDescs(const ConvTransposeArgs& a, const ConvTransposeGeome
 // BF16 throughout.
 memory::data_type ForwardKernelType(memory::data_type dt) {
   if (dt != memory::data_type::bf16) return dt;
-  const auto isa = static_cast<unsigned>(DnnlEffectiveIsa());
-  const auto amx = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_amx);
-  return (isa & amx) == amx ? dt : memory::data_type::f32;
+  return DnnlIsaHasAmx() ? dt : memory::data_type::f32;
 }
 
 // With plain_dst, Y's plain layout unless oneDNN has only reference code for it (NHWC).
