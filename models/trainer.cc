@@ -12,6 +12,7 @@
 #include "distributed/common_world.h"
 #include "distributed/gradient_exchange.h"
 #include "models/channels_last.h"
+#include "models/recompute.h"
 #include "models/mixed_precision.h"
 #include "models/passes/passes.h"
 #include "models/trainer_util.h"
@@ -80,6 +81,7 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   channels_last_ =
       ResolveChannelsLast(opt_.channels_last, opt_.precision, opt_.device.type, opt_.order);
   job.channels_last = channels_last_;
+  job.recompute = ParseRecompute(opt_.recompute, &job.recompute_convolutions);
   job.keep_nchw.insert(opt_.keep_blobs.begin(), opt_.keep_blobs.end());
   job.keep_nchw.insert(opt_.accuracy_blob);
   JobNet net = JobNet::Make("", forward, {{opt_.loss_blob, 1.f}}, opt_.optimizer);

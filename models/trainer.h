@@ -105,6 +105,12 @@ struct TrainerOptions {
   // "auto": on for BF16 training on a CPU whose oneDNN runs BF16 kernels (AMX, AVX512_BF16), where
   // it saves the reorders of every activation (ResNet-50: 1.76x the NCHW step); "on", "off".
   std::string channels_last = "auto";
+  // Recomputation (models/recompute.h): "elementwise": the backward pass makes the outputs of
+  // batch normalization, the element-wise ops, casts and layout transposes again instead of
+  // keeping them from the forward pass; "all": the convolutions between pools and residual
+  // merges too. Less memory (ResNet-50: BENCHMARKS.md), the same gradients bit for bit, the time
+  // of those ops once more. "off": everything the gradients read is kept.
+  std::string recompute = "off";
   // Dims of the forward net's blobs where known (e.g. an imported ONNX model's static shapes,
   // TrainableNets::blob_dims): the gradient makers of Add / Sub / Mul / Div see a NumPy
   // broadcast in them (models/backward.h). Without them those ops' inputs are taken as equal in

@@ -48,6 +48,7 @@ std::vector<std::unique_ptr<TrainingPass>> StandardPasses() {
   passes.push_back(MakeMixedPrecisionPass());
   passes.push_back(MakeChannelsLastPass());
   passes.push_back(MakeBackwardPass());
+  passes.push_back(MakeRecomputePass());
   passes.push_back(MakeOptimizerPass());
   return passes;
 }

@@ -8,6 +8,7 @@
 //   ChannelsLastPass    when the job asks: convolutions and the ops between them in NHWC
 //   BackwardPass        gradients of the weighted losses (seeded with the loss scale), pruned to
 //                       what the trained parameters need
+//   RecomputePass       when the job asks: cheap activations made again in the backward part
 //   OptimizerPass       overflow check, the update of every trained parameter (its group's rate
 //                       and decay), the loss-scale update, and their state in the init net
 //
@@ -62,6 +63,7 @@ struct JobNet {
   std::set<std::string> trained;     // those this net's optimizer updates (not frozen)
   std::set<std::string> lowp;        // masters the forward net reads through a 16-bit copy
   NetDef step;                       // forward + backward
+  int backward_begin = 0;            // index in `step` of its first gradient op
   NetDef update;                     // overflow check, optimizer, loss-scale update
   std::vector<ParamGradient> param_grads;
 
@@ -90,6 +92,11 @@ struct TrainingJob {
   // between them run in NHWC; `keep_nchw` are blobs the caller reads after a step.
   bool channels_last = false;
   std::set<std::string> keep_nchw;
+  // Recomputation (models/recompute.h): the backward pass makes the outputs of batch
+  // normalization and the element-wise ops (and with recompute_convolutions, the convolutions
+  // between checkpoints) again instead of keeping them; `keep_nchw` and the losses are kept.
+  bool recompute = false;
+  bool recompute_convolutions = false;
   std::vector<JobNet> nets;
 
   bool mixed_precision() const { return precision != DataType::FLOAT; }

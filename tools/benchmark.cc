@@ -79,6 +79,8 @@ DEFINE_string(batch_size, "32,64", "comma-separated batch sizes");
 DEFINE_string(order, "NCHW", "storage order: NCHW or NHWC");
 DEFINE_string(channels_last, "auto", "training: convolutions and the ops between them in NHWC, "
               "parameters NCHW: auto (bf16 on CPUs with BF16 kernels), on or off");
+DEFINE_string(recompute, "off", "training: activations made again in the backward pass "
+              "instead of kept (less memory): off, elementwise or all (convolutions too)");
 DEFINE_string(mode, "train", "train (forward + backward + update) or forward (inference)");
 DEFINE_int32(iters, 50, "timed iterations per configuration");
 DEFINE_int32(warmup, 10, "untimed iterations before them");
@@ -283,6 +285,7 @@ class TrainSession : public bench::Session {
     o.synthetic_count = std::max<int64_t>(1024, batch);
     o.order = FLAGS_order;
     o.channels_last = FLAGS_channels_last;
+    o.recompute = FLAGS_recompute;
     o.batch_size = batch;
     o.data_blob = FLAGS_data_blob;
     o.label_blob = FLAGS_label_blob;

@@ -108,6 +108,7 @@ class BackwardPass : public TrainingPass {
     HALFCAF_ENFORCE(!net->param_grads.empty(), "no parameter of the net receives a gradient from ",
                     names);
     PruneBackward(&body, first_grad, wanted);
+    net->backward_begin = step.op_size() + first_grad;
     for (const auto& op : body.op()) *step.add_op() = op;
     net->step = step;
   }

@@ -253,12 +253,7 @@ TEST(ChannelsLastTest, Fp32GradientsEqualTheNchwStep) {
     if (op.type() == "Relu") op.set_type("Tanh");
     if (op.type() == "MaxPool") op.set_type("AveragePool");
   }
-  TrainerOptions o;
-  o.data_format = "synthetic";
-  o.synthetic_shape = {3, 64, 64};
-  o.num_classes = 10;
-  o.batch_size = 4;
-  o.prefetch = false;
+  TrainerOptions o = SyntheticImageOptions({3, 64, 64}, 10, 4);
   float loss_off = 0, loss_on = 0;
   o.channels_last = "off";
   const auto off = FirstStepGradients(o, h.init_net(), h.net(), &loss_off);

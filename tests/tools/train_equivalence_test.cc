@@ -61,7 +61,9 @@ struct EquivalenceCase {
   std::string optimizer = "momentum";  // or adam, adamw, adagrad, rmsprop, adadelta (torch.optim)
   int cosine_period = 0;  // > 0: the cosine policy (CosineAnnealingLR's T_max), to min_lr
   double min_lr = 0;
+  bool recompute = false;  // train_net --recompute (models/recompute.h)
 
+  EquivalenceCase Recompute() const { return With([](auto& c) { c.recompute = true; }); }
   EquivalenceCase Nesterov() const { return With([](auto& c) { c.nesterov = true; }); }
   EquivalenceCase WeightDecay(double wd) const { return With([=](auto& c) { c.weight_decay = wd; }); }
   EquivalenceCase StepLr(int size, double g) const {
@@ -155,6 +157,9 @@ std::vector<EquivalenceCase> Cases() {
       Case("bn_cnn_nesterov_weight_decay", "bn_cnn").Nesterov().WeightDecay(5e-4),
       Case("lenet_cosine", "lenet").Cosine(40, 0.001),
       Case("resnet_block_adam_cosine", "resnet_block").Optimizer("adam", 0.001).Cosine(40, 0),
+      // Batch normalization's and the ReLUs' outputs made again in the backward pass.
+      Case("resnet_block_recompute", "resnet_block").Recompute(),
+      Case("bn_cnn_bfloat16_recompute", "bn_cnn").Dtype("bfloat16").Recompute(),
   };
 }
 
@@ -276,6 +281,7 @@ class TrainEquivalenceTest : public ::testing::TestWithParam<EquivalenceCase> {
     flags << CosineFlags(c);
     if (c.replicas > 1) flags << " --replicas " << c.replicas;
     if (c.dtype != "float") flags << " --dtype " << c.dtype << " --loss_scale 128";
+    if (c.recompute) flags << " --recompute all";
     TorchRun run;
     if (c.shards == 1) {
       const auto r = RunTool("train_net", flags.str() + " --log_csv " + dir + "/halfcaf.csv" +

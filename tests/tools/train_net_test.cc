@@ -243,6 +243,25 @@ TEST(TrainNetTest, SaysWhenMixedPrecisionIsSlowerAndWhenItTrainsChannelsLast) {
                    "channels_last must be auto, on or off, got 'maybe'");
 }
 
+// --recompute: the header says so, the losses are those of the run without it (the same values
+// made again), and a bad value is one clear error.
+TEST(TrainNetTest, RecomputeTrainsTheSameLossesAndSaysSo) {
+  const std::string dir = TestTempDir();
+  const std::string run = kTiny + "--iters 5 --log_every 1 --log_csv " + dir;
+  const ToolResult off = RunTool("train_net", run + "/off.csv");
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(off.out.find("recomputing"), std::string::npos) << off.out;
+  for (const std::string mode : {"elementwise", "all"}) {
+    const ToolResult on = RunTool("train_net", run + "/" + mode + ".csv --recompute " + mode);
+    ASSERT_EQ(on.exit_code, 0) << on.err;
+    EXPECT_NE(on.out.find("train_net: float32, recomputing " + mode + " on "), std::string::npos)
+        << on.out;
+    EXPECT_EQ(CsvColumn(dir + "/" + mode + ".csv", 2), CsvColumn(dir + "/off.csv", 2)) << mode;
+  }
+  ExpectCleanError(RunTool("train_net", kTiny + "--recompute sometimes"),
+                   "recompute: 'sometimes' is not one of off, elementwise, all");
+}
+
 TEST(TrainNetTest, BadInputGivesOneClearLine) {
   std::string dir = TestTempDir();
   // A net without a loss.

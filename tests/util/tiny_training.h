@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/proto_io.h"
@@ -39,6 +40,18 @@ inline TrainerOptions TinyTrainingOptions(bool float16, int64_t batch, Device de
                                           std::vector<Device> replicas = {}) {
   return TinyTrainingOptions(float16 ? DataType::FLOAT16 : DataType::FLOAT, batch, device,
                              std::move(replicas));
+}
+
+// Synthetic images of `image` (C, H, W) in `classes` classes, FP32, no prefetching.
+inline TrainerOptions SyntheticImageOptions(std::vector<int64_t> image, int64_t classes,
+                                            int64_t batch) {
+  TrainerOptions o;
+  o.data_format = "synthetic";
+  o.synthetic_shape = std::move(image);
+  o.num_classes = classes;
+  o.batch_size = batch;
+  o.prefetch = false;
+  return o;
 }
 
 struct TinyTrainingRun {
