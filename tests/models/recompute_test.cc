@@ -21,11 +21,6 @@ namespace halfcaf {
 namespace testing {
 namespace {
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // The ResNet-18 step (forward + backward) built by the standard passes.
 JobNet ResNetStep(bool recompute, int* backward_begin, bool convolutions = false) {
   ModelHelper h("resnet18", "NCHW", false);
