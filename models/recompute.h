@@ -12,7 +12,7 @@
 // With `convolutions`, convolutions are made again too: what the step keeps is then the outputs
 // of pools, of residual merges (a Sum or Add of two activations, and the in-place ops after it),
 // of the ops not listed, and the data, and the backward part runs the forward ops between two
-// of those again (activation checkpointing, for about a third more time per step).
+// of those again (activation checkpointing; ResNet-50: a quarter more time per step).
 //
 //   RecomputeResult r = RecomputeInBackward(step, backward_begin, keep, false);
 //   // r.net: the step with recompute ops in its backward part; r.blobs: what is recomputed

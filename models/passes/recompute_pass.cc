@@ -1,7 +1,8 @@
 // RecomputePass: in jobs with recompute set, each step's backward part makes the outputs of
-// batch normalization and the element-wise ops again (models/recompute.h) instead of keeping them
-// from the forward part, so the memory plan can reuse their buffers during the forward pass.
-// Runs after the backward pass (which marks where the gradient ops begin).
+// batch normalization and the element-wise ops (with recompute_convolutions, the convolutions
+// between pools and residual merges too) again (models/recompute.h) instead of keeping them from
+// the forward part, so the memory plan can reuse their buffers during the forward pass. Runs
+// after the backward pass (which marks where the gradient ops begin).
 #include "models/passes/passes.h"
 #include "models/recompute.h"
 
