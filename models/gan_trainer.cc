@@ -8,6 +8,7 @@
 #include "core/net.h"
 #include "data/reader_state.h"
 #include "models/channels_last.h"
+#include "models/recompute.h"
 #include "models/passes/passes.h"
 #include "models/trainer_util.h"
 
@@ -63,6 +64,7 @@ GanTrainer::GanTrainer(const GanTrainerOptions& options) : opt_(options) {
   job_.channels_last =
       ResolveChannelsLast(opt_.channels_last, opt_.precision, opt_.device.type, "NCHW");
   job_.keep_nchw = {kAcGanDAccuracy};
+  job_.recompute = ParseRecompute(opt_.recompute, &job_.recompute_convolutions);
   JobNet d = JobNet::Make("d", nets_.d_step, {{kAcGanDLoss, 1.f}}, opt_.d_optimizer);
   d.groups = {ParamGroup{"^g_", 1.f, 1.f, true}};
   if (!opt_.feed_inputs) d.no_cast_inputs = {kAcGanData};

@@ -45,6 +45,8 @@ struct GanTrainerOptions {
   // Both nets' convolutions, transposed convolutions and the ops between them in NHWC
   // (models/channels_last.h): auto (BF16 on CPUs computing convolutions in BF16), on, off.
   std::string channels_last = "auto";
+  // Recomputation in each net's backward pass (models/recompute.h): off, elementwise, all.
+  std::string recompute = "off";
   // No reader and no noise ops: the caller feeds data, label, d_noise, d_gen_label, g_noise and
   // g_gen_label (float / int32, data in FP32) before each Step (step-by-step comparisons).
   bool feed_inputs = false;

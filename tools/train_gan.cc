@@ -72,6 +72,8 @@ DEFINE_string(real_data, "", "real images the Frechet distance compares with (de
               "split)");
 DEFINE_string(channels_last, "auto", "convolutions and the ops between them in NHWC (parameters "
               "stay NCHW): auto (bfloat16 on CPUs with BF16 kernels), on or off");
+DEFINE_string(recompute, "off", "make activations again in the backward passes instead of "
+              "keeping them (less memory, the same training, more time): elementwise, all or off");
 DEFINE_int64(score_count, 10000, "images of each kind (real, generated) for the scores");
 
 namespace halfcaf {
@@ -205,6 +207,7 @@ GanTrainerOptions OptionsFromFlags() {
   o.max_skipped_steps = FLAGS_max_skipped_steps;
   o.seed = FLAGS_seed;
   o.channels_last = FLAGS_channels_last;
+  o.recompute = FLAGS_recompute;
   return o;
 }
 
@@ -255,7 +258,8 @@ int Main() {
                           (options.dynamic_loss_scale ? ", dynamic loss scales from "
                                                       : ", static loss scales ") +
                           Fmt(options.loss_scale, 8) + ")")
-            << (gan.channels_last() ? ", channels last" : "") << ", " << n
+            << (gan.channels_last() ? ", channels last" : "")
+            << (options.recompute != "off" ? ", recomputing " + options.recompute : "") << ", " << n
             << " training images, batch " << FLAGS_batch_size << ", " << total
             << " iterations" << (FLAGS_time_budget > 0 ? " or " + Fmt(FLAGS_time_budget) +
                                                              " minutes" : std::string())

@@ -104,6 +104,37 @@ TEST(GanTrainerTest, TrainsInEveryPrecision) {
   }
 }
 
+// Recomputation in both nets' backward passes (the generator's batch normalizations and ReLUs,
+// the discriminator's LeakyReLUs; with "all" its convolutions too): the same losses and
+// parameters, bit for bit.
+TEST(GanTrainerTest, RecomputeTrainsBitForBitAsWithout) {
+  std::map<std::string, std::vector<char>> want;
+  std::vector<double> want_losses;
+  for (const char* mode : {"off", "elementwise", "all"}) {
+    SCOPED_TRACE(mode);
+    GanTrainerOptions o = Synthetic(DataType::FLOAT);
+    o.recompute = mode;
+    GanTrainer t(o);
+    t.Initialize();
+    std::vector<double> losses;
+    for (int i = 0; i < 3; ++i) {
+      t.Step();
+      const GanStats s = t.ReadStats();
+      losses.insert(losses.end(), {s.d_loss, s.g_loss});
+    }
+    std::map<std::string, std::vector<char>> params;
+    for (const auto& p : t.nets().g_params) params[p] = Bytes(t.workspace()->GetTensor(p));
+    for (const auto& p : t.nets().d_params) params[p] = Bytes(t.workspace()->GetTensor(p));
+    if (want.empty()) {
+      want = params;
+      want_losses = losses;
+      continue;
+    }
+    EXPECT_EQ(losses, want_losses);
+    for (const auto& [name, bytes] : want) EXPECT_EQ(params.at(name), bytes) << name;
+  }
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace halfcaf
