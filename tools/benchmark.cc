@@ -674,6 +674,7 @@ int Main() {
   }
   info.num_shards = shards.size;
   info.order = FLAGS_order;
+  info.recompute = FLAGS_mode == "train" ? FLAGS_recompute : "off";
   info.iters = FLAGS_iters;
   info.warmup = FLAGS_warmup;
   info.threads = FLAGS_threads;

@@ -119,6 +119,7 @@ inline std::string Num(double v, int precision = 6) {
 // Run-wide settings that go into every output.
 struct RunInfo {
   std::string model, mode, device, order;
+  std::string recompute = "off";  // training: benchmark --recompute
   int iters = 0, warmup = 0, threads = 0;
   int num_shards = 1;  // processes training together (each on its share of the batch)
   double price_per_hour = 0;
@@ -259,8 +260,9 @@ inline std::string ResultsCsv(const RunInfo& info, const std::vector<Result>& re
 // that ran: `pytorch`, `ort`).
 inline void PrintTable(std::ostream& out, const RunInfo& info, const std::vector<Result>& results,
                        bool pytorch, bool ort) {
-  out << "\nhalfcaf benchmark: " << info.model << ", " << info.mode << ", " << info.order << ", "
-      << info.device << ", " << info.iters << " timed iterations after " << info.warmup
+  out << "\nhalfcaf benchmark: " << info.model << ", " << info.mode
+      << (info.recompute != "off" ? " (recomputing " + info.recompute + ")" : "") << ", "
+      << info.order << ", " << info.device << ", " << info.iters << " timed iterations after " << info.warmup
       << " warm-up, $" << Num(info.price_per_hour) << "/hour"
       << (info.price_source.empty() ? "" : " (" + info.price_source + ")") << "\n";
   if (info.cuda) {

@@ -172,6 +172,22 @@ TEST(BenchmarkTest, PerOpProfileListsConvForwardAndBackward) {
   EXPECT_GT(Number(conv, "gflops_per_sec"), 0);
 }
 
+// --recompute all: the header says so, and the per-op profile shows the forward ops run again in
+// the backward phase (convolutions and batch normalizations of ResNet-18's residual blocks).
+TEST(BenchmarkTest, RecomputeRunsForwardOpsInTheBackwardPhase) {
+  auto r = RunTool("benchmark", std::string(kTinyResNet) + "--precision fp32 --per_op "
+                                                           "--recompute all");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("halfcaf benchmark: resnet18, train (recomputing all), "), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("backward  Conv "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("backward  SpatialBN "), std::string::npos) << r.out;
+  auto off = RunTool("benchmark", std::string(kTinyResNet) + "--precision fp32 --per_op");
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(off.out.find("backward  Conv "), std::string::npos) << off.out;
+  EXPECT_EQ(off.out.find("recomputing"), std::string::npos) << off.out;
+}
+
 TEST(BenchmarkTest, ForwardModeAndNhwc) {
   const std::string json = TestTempDir() + "/fwd.json";
   auto r =
