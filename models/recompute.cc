@@ -73,10 +73,11 @@ class Recomputer {
         const std::string& in = op.input(k);
         if (written.count(in) || keep_.count(in)) continue;
         auto fw = final_writer_.find(in);
-        if (fw == final_writer_.end() || !CanRecompute(in, fw->second)) continue;
+        if (fw == final_writer_.end()) continue;
         // Batch statistics are a few floats per channel: kept, not worth a recompute.
         const OperatorDef& writer = step_.op(fw->second);
         if (IsTrainingBN(writer) && writer.output(0) != in) continue;
+        if (!CanRecompute(in, fw->second)) continue;
         const std::string name = Emit(in, fw->second, &r.net);
         if (targets_.insert(in).second) r.blobs.push_back(in);
         op.set_input(k, name);
@@ -99,7 +100,7 @@ class Recomputer {
     can_[v] = false;  // no cycles in a forward net, but stay finite on a malformed one
     const OperatorDef& op = step_.op(j);
     bool ok = IsRecomputableType(op.type()) || (convolutions_ && IsConvType(op.type()));
-    if (convolutions_ && checkpoints_.count(name) && final_writer_.at(name) == j) ok = false;
+    if (convolutions_ && checkpoints_.count(name) && IsFinal(name, j)) ok = false;
     for (int k = 0; ok && k < op.input_size(); ++k) {
       if (IsTrainingBN(op) && k >= 3) continue;
       ok = Available(op.input(k), in_version_[j][k]);
@@ -108,22 +109,23 @@ class Recomputer {
     return ok;
   }
 
-  // Whether input `name` as version `v` (its writer, -1 for a blob from outside the step) is
-  // there in the backward part or can be made again.
-  bool Available(const std::string& name, int v) {
+  // Whether version `v` of `name` (its writer, -1 for a blob from outside the step) is the one
+  // the blob holds at the end of the forward part.
+  bool IsFinal(const std::string& name, int v) const {
     auto fw = final_writer_.find(name);
-    const bool final_version = v == (fw == final_writer_.end() ? -1 : fw->second);
-    if (final_version) return true;
-    return v >= 0 && CanRecompute(name, v);
+    return v == (fw == final_writer_.end() ? -1 : fw->second);
+  }
+
+  // Whether input `name` as version `v` is there in the backward part or can be made again.
+  bool Available(const std::string& name, int v) {
+    return IsFinal(name, v) || (v >= 0 && CanRecompute(name, v));
   }
 
   // The name version (j, name) has in the backward part: the forward's own for a final version
   // that is kept, else a recomputed copy, whose ops (and those of the inputs it needs) are
   // appended to `net` the first time.
   std::string Resolve(const std::string& name, int v, NetDef* net) {
-    auto fw = final_writer_.find(name);
-    const bool final_version = v == (fw == final_writer_.end() ? -1 : fw->second);
-    if (v < 0 || keep_.count(name) || (final_version && !CanRecompute(name, v))) return name;
+    if (v < 0 || keep_.count(name) || (IsFinal(name, v) && !CanRecompute(name, v))) return name;
     return Emit(name, v, net);
   }
 
@@ -131,15 +133,15 @@ class Recomputer {
     auto done = emitted_.find({j, name});
     if (done != emitted_.end()) return done->second;
     OperatorDef op = step_.op(j);
+    const bool bn = IsTrainingBN(op);
     for (int k = 0; k < op.input_size(); ++k) {
-      if (IsTrainingBN(op) && k >= 3) continue;
+      if (bn && k >= 3) continue;
       op.set_input(k, Resolve(op.input(k), in_version_[j][k], net));
     }
-    const bool bn = IsTrainingBN(op);
     for (int m = 0; m < op.output_size(); ++m) {
       const std::string& out = step_.op(j).output(m);
       std::string renamed = out + kRecomputedSuffix;
-      if (final_writer_.at(out) != j) renamed += "_" + std::to_string(j);
+      if (!IsFinal(out, j)) renamed += "_" + std::to_string(j);
       op.set_output(m, renamed);
       emitted_[{j, out}] = renamed;
     }

@@ -82,8 +82,8 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
       ResolveChannelsLast(opt_.channels_last, opt_.precision, opt_.device.type, opt_.order);
   job.channels_last = channels_last_;
   job.recompute = ParseRecompute(opt_.recompute, &job.recompute_convolutions);
-  job.keep_nchw.insert(opt_.keep_blobs.begin(), opt_.keep_blobs.end());
-  job.keep_nchw.insert(opt_.accuracy_blob);
+  job.caller_reads.insert(opt_.keep_blobs.begin(), opt_.keep_blobs.end());
+  job.caller_reads.insert(opt_.accuracy_blob);
   JobNet net = JobNet::Make("", forward, {{opt_.loss_blob, 1.f}}, opt_.optimizer);
   net.groups = opt_.param_groups;
   net.no_cast_inputs = {opt_.data_blob};

@@ -88,16 +88,25 @@ struct TrainingJob {
   // copy name -> master.
   std::map<std::string, std::string> premade_copies;
   std::map<std::string, std::vector<int64_t>> blob_dims;  // shapes for broadcasting gradients
+  // Blobs of the forward nets the caller reads after a step (besides the losses): they keep
+  // their names and layout (NCHW under channels last) and are never recomputed.
+  std::set<std::string> caller_reads;
   // Channels last (models/channels_last.h): the forward nets' 2-D convolutions and the ops
-  // between them run in NHWC; `keep_nchw` are blobs the caller reads after a step.
+  // between them run in NHWC.
   bool channels_last = false;
-  std::set<std::string> keep_nchw;
   // Recomputation (models/recompute.h): the backward pass makes the outputs of batch
   // normalization and the element-wise ops (and with recompute_convolutions, the convolutions
-  // between checkpoints) again instead of keeping them; `keep_nchw` and the losses are kept.
+  // between checkpoints) again instead of keeping them.
   bool recompute = false;
   bool recompute_convolutions = false;
   std::vector<JobNet> nets;
+
+  // caller_reads and `net`'s losses.
+  std::set<std::string> ReadAfterStep(const JobNet& net) const {
+    std::set<std::string> read = caller_reads;
+    for (const LossTerm& l : net.losses) read.insert(l.blob);
+    return read;
+  }
 
   bool mixed_precision() const { return precision != DataType::FLOAT; }
 };

@@ -18,11 +18,9 @@ class ChannelsLastPass : public TrainingPass {
   void Apply(TrainingJob* job) const override {
     if (!job->channels_last) return;
     for (JobNet& net : job->nets) {
-      std::set<std::string> keep = job->keep_nchw;
-      for (const LossTerm& l : net.losses) keep.insert(l.blob);
       std::map<std::string, std::vector<int64_t>>* dims =
           job->blob_dims.empty() ? nullptr : &job->blob_dims;
-      net.forward = ToChannelsLast(net.forward, keep, dims).net;
+      net.forward = ToChannelsLast(net.forward, job->ReadAfterStep(net), dims).net;
     }
   }
 };

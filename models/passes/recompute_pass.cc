@@ -17,11 +17,9 @@ class RecomputePass : public TrainingPass {
   void Apply(TrainingJob* job) const override {
     if (!job->recompute) return;
     for (JobNet& net : job->nets) {
-      std::set<std::string> keep = job->keep_nchw;
-      for (const LossTerm& l : net.losses) keep.insert(l.blob);
-      const RecomputeResult r = RecomputeInBackward(net.step, net.backward_begin, keep,
-                                                        job->recompute_convolutions);
-      net.step = r.net;
+      net.step = RecomputeInBackward(net.step, net.backward_begin, job->ReadAfterStep(net),
+                                     job->recompute_convolutions)
+                     .net;
     }
   }
 };
