@@ -11,6 +11,7 @@
 
 #ifdef HALFCAF_WITH_JPEG
 #include <jpeglib.h>
+#include <jerror.h>
 #endif
 #ifdef HALFCAF_WITH_PNG
 #include <png.h>
@@ -24,6 +25,8 @@ namespace {
 // 2^26 pixels (67 megapixels, e.g. 8192 x 8192) is above any camera photo a training set holds,
 // and keeps one decode (PNG: a BGRA buffer and the output) under half a GiB.
 constexpr uint64_t kMaxPixels = uint64_t(1) << 26;
+// libjpeg's working memory for one decode (a progressive 8192 x 8192 colour JPEG needs 384 MiB).
+constexpr long kMaxJpegWorkBytes = 1L << 30;
 }  // namespace
 
 Format DetectFormat(const void* data, size_t size) {
@@ -104,7 +107,13 @@ struct JpegError {
 
 void JpegErrorExit(j_common_ptr cinfo) {
   auto* err = reinterpret_cast<JpegError*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
+  if (cinfo->err->msg_code == JERR_NO_BACKING_STORE) {  // over max_memory_to_use
+    std::snprintf(err->message, sizeof(err->message),
+                  "decoding it needs more than the limit of %ld MiB of working memory",
+                  kMaxJpegWorkBytes >> 20);
+  } else {
+    (*cinfo->err->format_message)(cinfo, err->message);
+  }
   std::longjmp(err->jump, 1);
 }
 
@@ -129,6 +138,18 @@ bool DecodeJpegImpl(const uint8_t* data, size_t size, int channels, Image* out, 
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
   jpeg_read_header(&cinfo, TRUE);
+  // The size is checked before jpeg_start_decompress: a progressive JPEG's coefficients for the
+  // whole image are allocated (and zeroed) there, 6 bytes a pixel for three components.
+  if (static_cast<uint64_t>(cinfo.image_height) * cinfo.image_width > kMaxPixels) {
+    std::snprintf(err->message, sizeof(err->message), "%u x %u pixels is more than the limit %llu",
+                  static_cast<unsigned>(cinfo.image_height), static_cast<unsigned>(cinfo.image_width),
+                  static_cast<unsigned long long>(kMaxPixels));
+    jpeg_destroy_decompress(&cinfo);
+    return false;
+  }
+  // Within the pixel limit, more components or subsampling can still ask for more: past this
+  // libjpeg wants a backing store, which it does not have, and fails with an error.
+  cinfo.mem->max_memory_to_use = kMaxJpegWorkBytes;
   const bool cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
   if (cmyk) {
     cinfo.out_color_space = JCS_CMYK;
@@ -138,12 +159,6 @@ bool DecodeJpegImpl(const uint8_t* data, size_t size, int channels, Image* out, 
   jpeg_start_decompress(&cinfo);
   const int h = static_cast<int>(cinfo.output_height), w = static_cast<int>(cinfo.output_width);
   const int got = cinfo.output_components;
-  if (static_cast<uint64_t>(h) * static_cast<uint64_t>(w) > kMaxPixels) {
-    std::snprintf(err->message, sizeof(err->message), "%d x %d pixels is more than the limit %llu",
-                  h, w, static_cast<unsigned long long>(kMaxPixels));
-    jpeg_destroy_decompress(&cinfo);
-    return false;
-  }
   out->height = h;
   out->width = w;
   out->channels = channels;

@@ -44,5 +44,45 @@ TEST(ImageCodecTest, HugeDeclaredSizeIsRefused) {
   }
 }
 
+// Makes a JPEG's frame progressive (SOF0 -> SOF2) and sets its height and width.
+std::string AsProgressiveJpeg(std::string jpg, uint16_t w, uint16_t h) {
+  const size_t sof = jpg.find("\xFF\xC0");
+  EXPECT_NE(sof, std::string::npos);
+  jpg[sof + 1] = static_cast<char>(0xC2);
+  // FF C2, length (2), precision (1), height (2), width (2).
+  jpg[sof + 5] = static_cast<char>(h >> 8);
+  jpg[sof + 6] = static_cast<char>(h & 0xFF);
+  jpg[sof + 7] = static_cast<char>(w >> 8);
+  jpg[sof + 8] = static_cast<char>(w & 0xFF);
+  return jpg;
+}
+
+// A progressive JPEG's coefficient buffers for the whole image are allocated (and zeroed) when
+// decoding starts: a header claiming 60000 x 60000 would ask for 21 GB there.
+TEST(ImageCodecTest, HugeProgressiveJpegIsRefusedBeforeDecoding) {
+  if (!image::FormatAvailable(image::Format::JPEG)) GTEST_SKIP() << "built without libjpeg";
+  image::Image img;
+  img.height = 16;
+  img.width = 16;
+  img.channels = 3;
+  img.pixels.assign(16 * 16 * 3, 90);
+  const std::string jpg = image::EncodeJpeg(img, 90);
+  image::Image out;
+  const std::string small = AsProgressiveJpeg(jpg, 16, 16);
+  try {  // the same size decodes or fails on the (baseline) scan data, both quickly
+    image::Decode(small.data(), small.size(), 3, &out);
+  } catch (const EnforceNotMet&) {
+  }
+  const std::string huge = AsProgressiveJpeg(jpg, 60000, 60000);
+  try {
+    image::Decode(huge.data(), huge.size(), 3, &out);
+    FAIL() << "a 60000 x 60000 progressive JPEG was accepted";
+  } catch (const EnforceNotMet& e) {
+    EXPECT_NE(std::string(e.what()).find("60000 x 60000 pixels is more than the limit"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace halfcaf
