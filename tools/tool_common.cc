@@ -18,6 +18,8 @@
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/cpu_threads.h"
 #include "core/enforce.h"
@@ -44,13 +46,35 @@ void PreferShortSpinning(char** argv) {
   // exec failed (no /proc): this process keeps libgomp's default; its children get the setting.
 }
 
+// --help: the usage line and the tool's own flags (those defined under tools/), in the order
+// gflags lists them, without glog's and gflags' own (logging and completion flags, which would
+// come first and make up most of the list). The build paths gflags records are left out too.
+void PrintHelp(const char* usage) {
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
+  std::cout << usage << "\n\nFlags:\n";
+  for (const auto& f : flags) {
+    if (f.filename.find("/tools/") == std::string::npos &&
+        f.filename.rfind("tools/", 0) == std::string::npos) {
+      continue;
+    }
+    std::cout << gflags::DescribeOneFlag(f);  // "    -name (description) type: T default: D"
+  }
+}
+
 }  // namespace
 
 int RunTool(const char* name, const char* usage, int argc, char** argv,
             const std::function<int()>& body) {
   PreferShortSpinning(argv);
   gflags::SetUsageMessage(usage);
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  gflags::ParseCommandLineNonHelpFlags(&argc, &argv, true);
+  std::string help;
+  if (gflags::GetCommandLineOption("help", &help) && help == "true") {
+    PrintHelp(usage);
+    return 0;
+  }
+  gflags::HandleCommandLineHelpFlags();  // --helpfull, --version and the rest, as gflags does
   google::InitGoogleLogging(name);
   FLAGS_logtostderr = true;
   // Protobuf would print its own parse complaints; ours carry file:line:column instead.
