@@ -13,11 +13,13 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/bfloat16.h"
 #include "core/operator.h"
 #include "core/scratch.h"
+#include "operators/cpu_parallel.h"
 
 namespace halfcaf {
 
@@ -177,6 +179,38 @@ inline dnnl::memory::dims DnnlDims(const std::vector<int64_t>& d) {
   return dnnl::memory::dims(d.begin(), d.end());
 }
 
+// A 1 x 1 filter (or its gradient) in oneDNN's f32 ABcd16b16a layout (O/16, I/16, 1, 1, 16 i,
+// 16 o) that the plain OIHW one `to` wants: returns O and I (multiples of 16), else {0, 0}.
+// oneDNN's reorder for this case ran 10-20x slower than a 16 x 16 block transpose (6.5 ms
+// against 0.33 ms for ResNet-50's 512 x 2048 filter gradient on 2 threads), and the weight
+// gradients of the 1 x 1 convolutions take it every training step.
+inline std::pair<int64_t, int64_t> Blocked1x1FilterDims(const dnnl::memory::desc& from,
+                                                        const dnnl::memory::desc& to) {
+  using dnnl::memory;
+  const memory::dims d = from.dims();
+  if (d.size() != 4 || d[2] != 1 || d[3] != 1 || d[0] % 16 != 0 || d[1] % 16 != 0) return {0, 0};
+  if (from != memory::desc(d, memory::data_type::f32, memory::format_tag::ABcd16b16a) ||
+      to != memory::desc(d, memory::data_type::f32, memory::format_tag::abcd)) {
+    return {0, 0};
+  }
+  return {d[0], d[1]};
+}
+
+// The transpose Blocked1x1FilterDims recognises: to[o][i] = from[o/16][i/16][i%16][o%16].
+inline void Blocked1x1FilterToPlain(int64_t O, int64_t I, const float* from, float* to) {
+  const int64_t ob_count = O / 16, ib_count = I / 16;
+  ParallelFor(ob_count * ib_count, 256.0, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      const int64_t ob = b / ib_count, ib = b % ib_count;
+      const float* block = from + b * 256;
+      for (int64_t o = 0; o < 16; ++o) {
+        float* row = to + (ob * 16 + o) * I + ib * 16;
+        for (int64_t i = 0; i < 16; ++i) row[i] = block[i * 16 + o];
+      }
+    }
+  });
+}
+
 // One argument of a primitive. `user` describes the halfcaf tensor (plain layout, strides),
 // `inner` the layout the primitive was created for. When they differ, the data goes through a
 // buffer owned here, with the reorder built once.
@@ -192,6 +226,7 @@ class DnnlArg {
       inner_ = dnnl::memory(inner, DnnlEngine(), DNNL_MEMORY_NONE);
       inner_bytes_ = inner.get_size();
       reorder_ = dir == kInput ? DnnlReorder(user_, *inner_) : DnnlReorder(*inner_, user_);
+      if (dir == kOutput) blocked_1x1_ = Blocked1x1FilterDims(inner, user);
     }
   }
   bool reordered() const { return inner_.has_value(); }
@@ -238,7 +273,14 @@ class DnnlArg {
     if (inner_) inner_->set_data_handle(ScratchBytes(inner_bytes_, &fallback_));
   }
   void Store() {
-    if (inner_) Reorder(*reorder_, *inner_, user_);
+    if (!inner_) return;
+    if (blocked_1x1_.first != 0) {
+      Blocked1x1FilterToPlain(blocked_1x1_.first, blocked_1x1_.second,
+                              static_cast<const float*>(inner_->get_data_handle()),
+                              static_cast<float*>(user_.get_data_handle()));
+      return;
+    }
+    Reorder(*reorder_, *inner_, user_);
   }
 
  private:
@@ -250,6 +292,7 @@ class DnnlArg {
   std::optional<dnnl::memory> inner_;
   size_t inner_bytes_ = 0;
   std::optional<DnnlPrimitive> reorder_, load_;
+  std::pair<int64_t, int64_t> blocked_1x1_{0, 0};  // Store's transpose (O, I), when it applies
   std::vector<float> fallback_;  // outside an operator run
   std::vector<float> owned_;     // LoadConstant's copy
   uint64_t constant_from_ = 0;
