@@ -7,6 +7,7 @@
 #include "core/float_io.h"
 #include "core/gradient.h"
 #include "core/math.h"
+#include "operators/nn/channel_block.h"
 
 namespace halfcaf {
 
@@ -126,6 +127,7 @@ class NchwColumns {
 ConvOp::ConvOp(const OperatorDef& def, Workspace* ws)
     : ConvPoolOpBase(def, ws, ConvPoolKind::kConv) {
   CheckConvLayout(cp_);
+  RefuseChannelBlock(*this);
 }
 
 void ConvOp::RunOnDevice() {
@@ -211,6 +213,7 @@ ConvGradientOp::ConvGradientOp(const OperatorDef& def, Workspace* ws)
     : ConvPoolOpBase(def, ws, ConvPoolKind::kConv),
       no_bias_(GetSingleArgument<int>("no_bias", 0) != 0) {
   CheckConvLayout(cp_);
+  RefuseChannelBlock(*this);
   CheckConvGradientOutputs(cp_, no_bias_, OutputSize());
 }
 

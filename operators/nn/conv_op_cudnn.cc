@@ -33,6 +33,7 @@
 #include "gpu/cuda_context.h"
 #include "gpu/cudnn_wrappers.h"
 #include "gpu/math_gpu.h"
+#include "operators/nn/channel_block.h"
 #include "operators/nn/conv_op.h"
 #include "operators/nn/conv_pool_op_base.h"
 
@@ -61,6 +62,7 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
                     ": the CUDA convolution handles 1-D to 3-D kernels, got kernels ",
                     DimsString(cp_.kernel));
     CheckConvLayout(cp_);
+    RefuseChannelBlock(*this);
     if (cp_.legacy_pad == LegacyPadding::NOTSET) {
       for (int d = 0; d < nd; ++d) {
         if (cp_.pads[d] != cp_.pads[nd + d]) {

@@ -11,6 +11,9 @@
 // bfloat16 (every input bfloat16) runs on oneDNN's BF16 kernels with FP32 accumulation when
 // DnnlBFloat16Enabled() (dnnl_util.h): AMX or AVX512_BF16, not switched off by HALFCAF_DNNL_BF16=0;
 // on its FP32 kernels over converted copies where those are faster (bf16_kernels.h).
+// With the argument channel_block = B (operators/nn/channel_block.h) X and Y (dY and dX) are
+// channel-blocked 5-D tensors that the primitives read and write as they are (nChw<B>c): no
+// reorders. There is no default op for them, so what oneDNN cannot run is then an error.
 // Declines (HALFCAF_UNSUPPORTED, so the default op is created) for float16 inputs, for more than
 // 3 spatial dims and for NHWC other than 2-D; other dtypes arriving later (float16, mixed types,
 // bfloat16 with the BF16 kernels off), an empty tensor, or a shape oneDNN rejects (or has only
@@ -21,6 +24,7 @@
 
 #include "core/enforce.h"
 #include "operators/nn/bf16_kernels.h"
+#include "operators/nn/channel_block.h"
 #include "operators/nn/conv_dnnl_common.h"
 #include "operators/nn/conv_fusion_op.h"
 #include "operators/nn/conv_op.h"
@@ -106,6 +110,15 @@ ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_
   return d;
 }
 
+// With channel_block B: X and Y are (N, C / B, H, W, B) tensors, oneDNN's nChw<B>c.
+void BlockActivations(int64_t block, ConvDescs* d) {
+  const memory::format_tag tag = block == 16  ? memory::format_tag::nChw16c
+                                 : block == 8 ? memory::format_tag::nChw8c
+                                              : memory::format_tag::nChw4c;
+  d->src = memory::desc(d->src.dims(), d->src.data_type(), tag);
+  d->dst = memory::desc(d->dst.dims(), d->dst.data_type(), tag);
+}
+
 dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& d) {
   const memory::data_type t = dnnl_conv::ComputeType(d);
   const dnnl::convolution_forward::desc desc(
@@ -163,8 +176,27 @@ struct ForwardPrimitive {
 class ConvDnnlBase : public ConvPoolOpBase<CPUContext> {
  protected:
   ConvDnnlBase(const OperatorDef& def, Workspace* ws)
-      : ConvPoolOpBase(def, ws, ConvPoolKind::kConv) {
-    DeclineNonFloatInputs(*this, cp_);
+      : ConvPoolOpBase(def, ws, ConvPoolKind::kConv), block_(ReadChannelBlock(*this)) {
+    if (block_ == 0) {
+      DeclineNonFloatInputs(*this, cp_);
+      return;
+    }
+    // Blocked tensors have no default op to decline to.
+    HALFCAF_ENFORCE(cp_.num_spatial_dims() == 2 && cp_.order == StorageOrder::NCHW, cp_.op_label,
+                    ": channel_block needs a 2-D convolution with order NCHW");
+  }
+
+  // X's (or dY's) dims as the NCHW ones the checks and the geometry take.
+  std::vector<int64_t> Unblocked(const Tensor& t, const char* what) const {
+    return block_ == 0 ? t.dims() : UnblockedDims(t.dims(), block_, cp_.op_label, what);
+  }
+  std::vector<int64_t> Blocked(std::vector<int64_t> nchw, const char* what) const {
+    return block_ == 0 ? nchw : BlockedDimsOf(nchw, block_, cp_.op_label, what);
+  }
+  ConvDescs Descs(const ConvPoolGeometry& g, int64_t M, bool bias, memory::data_type dt) const {
+    ConvDescs d = MakeConvDescs(cp_, g, M, bias, dt);
+    if (block_ != 0) BlockActivations(block_, &d);
+    return d;
   }
 
   // The type the primitives run in: f32 when every input is float, bf16 when every input is
@@ -187,8 +219,15 @@ class ConvDnnlBase : public ConvPoolOpBase<CPUContext> {
   }
 
   // Runs the default implementation (created once, on first use).
-  void RunFallback() { fallback_.Run(def_, ws_, cp_.op_label); }
+  void RunFallback() {
+    HALFCAF_ENFORCE(block_ == 0, cp_.op_label, ": the channel-blocked layout (channel_block ",
+                    block_, ") runs on oneDNN's kernels only, and they take float32 (or bfloat16 "
+                    "with BF16 kernels) non-empty tensors; got ", DataTypeName(Input(0).dtype()),
+                    " X ", DimsString(Input(0).dims()));
+    fallback_.Run(def_, ws_, cp_.op_label);
+  }
 
+  const int64_t block_;  // channel_block: 0, or X / Y (dY / dX) are blocked
   DnnlPrepared prepared_;
 
  private:
@@ -205,10 +244,10 @@ class ConvDnnlOp final : public ConvDnnlBase {
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const bool has_bias = InputSize() == 3;
-    const ConvPoolGeometry g = Geometry(X.dims());
+    const ConvPoolGeometry g = Geometry(Unblocked(X, "X"));
     const int64_t M = CheckConvFilter(cp_, g, W.dims());
     if (has_bias) CheckConvBias(cp_, Input(2).dims(), M, W.dims());
-    Tensor* Y = Output(0, g.OutputDims(M, cp_.order));
+    Tensor* Y = Output(0, Blocked(g.OutputDims(M, cp_.order), "Y"));
     if (X.numel() == 0 || Y->numel() == 0) return RunFallback();
     SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallMacs);
     if (NeedsPrepare(X, W, *dt)) Prepare(g, M, has_bias, X, W, *dt);
@@ -231,7 +270,7 @@ class ConvDnnlOp final : public ConvDnnlBase {
   void Prepare(const ConvPoolGeometry& g, int64_t M, bool has_bias, const Tensor& X,
                const Tensor& W, memory::data_type dt) {
     try {
-      const ConvDescs d = MakeConvDescs(cp_, g, M, has_bias, dt);
+      const ConvDescs d = Descs(g, M, has_bias, dt);
       const auto pd = ForwardPd(d);
       if (dnnl_conv::ComputeType(d) != memory::data_type::f32 && IsReferenceImpl(pd)) return;
       fwd_.Build(d, pd, has_bias);
@@ -251,7 +290,9 @@ class ConvFusionDnnlOp final : public ConvDnnlBase {
   ConvFusionDnnlOp(const OperatorDef& def, Workspace* ws)
       : ConvDnnlBase(def, ws),
         type_(ReadConvFusionType(def, cp_.op_label)),
-        conv_inputs_(ConvFusionConvInputs(def, type_)) {}
+        conv_inputs_(ConvFusionConvInputs(def, type_)) {
+    HALFCAF_ENFORCE(block_ == 0, cp_.op_label, ": ConvFusion takes no channel_block");
+  }
 
   void RunOnDevice() override {
     const auto dt = KernelType();
@@ -324,9 +365,10 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const Tensor& dY = Input(2);
-    const ConvPoolGeometry g = Geometry(X.dims());
+    const std::vector<int64_t> x_dims = Unblocked(X, "X");
+    const ConvPoolGeometry g = Geometry(x_dims);
     const int64_t M = CheckConvFilter(cp_, g, W.dims());
-    CheckConvGradientDY(cp_, dY.dims(), g.OutputDims(M, cp_.order), X.dims(), W.dims());
+    CheckConvGradientDY(cp_, Unblocked(dY, "dY"), g.OutputDims(M, cp_.order), x_dims, W.dims());
     const bool compute_dx = OutputSize() == (no_bias_ ? 2 : 3);
     if (X.numel() == 0 || dY.numel() == 0) return RunFallback();
     SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallMacs);
@@ -350,7 +392,7 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
   void Prepare(const ConvPoolGeometry& g, int64_t M, bool compute_dx, const Tensor& X,
                const Tensor& W, memory::data_type dt) {
     try {
-      const ConvDescs d = MakeConvDescs(cp_, g, M, !no_bias_, dt);
+      const ConvDescs d = Descs(g, M, !no_bias_, dt);
       prepared_.usable = bwd_.Build(d, ForwardPd(d), dnnl::algorithm::convolution_direct,
                                     !no_bias_, compute_dx);
     } catch (const dnnl::error&) {

@@ -7,6 +7,7 @@
 #include "core/float_io.h"
 #include "core/gradient.h"
 #include "operators/cpu_parallel.h"
+#include "operators/nn/channel_block.h"
 
 namespace halfcaf {
 
@@ -297,6 +298,7 @@ SpatialBNOp::SpatialBNOp(const OperatorDef& def, Workspace* ws)
       momentum_(GetSingleArgument<float>("momentum", 0.9f)),
       order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
   EnforceSpatialBNForwardArgs(*this, is_test_, momentum_);
+  RefuseChannelBlock(*this);
 }
 
 bool HasRunningStat(const OperatorBase& op, int in, const char* what) {
@@ -388,16 +390,20 @@ SpatialBNGradientOp::SpatialBNGradientOp(const OperatorDef& def, Workspace* ws)
       epsilon_(ReadBNEpsilon(*this)),
       order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
   EnforceBNSingleBatch(*this);
+  RefuseChannelBlock(*this);
 }
 
 BNShape CheckBNGradientInputs(const Tensor& X, const Tensor& scale, const Tensor& dY,
-                              const Tensor& mean, const Tensor& var, bool is_test, BNOrder order) {
+                              const Tensor& mean, const Tensor& var, bool is_test, BNOrder order,
+                              int64_t channel_block) {
   EnforceFloatType(X, "X", true);  // bfloat16 on CUDA too (spatial_bn_op_cudnn.cc)
   EnforceFloatType(dY, "dY", true);
-  const std::vector<int64_t>& dims = X.dims();
+  HALFCAF_ENFORCE(dY.dims() == X.dims(), "dY must have the shape of X ", DimsString(X.dims()),
+                  ", got ", DimsString(dY.dims()));
+  const std::vector<int64_t> dims =
+      channel_block == 0 ? X.dims()
+                         : UnblockedDims(X.dims(), channel_block, "SpatialBNGradient", "X");
   const BNShape s = ComputeBNShape(dims, order);
-  HALFCAF_ENFORCE(dY.dims() == dims, "dY must have the shape of X ", DimsString(dims), ", got ",
-                  DimsString(dY.dims()));
   EnforceBNChannelParam(scale, "scale", s, dims, order);
   EnforceBNChannelParam(mean, is_test ? "mean" : "saved_mean", s, dims, order);
   EnforceBNChannelParam(var, is_test ? "var" : "saved_var (inverse std)", s, dims, order);

@@ -41,9 +41,11 @@ void EnforceBNChannelParam(const Tensor& t, const char* what, const BNShape& s,
                            const std::vector<int64_t>& x_dims, BNOrder order);
 
 // Checks SpatialBNGradient's inputs (X, scale, dY, mean or saved_mean, var or saved inverse std)
-// the same way on every device and returns X's BN shape.
+// the same way on every device and returns X's BN shape (of its NCHW dims when X and dY are
+// channel-blocked: operators/nn/channel_block.h).
 BNShape CheckBNGradientInputs(const Tensor& X, const Tensor& scale, const Tensor& dY,
-                              const Tensor& mean, const Tensor& var, bool is_test, BNOrder order);
+                              const Tensor& mean, const Tensor& var, bool is_test, BNOrder order,
+                              int64_t channel_block = 0);
 // The `epsilon` argument (default 1e-5), checked > 0.
 float ReadBNEpsilon(const OperatorBase& op);
 // Checks num_batches == 1 and 5 inputs (the multi-batch form is not supported).

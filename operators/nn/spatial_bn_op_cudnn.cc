@@ -25,6 +25,7 @@
 #include "gpu/cuda_context.h"
 #include "gpu/cudnn_wrappers.h"
 #include "gpu/math_gpu.h"
+#include "operators/nn/channel_block.h"
 #include "operators/nn/spatial_bn_op.h"
 
 namespace halfcaf {
@@ -68,6 +69,7 @@ class SpatialBNCudnnOp final : public Operator<CUDAContext> {
         momentum_(GetSingleArgument<float>("momentum", 0.9f)),
         order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
     EnforceSpatialBNForwardArgs(*this, is_test_, momentum_);
+    RefuseChannelBlock(*this);
   }
 
   void RunOnDevice() override {
@@ -167,6 +169,7 @@ class SpatialBNGradientCudnnOp final : public Operator<CUDAContext> {
         epsilon_(ReadBNEpsilon(*this)),
         order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
     EnforceBNSingleBatch(*this);
+    RefuseChannelBlock(*this);
   }
 
   void RunOnDevice() override {

@@ -11,6 +11,10 @@
 // float16, mixed types, bfloat16 with the BF16 kernels off, in-place calls and empty batches,
 // and it reports every bad input with its own messages.
 //
+// With the argument channel_block = B (operators/nn/channel_block.h) training mode also runs on
+// channel-blocked X, Y (dY, dX), oneDNN's nChw<B>c, where its kernels are as fast as on NHWC;
+// there is no default op for those, so what oneDNN cannot run is then an error.
+//
 // Results equal the default op's to rounding: oneDNN sums in float, the default op in double.
 // The gradient gets the variance back from the saved inverse std (var = 1 / inv_std^2 - epsilon;
 // oneDNN adds epsilon again).
@@ -20,6 +24,7 @@
 
 #include "core/enforce.h"
 #include "operators/dnnl_util.h"
+#include "operators/nn/channel_block.h"
 #include "operators/nn/spatial_bn_op.h"
 
 namespace halfcaf {
@@ -32,8 +37,16 @@ dnnl::normalization_flags ScaleShift() {
   return dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
 }
 
-// NHWC training SpatialBN only: the default op is made for the rest.
-void DeclineUnlessNhwcTraining(const OperatorBase& op) {
+// NHWC training SpatialBN only: the default op is made for the rest. Channel-blocked tensors
+// (channel_block) have no default op: training mode on NCHW's blocked form, or an error.
+void DeclineUnlessNhwcTraining(const OperatorBase& op, int64_t block) {
+  if (block != 0) {
+    HALFCAF_ENFORCE(op.GetSingleArgument<int>("is_test", 0) == 0 &&
+                        ParseBNOrder(op.GetSingleArgument<std::string>("order", "NCHW")) ==
+                            BNOrder::NCHW,
+                    op.type(), ": channel_block needs training mode (is_test 0) and order NCHW");
+    return;
+  }
   if (op.GetSingleArgument<int>("is_test", 0) != 0) {
     HALFCAF_UNSUPPORTED(op.type(), ": the DNNL engine runs training mode only");
   }
@@ -43,18 +56,24 @@ void DeclineUnlessNhwcTraining(const OperatorBase& op) {
   }
 }
 
-// f32 / bf16 for X (and dY) of one type with 4 dims and elements; nullopt otherwise.
-std::optional<memory::data_type> BNKernelType(const Tensor& X, const Tensor* dY) {
+// f32 / bf16 for X (and dY) of one type with 4 dims (5 when blocked) and elements; nullopt
+// otherwise.
+std::optional<memory::data_type> BNKernelType(const Tensor& X, const Tensor* dY, int64_t block) {
   if (dY != nullptr && dY->dtype() != X.dtype()) return std::nullopt;
-  if (X.ndim() != 4 || X.numel() == 0) return std::nullopt;
+  if (X.ndim() != (block == 0 ? 4 : 5) || X.numel() == 0) return std::nullopt;
   if (X.dtype() == DataType::FLOAT) return memory::data_type::f32;
   if (X.dtype() == DataType::BFLOAT16 && DnnlBFloat16Enabled()) return memory::data_type::bf16;
   return std::nullopt;
 }
 
-// NHWC X (N, H, W, C) in oneDNN's logical (N, C, H, W) order.
-memory::desc NhwcDesc(const std::vector<int64_t>& d, memory::data_type dt) {
-  return memory::desc({d[0], d[3], d[1], d[2]}, dt, memory::format_tag::nhwc);
+// NHWC X (N, H, W, C) in oneDNN's logical (N, C, H, W) order, or with `block` the NCHW dims of
+// a blocked X (nChw<block>c).
+memory::desc DataDesc(const std::vector<int64_t>& d, memory::data_type dt, int64_t block) {
+  if (block == 0) return memory::desc({d[0], d[3], d[1], d[2]}, dt, memory::format_tag::nhwc);
+  const memory::format_tag tag = block == 16  ? memory::format_tag::nChw16c
+                                 : block == 8 ? memory::format_tag::nChw8c
+                                              : memory::format_tag::nChw4c;
+  return memory::desc({d[0], d[1], d[2], d[3]}, dt, tag);
 }
 
 memory::desc ChannelDesc(int64_t C) {
@@ -69,12 +88,24 @@ memory Bound(const memory::desc& desc, const void* data) {
 class BNDnnlBase : public Operator<CPUContext> {
  protected:
   BNDnnlBase(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws), epsilon_(ReadBNEpsilon(*this)) {
-    DeclineUnlessNhwcTraining(*this);
+      : Operator(def, ws), epsilon_(ReadBNEpsilon(*this)), block_(ReadChannelBlock(*this)) {
+    DeclineUnlessNhwcTraining(*this, block_);
   }
-  void RunFallback() { fallback_.Run(def_, ws_, type()); }
+  void RunFallback() {
+    HALFCAF_ENFORCE(block_ == 0, type(), ": the channel-blocked layout (channel_block ", block_,
+                    ") runs on oneDNN's batch normalization only, which takes a float32 (or "
+                    "bfloat16 with BF16 kernels) non-empty X not written in place; got ",
+                    DataTypeName(Input(0).dtype()), " X ", DimsString(Input(0).dims()));
+    fallback_.Run(def_, ws_, type());
+  }
+  // X's dims as the checks take them: NHWC as it is, blocked as NCHW.
+  std::vector<int64_t> CheckedDims(const Tensor& X) const {
+    return block_ == 0 ? X.dims() : UnblockedDims(X.dims(), block_, type(), "X");
+  }
+  BNOrder Order() const { return block_ == 0 ? BNOrder::NHWC : BNOrder::NCHW; }
 
   float epsilon_;
+  const int64_t block_;  // channel_block: 0 (NHWC), or X, Y (dY, dX) blocked
   DnnlPrepared prepared_;
 
  private:
@@ -90,21 +121,21 @@ class SpatialBNDnnlOp final : public BNDnnlBase {
 
   void RunOnDevice() override {
     const Tensor& X = Input(0);
-    const auto dt = BNKernelType(X, nullptr);
+    const auto dt = BNKernelType(X, nullptr, block_);
     if (!dt || IsInputOutputAlias(0, 0)) return RunFallback();
-    const std::vector<int64_t> dims = X.dims();
-    const BNShape s = ComputeBNShape(dims, BNOrder::NHWC);
+    const std::vector<int64_t> dims = CheckedDims(X);
+    const BNShape s = ComputeBNShape(dims, Order());
     const Tensor& scale = Input(1);
     const Tensor& bias = Input(2);
-    EnforceBNChannelParam(scale, "scale", s, dims, BNOrder::NHWC);
-    EnforceBNChannelParam(bias, "bias", s, dims, BNOrder::NHWC);
+    EnforceBNChannelParam(scale, "scale", s, dims, Order());
+    EnforceBNChannelParam(bias, "bias", s, dims, Order());
     if (prepared_.Changed(X.dims(), *dt)) Prepare(dims, *dt);
     if (!prepared_.usable) return RunFallback();
 
     const int64_t C = s.C;
     mean_.resize(C);
     var_.resize(C);
-    Tensor* Y = Output(0, dims);
+    Tensor* Y = Output(0, X.dims());
     try {
       prim_.Execute({{DNNL_ARG_SRC, Bound(data_, X.raw_data())},
                                    {DNNL_ARG_DST, Bound(data_, Y->raw_mutable_data(X.dtype()))},
@@ -126,7 +157,7 @@ class SpatialBNDnnlOp final : public BNDnnlBase {
  private:
   void Prepare(const std::vector<int64_t>& dims, memory::data_type dt) {
     try {
-      data_ = NhwcDesc(dims, dt);
+      data_ = DataDesc(dims, dt, block_);
       const dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_training, data_,
                                                          epsilon_, ScaleShift());
       const dnnl::batch_normalization_forward::primitive_desc pd(desc, DnnlAttr(), DnnlEngine());
@@ -157,11 +188,11 @@ class SpatialBNGradientDnnlOp final : public BNDnnlBase {
     const Tensor& dY = Input(2);
     const Tensor& saved_mean = Input(3);
     const Tensor& saved_inv_std = Input(4);
-    const auto dt = BNKernelType(X, &dY);
+    const auto dt = BNKernelType(X, &dY, block_);
     if (!dt || IsInputOutputAlias(2, 0)) return RunFallback();
-    const BNShape s =
-        CheckBNGradientInputs(X, scale, dY, saved_mean, saved_inv_std, false, BNOrder::NHWC);
-    if (prepared_.Changed(X.dims(), *dt)) Prepare(X.dims(), *dt);
+    const BNShape s = CheckBNGradientInputs(X, scale, dY, saved_mean, saved_inv_std, false,
+                                            Order(), block_);
+    if (prepared_.Changed(X.dims(), *dt)) Prepare(CheckedDims(X), *dt);
     if (!prepared_.usable) return RunFallback();
 
     const int64_t C = s.C;
@@ -195,7 +226,7 @@ class SpatialBNGradientDnnlOp final : public BNDnnlBase {
  private:
   void Prepare(const std::vector<int64_t>& dims, memory::data_type dt) {
     try {
-      data_ = NhwcDesc(dims, dt);
+      data_ = DataDesc(dims, dt, block_);
       const dnnl::batch_normalization_forward::desc fdesc(dnnl::prop_kind::forward_training,
                                                           data_, epsilon_, ScaleShift());
       const dnnl::batch_normalization_forward::primitive_desc fwd(fdesc, DnnlEngine());

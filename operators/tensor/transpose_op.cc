@@ -170,6 +170,13 @@ void TransposeBytes(const std::vector<int64_t>& x_dims, const std::vector<int>& 
   }
 }
 
+OpCost ElementMoveCost(const OperatorDef&, const std::vector<TensorShape>& in) {
+  OpCost c;
+  c.bytes_read = static_cast<double>(in.at(0).numel()) * DataTypeSize(in[0].dtype);
+  c.bytes_written = c.bytes_read;
+  return c;
+}
+
 TransposeOp::TransposeOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws), axes_(GetRepeatedArgument<int>("axes")) {
   CheckPermutation(axes_);
@@ -219,13 +226,6 @@ class GetOrderSwitchGradient : public GradientMakerBase {
   }
 };
 
-OpCost MoveCost(const OperatorDef&, const std::vector<TensorShape>& in) {
-  OpCost c;
-  c.bytes_read = static_cast<double>(in.at(0).numel()) * DataTypeSize(in[0].dtype);
-  c.bytes_written = c.bytes_read;
-  return c;
-}
-
 template <bool to_channels_last>
 std::vector<TensorShape> OrderSwitchShape(const OperatorDef&, const std::vector<TensorShape>& in) {
   const int nd = static_cast<int>(in[0].dims.size());
@@ -251,7 +251,7 @@ OPERATOR_SCHEMA(Transpose)
       CheckPermutation(axes);
       return std::vector<TensorShape>{{TransposeDims(in[0].dims, axes), in[0].dtype}};
     })
-    .CostInferenceFunction(MoveCost)
+    .CostInferenceFunction(ElementMoveCost)
     .SetDoc("Permutes the dims of X: Y.dims[i] = X.dims[axes[i]]. Without `axes` the dims are "
             "reversed. Any data type. Gradient: Transpose with the inverse permutation.")
     .Arg("axes", "ints: a permutation of 0..ndim-1; empty or absent reverses the dims")
@@ -262,7 +262,7 @@ OPERATOR_SCHEMA(NCHW2NHWC)
     .NumInputs(1)
     .NumOutputs(1)
     .TensorInferenceFunction(OrderSwitchShape<true>)
-    .CostInferenceFunction(MoveCost)
+    .CostInferenceFunction(ElementMoveCost)
     .SetDoc("Moves the channel dim last: (N, C, H, W) -> (N, H, W, C). Inputs with other numbers "
             "of spatial dims (ndim >= 3) work the same way. Any data type.")
     .Input(0, "X", "(N, C, H, W)")
@@ -272,7 +272,7 @@ OPERATOR_SCHEMA(NHWC2NCHW)
     .NumInputs(1)
     .NumOutputs(1)
     .TensorInferenceFunction(OrderSwitchShape<false>)
-    .CostInferenceFunction(MoveCost)
+    .CostInferenceFunction(ElementMoveCost)
     .SetDoc("Moves the channel dim to position 1: (N, H, W, C) -> (N, C, H, W). Inputs with "
             "other numbers of spatial dims (ndim >= 3) work the same way. Any data type.")
     .Input(0, "X", "(N, H, W, C)")

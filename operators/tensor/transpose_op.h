@@ -10,6 +10,7 @@
 
 #include <vector>
 
+#include "core/op_schema.h"
 #include "core/operator.h"
 
 namespace halfcaf {
@@ -25,6 +26,9 @@ std::vector<int64_t> TransposeDims(const std::vector<int64_t>& dims, const std::
 // y = transpose(x) for elements of `item_size` bytes (1, 2, 4 or 8).
 void TransposeBytes(const std::vector<int64_t>& x_dims, const std::vector<int>& axes,
                     size_t item_size, const void* x, void* y);
+
+// The cost of an op that moves its input's elements once (a transpose, a layout change).
+OpCost ElementMoveCost(const OperatorDef& def, const std::vector<TensorShape>& in);
 
 class TransposeOp final : public Operator<CPUContext> {
  public:

@@ -17,9 +17,12 @@ namespace {
 // (CreateMutex: a host object, not a tensor), checkpoint I/O and host-side debugging output.
 // ConvFusion is written only by the CPU inference plan (models/inference_optimize.h), which
 // leaves CUDA nets alone; a cuDNN conv-bias-activation version waits for a GPU to test it on.
+// NCHW2NCHWc / NCHWc2NCHW convert to and from oneDNN's channel-blocked layout, which only the CPU
+// training rewrite writes (models/channels_last.h); cuDNN has no use for it.
 const std::set<std::string> kCpuOnly = {
     "DataInput", "CreateDB", "TensorProtosDBInput", "Iter",     "AtomicIter",
     "CreateMutex", "Save",   "Load",                "Print",    "Summarize", "ConvFusion",
+    "NCHW2NCHWc", "NCHWc2NCHW",
 };
 // CPU-only in builds with Gloo (as in Caffe2, whose Allgather has no CUDA version); absent without.
 const std::set<std::string> kCpuOnlyWhenPresent = {"Allgather"};

@@ -1,0 +1,53 @@
+// The argument `channel_block` of Conv, ConvGradient, SpatialBN and
+// SpatialBNGradient: B > 0 means the activations (X, Y, dY, dX) are
+// channel-blocked 5-D tensors (N, C / B, H, W, B)
+// (operators/tensor/channel_block_op.cc), the layout oneDNN's FP32 kernels
+// compute in. Only the DNNL engine's operators read it; the others refuse it
+// with one clear error rather than misread the 5-D tensors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/enforce.h"
+#include "core/operator.h"
+
+namespace halfcaf {
+
+// 0 (plain layout) or B, one of 4, 8, 16 (oneDNN's nChw4c / nChw8c / nChw16c).
+inline int64_t ReadChannelBlock(const OperatorBase& op) {
+  const int64_t b = op.GetSingleArgument<int64_t>("channel_block", 0);
+  HALFCAF_ENFORCE(b == 0 || b == 4 || b == 8 || b == 16, op.type(),
+                  ": argument channel_block must be 0, 4, 8 or 16, got ", b);
+  return b;
+}
+
+// For the operators that compute on plain layouts only.
+inline void RefuseChannelBlock(const OperatorBase& op) {
+  HALFCAF_ENFORCE(ReadChannelBlock(op) == 0, op.type(),
+                  ": argument channel_block (channel-blocked activations) needs the DNNL "
+                  "engine "
+                  "(oneDNN) on CPU; this operator computes on NCHW / NHWC tensors");
+}
+
+// A blocked tensor's (N, C / B, H, W, B) dims as (N, C, H, W); `what` names it
+// in the error.
+inline std::vector<int64_t> UnblockedDims(const std::vector<int64_t>& d, int64_t block,
+                                          const std::string& op, const char* what) {
+  HALFCAF_ENFORCE(d.size() == 5 && d[4] == block, op, ": ", what,
+                  " must be channel-blocked, (N, "
+                  "C / ",
+                  block, ", H, W, ", block, "), got ", DimsString(d));
+  return {d[0], d[1] * block, d[2], d[3]};
+}
+
+// (N, C, H, W) as blocked dims; C must be a multiple of the block.
+inline std::vector<int64_t> BlockedDimsOf(const std::vector<int64_t>& d, int64_t block,
+                                          const std::string& op, const char* what) {
+  HALFCAF_ENFORCE(d.size() == 4 && d[1] % block == 0, op, ": ", what, " ", DimsString(d),
+                  " cannot be channel-blocked by ", block);
+  return {d[0], d[1] / block, d[2], d[3], block};
+}
+
+}  // namespace halfcaf

@@ -1,0 +1,202 @@
+// Channel-blocked activations (operators/nn/channel_block.h): NCHW2NCHWc /
+// NCHWc2NCHW move every element where oneDNN's nChw<B>c puts it and back; Conv,
+// ConvGradient, SpatialBN and SpatialBNGradient with channel_block (DNNL
+// engine) give what the same ops give on NCHW; the operators without a blocked
+// path refuse the argument.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/argument.h"
+#include "core/workspace.h"
+#include "tests/util/op_test_util.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+bool HaveDnnl() { return OperatorRegistry::Find(DeviceType::CPU, "Conv", "DNNL") != nullptr; }
+
+void RunOnce(Workspace* ws, const std::string& type, const std::vector<std::string>& in,
+             const std::vector<std::string>& out, std::vector<Argument> args = {}) {
+  CreateOperator(MakeOperatorDef(type, "", in, out, std::move(args)), ws)->Run(0);
+}
+
+void ToBlocked(Workspace* ws, const std::string& from, const std::string& to, int64_t block) {
+  RunOnce(ws, "NCHW2NCHWc", {from}, {to}, {MakeArgument("block", block)});
+}
+void ToPlain(Workspace* ws, const std::string& from, const std::string& to, int64_t block) {
+  RunOnce(ws, "NCHWc2NCHW", {from}, {to}, {MakeArgument("block", block)});
+}
+
+void ExpectClose(const Workspace& ws, const std::string& got, const std::string& want,
+                 float tol = 1e-5f) {
+  EXPECT_EQ(ws.GetTensor(got).dims(), ws.GetTensor(want).dims()) << got;
+  ExpectNear(ToFloatVector(ws.GetTensor(got)), ToFloatVector(ws.GetTensor(want)), tol, tol, got);
+}
+
+TEST(ChannelBlockTest, ConversionPutsEachElementInItsBlock) {
+  Workspace ws;
+  const int64_t N = 2, C = 16, H = 3, W = 5, B = 8;
+  SetInput(&ws, "X", RandomTensor({N, C, H, W}, 1));
+  ToBlocked(&ws, "X", "Xb", B);
+  const Tensor& xb = ws.GetTensor("Xb");
+  ASSERT_EQ(xb.dims(), (std::vector<int64_t>{N, C / B, H, W, B}));
+  const float* x = ws.GetTensor("X").data<float>();
+  const float* b = xb.data<float>();
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t c = 0; c < C; ++c) {
+      for (int64_t h = 0; h < H; ++h) {
+        for (int64_t w = 0; w < W; ++w) {
+          const float want = x[((n * C + c) * H + h) * W + w];
+          ASSERT_EQ(b[(((n * (C / B) + c / B) * H + h) * W + w) * B + c % B], want);
+        }
+      }
+    }
+  }
+  ToPlain(&ws, "Xb", "X2", B);
+  EXPECT_EQ(ToFloatVector(ws.GetTensor("X2")), ToFloatVector(ws.GetTensor("X")));
+}
+
+TEST(ChannelBlockTest, ConversionErrorsNameTheProblem) {
+  Workspace ws;
+  SetInput(&ws, "X", RandomTensor({2, 12, 3, 3}, 1));
+  SetInput(&ws, "X5", RandomTensor({2, 3, 3, 3, 4}, 2));
+  auto error = [&](const std::string& type, const std::string& in, int64_t block) {
+    try {
+      RunOnce(&ws, type, {in}, {"Y"}, {MakeArgument("block", block)});
+    } catch (const EnforceNotMet& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("NCHW2NCHWc", "X", 8).find("cannot be channel-blocked by 8"), std::string::npos);
+  EXPECT_NE(error("NCHW2NCHWc", "X", 0).find("'block'"), std::string::npos);
+  EXPECT_NE(error("NCHW2NCHWc", "X5", 4).find("cannot be channel-blocked"), std::string::npos);
+  EXPECT_NE(error("NCHWc2NCHW", "X5", 8).find("must be channel-blocked"), std::string::npos);
+  EXPECT_NE(error("NCHWc2NCHW", "X", 4).find("must be channel-blocked"), std::string::npos);
+}
+
+struct ConvCase {
+  int64_t N, C, H, W, M, k, stride, pad;
+  bool bias;
+};
+
+std::vector<Argument> ConvArgs(const ConvCase& c, int64_t block) {
+  std::vector<Argument> a = {MakeArgument("kernel", static_cast<int>(c.k)),
+                             MakeArgument("stride", static_cast<int>(c.stride)),
+                             MakeArgument("pad", static_cast<int>(c.pad))};
+  if (!c.bias) a.push_back(MakeArgument("no_bias", 1));
+  if (block != 0) a.push_back(MakeArgument("channel_block", block));
+  return a;
+}
+
+TEST(ChannelBlockTest, ConvAndGradientMatchNchw) {
+  if (!HaveDnnl()) GTEST_SKIP() << "built without oneDNN";
+  const std::vector<ConvCase> cases = {{2, 16, 9, 7, 32, 3, 1, 1, true},
+                                       {3, 32, 8, 8, 16, 1, 2, 0, false},
+                                       {1, 64, 5, 6, 64, 3, 2, 1, false}};
+  for (int64_t B : {16, 8}) {
+    for (const ConvCase& c : cases) {
+      SCOPED_TRACE(::testing::Message() << "block " << B << " C " << c.C << " M " << c.M);
+      Workspace ws;
+      SetInput(&ws, "X", RandomTensor({c.N, c.C, c.H, c.W}, 3));
+      SetInput(&ws, "W", RandomTensor({c.M, c.C, c.k, c.k}, 4));
+      std::vector<std::string> in = {"X", "W"}, in_b = {"Xb", "W"};
+      if (c.bias) {
+        SetInput(&ws, "b", RandomTensor({c.M}, 5));
+        in.push_back("b");
+        in_b.push_back("b");
+      }
+      RunOnce(&ws, "Conv", in, {"Y"}, ConvArgs(c, 0));
+      ToBlocked(&ws, "X", "Xb", B);
+      RunOnce(&ws, "Conv", in_b, {"Yb"}, ConvArgs(c, B));
+      ToPlain(&ws, "Yb", "Y2", B);
+      ExpectClose(ws, "Y2", "Y");
+
+      SetInput(&ws, "dY", RandomTensor(ws.GetTensor("Y").dims(), 6));
+      ToBlocked(&ws, "dY", "dYb", B);
+      std::vector<std::string> out = {"dW", "dX"}, out_b = {"dW2", "dXb"};
+      if (c.bias) {
+        out.insert(out.begin() + 1, "db");
+        out_b.insert(out_b.begin() + 1, "db2");
+      }
+      RunOnce(&ws, "ConvGradient", {"X", "W", "dY"}, out, ConvArgs(c, 0));
+      RunOnce(&ws, "ConvGradient", {"Xb", "W", "dYb"}, out_b, ConvArgs(c, B));
+      ToPlain(&ws, "dXb", "dX2", B);
+      ExpectClose(ws, "dX2", "dX");
+      ExpectClose(ws, "dW2", "dW", 1e-4f);
+      if (c.bias) ExpectClose(ws, "db2", "db", 1e-4f);
+    }
+  }
+}
+
+TEST(ChannelBlockTest, SpatialBNAndGradientMatchNchw) {
+  if (!HaveDnnl()) GTEST_SKIP() << "built without oneDNN";
+  for (int64_t B : {16, 8}) {
+    SCOPED_TRACE(::testing::Message() << "block " << B);
+    Workspace ws;
+    const int64_t N = 4, C = 32, H = 5, W = 6;
+    SetInput(&ws, "X", RandomTensor({N, C, H, W}, 7, -2.f, 3.f));
+    SetInput(&ws, "scale", RandomTensor({C}, 8));
+    SetInput(&ws, "bias", RandomTensor({C}, 9));
+    for (const char* s : {"rm", "rm2"}) SetInput(&ws, s, RandomTensor({C}, 10));
+    for (const char* s : {"rv", "rv2"}) SetInput(&ws, s, RandomTensor({C}, 11, 0.5f, 1.5f));
+    RunOnce(&ws, "SpatialBN", {"X", "scale", "bias", "rm", "rv"}, {"Y", "rm", "rv", "sm", "si"},
+            {MakeArgument("is_test", 0)});
+    ToBlocked(&ws, "X", "Xb", B);
+    RunOnce(&ws, "SpatialBN", {"Xb", "scale", "bias", "rm2", "rv2"},
+            {"Yb", "rm2", "rv2", "sm2", "si2"},
+            {MakeArgument("is_test", 0), MakeArgument("channel_block", B)});
+    ToPlain(&ws, "Yb", "Y2", B);
+    ExpectClose(ws, "Y2", "Y", 1e-4f);
+    for (const auto& [got, want] : std::map<std::string, std::string>{
+             {"rm2", "rm"}, {"rv2", "rv"}, {"sm2", "sm"}, {"si2", "si"}}) {
+      ExpectClose(ws, got, want, 1e-4f);
+    }
+    SetInput(&ws, "dY", RandomTensor({N, C, H, W}, 12));
+    ToBlocked(&ws, "dY", "dYb", B);
+    RunOnce(&ws, "SpatialBNGradient", {"X", "scale", "dY", "sm", "si"}, {"dX", "ds", "db"});
+    RunOnce(&ws, "SpatialBNGradient", {"Xb", "scale", "dYb", "sm", "si"}, {"dXb", "ds2", "db2"},
+            {MakeArgument("channel_block", B)});
+    ToPlain(&ws, "dXb", "dX2", B);
+    ExpectClose(ws, "dX2", "dX", 1e-4f);
+    ExpectClose(ws, "ds2", "ds", 1e-4f);
+    ExpectClose(ws, "db2", "db", 1e-4f);
+  }
+}
+
+TEST(ChannelBlockTest, OperatorsWithoutABlockedPathRefuseIt) {
+  Workspace ws;
+  SetInput(&ws, "X", RandomTensor({1, 1, 4, 4, 16}, 1));
+  SetInput(&ws, "W", RandomTensor({16, 16, 1, 1}, 2));
+  const std::vector<Argument> args = {MakeArgument("kernel", 1), MakeArgument("channel_block", 16)};
+  for (const std::string type : {"Conv", "ConvGradient"}) {
+    const OperatorCreator* plain = OperatorRegistry::Find(DeviceType::CPU, type, "");
+    ASSERT_NE(plain, nullptr);
+    const std::vector<std::string> out =
+        type == "Conv" ? std::vector<std::string>{"Y"} : std::vector<std::string>{"dW", "db"};
+    try {
+      (*plain)(MakeOperatorDef(type, "", {"X", "W"}, out, args), &ws);
+      ADD_FAILURE() << type << " accepted channel_block";
+    } catch (const EnforceNotMet& e) {
+      EXPECT_NE(std::string(e.what()).find("needs the DNNL engine"), std::string::npos) << e.what();
+    }
+  }
+  if (HaveDnnl()) {  // a bad block size is one clear error on the DNNL operator
+                     // too
+    try {
+      RunOnce(&ws, "Conv", {"X", "W"}, {"Y"},
+              {MakeArgument("kernel", 1), MakeArgument("channel_block", 12)});
+      ADD_FAILURE() << "channel_block 12 accepted";
+    } catch (const EnforceNotMet& e) {
+      EXPECT_NE(std::string(e.what()).find("must be 0, 4, 8 or 16"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
