@@ -9,6 +9,7 @@
 #include "core/enforce.h"
 #include "models/op_types.h"
 #include "operators/nn/bf16_kernels.h"
+#include "operators/nn/channel_block.h"
 
 namespace halfcaf {
 
@@ -18,6 +19,14 @@ const std::set<std::string>& UnaryElementwise() {
   static const std::set<std::string> types = {
       "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "Dropout", "Clip", "Scale", "Copy",
       "StopGradient", "FloatToHalf", "HalfToFloat", "FloatToBFloat16", "BFloat16ToFloat"};
+  return types;
+}
+
+// Element-wise ops on channel-blocked tensors: not Dropout (its random mask would fall on other
+// elements than on NCHW) nor the casts (the blocked layout is for FP32 nets).
+const std::set<std::string>& BlockedUnaryElementwise() {
+  static const std::set<std::string> types = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu",
+                                              "Clip", "Scale", "Copy", "StopGradient"};
   return types;
 }
 
@@ -59,12 +68,50 @@ std::vector<int64_t> ToNhwcDims(const std::vector<int64_t>& d) {
   return {d[0], d[2], d[3], d[1]};
 }
 
+// On the CPU's default engines (CreateOperator prefers DNNL there).
+bool OnCpu(const OperatorDef& op) {
+  return !op.has_device_option() || op.device_option().device_type() == 0;
+}
+
+// A convolution the channel-blocked rewrite converts: Conv / Conv2D, NCHW, on the CPU, one group,
+// a 2-D filter whose known shape (M, C, kH, kW) has M and C multiples of `block`.
+bool IsBlockableConv(const OperatorDef& op, int64_t block,
+                     const std::map<std::string, std::vector<int64_t>>& param_dims) {
+  if (op.type() != "Conv" && op.type() != "Conv2D") return false;
+  if (op.input_size() < 2 || op.output_size() != 1 || Order(op) != "NCHW" || !OnCpu(op)) {
+    return false;
+  }
+  if (ArgumentHelper(op).GetSingleArgument<int>("group", 1) != 1) return false;
+  auto w = param_dims.find(op.input(1));
+  if (w == param_dims.end() || w->second.size() != 4) return false;
+  return w->second[0] % block == 0 && w->second[1] % block == 0;
+}
+
+// A training-mode SpatialBN the channel-blocked rewrite converts (its input already blocked):
+// not in place (the blocked kernels write a new tensor).
+bool IsBlockableBN(const OperatorDef& op) {
+  const ArgumentHelper a(op);
+  return op.type() == "SpatialBN" && op.input_size() >= 1 && op.output_size() >= 1 &&
+         op.input(0) != op.output(0) && Order(op) == "NCHW" && OnCpu(op) &&
+         a.GetSingleArgument<int>("is_test", 0) == 0;
+}
+
+// A NumPy-broadcasting element-wise op (not Caffe2's legacy axis / broadcast form, whose axis
+// counts NCHW dims).
+bool HasLegacyBroadcast(const OperatorDef& op) {
+  const ArgumentHelper a(op);
+  return a.HasArgument("broadcast") || a.HasArgument("axis");
+}
+
 // Where each blob's current value is: under its own name in NCHW (`nchw`), in its NHWC blob
 // (`nhwc`), or both. Blobs the net has not written are external inputs: NCHW.
 class Rewriter {
  public:
-  Rewriter(const NetDef& forward, std::map<std::string, std::vector<int64_t>>* dims)
-      : dims_(dims) {
+  // block 0: NHWC; block B: channel-blocked, with the filters' shapes in `param_dims`.
+  Rewriter(const NetDef& forward, std::map<std::string, std::vector<int64_t>>* dims,
+           int64_t block = 0,
+           const std::map<std::string, std::vector<int64_t>>* param_dims = nullptr)
+      : dims_(dims), block_(block), param_dims_(param_dims) {
     for (const auto& op : forward.op()) {
       for (const auto& b : op.input()) names_.insert(b);
       for (const auto& b : op.output()) names_.insert(b);
@@ -92,17 +139,31 @@ class Rewriter {
   bool Has(const std::string& b) const { return place_.count(b) > 0; }
   bool InNhwc(const std::string& b) const { return Has(b) && place_.at(b).nhwc; }
 
+  // The name of b's NHWC (or blocked) blob.
   const std::string& NhwcName(const std::string& b) {
     auto it = nhwc_name_.find(b);
     if (it != nhwc_name_.end()) return it->second;
-    std::string name = ChannelsLastName(b);
+    std::string name = block_ == 0 ? ChannelsLastName(b) : ChannelBlockedName(b);
     while (names_.count(name)) name += "_";
     names_.insert(name);
     if (dims_ != nullptr) {
       auto d = dims_->find(b);
-      if (d != dims_->end() && d->second.size() == 4) (*dims_)[name] = ToNhwcDims(d->second);
+      if (d != dims_->end() && d->second.size() == 4) {
+        (*dims_)[name] = block_ == 0 ? ToNhwcDims(d->second)
+                                     : std::vector<int64_t>{d->second[0], d->second[1] / block_,
+                                                            d->second[2], d->second[3], block_};
+      }
     }
     return nhwc_name_[b] = name;
+  }
+
+  // NCHW2NHWC / NHWC2NCHW, or the blocked layout's NCHW2NCHWc / NCHWc2NCHW.
+  OperatorDef LayoutChange(bool to_layout, const std::string& from, const std::string& to) const {
+    if (block_ == 0) {
+      return MakeOperatorDef(to_layout ? "NCHW2NHWC" : "NHWC2NCHW", "", {from}, {to});
+    }
+    return MakeOperatorDef(to_layout ? "NCHW2NCHWc" : "NCHWc2NCHW", "", {from}, {to},
+                           {MakeArgument("block", block_)});
   }
 
   void Emit(const OperatorDef& op) { *r_->net.add_op() = op; }
@@ -110,7 +171,7 @@ class Rewriter {
   // Makes b's NHWC blob current (b's value is in NCHW only).
   void ToNhwc(const std::string& b) {
     if (InNhwc(b)) return;
-    Emit(MakeOperatorDef("NCHW2NHWC", "", {b}, {NhwcName(b)}));
+    Emit(LayoutChange(true, b, NhwcName(b)));
     ++r_->transposes;
     place_[b].nhwc = true;
   }
@@ -118,7 +179,7 @@ class Rewriter {
   void ToNchw(const std::string& b) {
     Place& p = place_[b];
     if (p.nchw) return;
-    Emit(MakeOperatorDef("NHWC2NCHW", "", {NhwcName(b)}, {b}));
+    Emit(LayoutChange(false, NhwcName(b), b));
     ++r_->transposes;
     p.nchw = true;
   }
@@ -127,6 +188,7 @@ class Rewriter {
   void WroteNchw(const std::string& b) { place_[b] = Place{true, false}; }
 
   void Rewrite(const OperatorDef& op) {
+    if (block_ != 0) return RewriteBlocked(op);
     const std::string& t = op.type();
     bool all_nhwc = op.input_size() > 0;
     for (const auto& in : op.input()) all_nhwc &= InNhwc(in);
@@ -137,19 +199,48 @@ class Rewriter {
                Order(op) == "NCHW") {
       ConvertLayoutOp(op, 1);  // X; SpatialBN's scale, bias and statistics are per channel
     } else if (all_nhwc && (UnaryElementwise().count(t) || NaryElementwise().count(t))) {
-      OperatorDef o = op;
-      for (int i = 0; i < o.input_size(); ++i) o.set_input(i, NhwcName(op.input(i)));
-      for (int i = 0; i < o.output_size(); ++i) o.set_output(i, NhwcName(op.output(i)));
-      Emit(o);
-      for (const auto& out : op.output()) WroteNhwc(out);
-      ++r_->converted_ops;
+      ConvertElementwise(op);
     } else {
-      for (const auto& in : op.input()) {
-        if (Has(in)) ToNchw(in);
-      }
-      Emit(op);
-      for (const auto& out : op.output()) WroteNchw(out);
+      KeepNchw(op);
     }
+  }
+
+  // The channel-blocked rewrite: convolutions that take it, then training SpatialBN and
+  // element-wise ops whose inputs are all blocked.
+  void RewriteBlocked(const OperatorDef& op) {
+    const std::string& t = op.type();
+    bool all_blocked = op.input_size() > 0;
+    for (const auto& in : op.input()) all_blocked &= InNhwc(in);
+    if (IsBlockableConv(op, block_, *param_dims_)) {
+      ConvertLayoutOp(op, 1);  // X; the filter and the bias stay as they are
+      ++r_->converted_convs;
+    } else if (IsBlockableBN(op) && InNhwc(op.input(0))) {
+      ConvertLayoutOp(op, 1);
+    } else if (all_blocked && OnCpu(op) &&
+               (BlockedUnaryElementwise().count(t) ||
+                (NaryElementwise().count(t) && !HasLegacyBroadcast(op)))) {
+      ConvertElementwise(op);
+    } else {
+      KeepNchw(op);
+    }
+  }
+
+  // Every input and output in the layout, under its layout name.
+  void ConvertElementwise(const OperatorDef& op) {
+    OperatorDef o = op;
+    for (int i = 0; i < o.input_size(); ++i) o.set_input(i, NhwcName(op.input(i)));
+    for (int i = 0; i < o.output_size(); ++i) o.set_output(i, NhwcName(op.output(i)));
+    Emit(o);
+    for (const auto& out : op.output()) WroteNhwc(out);
+    ++r_->converted_ops;
+  }
+
+  void KeepNchw(const OperatorDef& op) {
+    for (const auto& in : op.input()) {
+      if (Has(in)) ToNchw(in);
+    }
+    Emit(op);
+    for (const auto& out : op.output()) WroteNchw(out);
   }
 
   // A layout-aware op in NHWC: its first `nhwc_inputs` inputs read NHWC blobs, its first output
@@ -166,7 +257,11 @@ class Rewriter {
       }
     }
     o.set_output(0, NhwcName(op.output(0)));
-    SetArgument(&o, "order", std::string("NHWC"));
+    if (block_ == 0) {
+      SetArgument(&o, "order", std::string("NHWC"));
+    } else {
+      SetArgument(&o, "channel_block", block_);
+    }
     Emit(o);
     WroteNhwc(op.output(0));
     for (int i = 1; i < op.output_size(); ++i) WroteNchw(op.output(i));
@@ -174,6 +269,8 @@ class Rewriter {
   }
 
   std::map<std::string, std::vector<int64_t>>* dims_;
+  int64_t block_ = 0;
+  const std::map<std::string, std::vector<int64_t>>* param_dims_ = nullptr;
   std::set<std::string> names_;
   std::map<std::string, std::string> nhwc_name_;
   std::map<std::string, Place> place_;  // blobs the rewritten net has seen
@@ -184,6 +281,8 @@ class Rewriter {
 
 std::string ChannelsLastName(const std::string& blob) { return blob + "_nhwc"; }
 
+std::string ChannelBlockedName(const std::string& blob) { return blob + "_blocked"; }
+
 bool ResolveChannelsLast(const std::string& setting, DataType precision, DeviceType device,
                          const std::string& order) {
   HALFCAF_ENFORCE(setting == "auto" || setting == "on" || setting == "off",
@@ -193,10 +292,38 @@ bool ResolveChannelsLast(const std::string& setting, DataType precision, DeviceT
          CpuBFloat16KernelsEnabled() && CpuBFloat16ConvMath().in_bfloat16;
 }
 
+int64_t ResolveChannelBlock(const std::string& setting, DataType precision, DeviceType device,
+                            const std::string& order, bool channels_last) {
+  HALFCAF_ENFORCE(setting == "auto" || setting == "on" || setting == "off",
+                  "blocked_layout must be auto, on or off, got '", setting, "'");
+  if (setting == "off") return 0;
+  const int64_t block = CpuConvChannelBlock();
+  const char* missing = device != DeviceType::CPU        ? "training on the CPU"
+                        : precision != DataType::FLOAT   ? "float32 training"
+                        : order != "NCHW"                ? "an NCHW net"
+                        : channels_last                  ? "channels last off"
+                        : block == 0                     ? "oneDNN with blocked FP32 kernels"
+                                                         : nullptr;
+  HALFCAF_ENFORCE(setting == "auto" || missing == nullptr,
+                  "blocked_layout on needs ", missing ? missing : "");
+  return missing == nullptr ? block : 0;
+}
+
 ChannelsLastResult ToChannelsLast(const NetDef& forward, const std::set<std::string>& keep,
                                   std::map<std::string, std::vector<int64_t>>* dims) {
   ChannelsLastResult r;
   Rewriter(forward, dims).Run(forward, keep, &r);
+  return r;
+}
+
+ChannelsLastResult ToChannelBlocked(const NetDef& forward, const std::set<std::string>& keep,
+                                    int64_t block,
+                                    const std::map<std::string, std::vector<int64_t>>& param_dims,
+                                    std::map<std::string, std::vector<int64_t>>* dims) {
+  HALFCAF_ENFORCE(block == 4 || block == 8 || block == 16,
+                  "the channel-blocked layout takes blocks of 4, 8 or 16 channels, got ", block);
+  ChannelsLastResult r;
+  Rewriter(forward, dims, block, &param_dims).Run(forward, keep, &r);
   return r;
 }
 

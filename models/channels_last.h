@@ -43,11 +43,37 @@ ChannelsLastResult ToChannelsLast(const NetDef& forward, const std::set<std::str
 // The name of X's NHWC version in a net the transform wrote.
 std::string ChannelsLastName(const std::string& blob);
 
+// The channel-blocked variant of the same rewrite, for FP32 nets on oneDNN's FP32 kernels, which
+// compute in channel blocks of `block` (16 with AVX-512, 8 with AVX2: CpuConvChannelBlock()):
+// activations live in `X_blocked`, (N, C / block, H, W, block) (operators/nn/channel_block.h), so
+// convolutions and batch normalization read and write them without reordering (ResNet-50 FP32
+// training, batch 8: those reorders were a fifth of the step, and oneDNN's batch normalization
+// on the blocked layout is faster than halfcaf's NCHW loops). Converted, with channel_block:
+// Conv / Conv2D on the CPU with one group and a filter in `param_dims` whose M and C are multiples
+// of `block` (the filter itself stays as it is); SpatialBN in training mode, not in place, whose
+// input is blocked. Element-wise ops whose inputs are all blocked: Relu, LeakyRelu, Sigmoid, Tanh,
+// Elu, Clip, Scale, Copy, StopGradient, and Sum, Add, Sub, Mul, Div, Max, Min without Caffe2's
+// legacy broadcast / axis arguments; not Dropout (its random mask would fall elsewhere) and not
+// the pools, which read NCHW. NCHW2NCHWc / NCHWc2NCHW convert at the edges.
+ChannelsLastResult ToChannelBlocked(const NetDef& forward, const std::set<std::string>& keep,
+                                    int64_t block,
+                                    const std::map<std::string, std::vector<int64_t>>& param_dims,
+                                    std::map<std::string, std::vector<int64_t>>* dims = nullptr);
+
+// The name of X's channel-blocked version in a net the transform wrote.
+std::string ChannelBlockedName(const std::string& blob);
+
 // A trainer's channels-last setting resolved: "on" / "off" as said; "auto" is on for BF16 on a
 // CPU whose convolutions compute in BF16 (operators/nn/bf16_kernels.h; FP32 kernels prefer
 // oneDNN's blocked layouts) for an NCHW net (an NHWC one has nothing to convert). Throws on
 // another setting.
 bool ResolveChannelsLast(const std::string& setting, DataType precision, DeviceType device,
                          const std::string& order);
+
+// A trainer's channel-blocked layout setting resolved to a block (0: off): "on" for FP32 training
+// of an NCHW net on the CPU with oneDNN, not channels last (throws naming what is missing); "auto"
+// the same where all of that holds, else off; "off" 0. Throws on another setting.
+int64_t ResolveChannelBlock(const std::string& setting, DataType precision, DeviceType device,
+                            const std::string& order, bool channels_last);
 
 }  // namespace halfcaf

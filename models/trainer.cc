@@ -81,6 +81,9 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   channels_last_ =
       ResolveChannelsLast(opt_.channels_last, opt_.precision, opt_.device.type, opt_.order);
   job.channels_last = channels_last_;
+  channel_block_ = ResolveChannelBlock(opt_.blocked_layout, opt_.precision, opt_.device.type,
+                                       opt_.order, channels_last_);
+  job.channel_block = channel_block_;
   job.recompute = ParseRecompute(opt_.recompute, &job.recompute_convolutions);
   job.caller_reads.insert(opt_.keep_blobs.begin(), opt_.keep_blobs.end());
   job.caller_reads.insert(opt_.accuracy_blob);

@@ -105,6 +105,11 @@ struct TrainerOptions {
   // "auto": on for BF16 training on a CPU whose oneDNN runs BF16 kernels (AMX, AVX512_BF16), where
   // it saves the reorders of every activation (ResNet-50: 1.76x the NCHW step); "on", "off".
   std::string channels_last = "auto";
+  // The channel-blocked layout (models/channels_last.h ToChannelBlocked): FP32 convolutions,
+  // training batch normalization and the element-wise ops between them on oneDNN's channel
+  // blocks (16 channels with AVX-512, 8 with AVX2), without its reorders at every op. "auto": on
+  // for FP32 NCHW training on the CPU with oneDNN (not with channels last); "on"; "off".
+  std::string blocked_layout = "off";
   // Recomputation (models/recompute.h): "elementwise": the backward pass makes the outputs of
   // batch normalization, the element-wise ops, casts and layout transposes again instead of
   // keeping them from the forward pass; "all": the convolutions between pools and residual
@@ -149,6 +154,8 @@ class Trainer {
 
   // Whether the forward net runs channels last (TrainerOptions::channels_last, resolved).
   bool channels_last() const { return channels_last_; }
+  // The channel block of the blocked layout (TrainerOptions::blocked_layout, resolved), or 0.
+  int64_t channel_block() const { return channel_block_; }
 
   // Runs the init net (fresh start).
   void Initialize();
@@ -270,6 +277,7 @@ class Trainer {
   int64_t window_steps_ = 0;
   bool stepped_ = false;  // a step ran since Initialize / Resume
   bool channels_last_ = false;
+  int64_t channel_block_ = 0;
   ResumableReader* train_reader_ = nullptr;
   ResumableReader* test_reader_ = nullptr;
   // Multi-process.

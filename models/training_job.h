@@ -94,6 +94,10 @@ struct TrainingJob {
   // Channels last (models/channels_last.h): the forward nets' 2-D convolutions and the ops
   // between them run in NHWC.
   bool channels_last = false;
+  // The channel-blocked layout (models/channels_last.h ToChannelBlocked) when not 0: the forward
+  // nets' FP32 convolutions, training batch normalization and the element-wise ops between them
+  // on oneDNN's channel blocks of this many channels. Not with channels_last.
+  int64_t channel_block = 0;
   // Recomputation (models/recompute.h): the backward pass makes the outputs of batch
   // normalization and the element-wise ops (and with recompute_convolutions, the convolutions
   // between checkpoints) again instead of keeping them.

@@ -79,6 +79,8 @@ DEFINE_string(batch_size, "32,64", "comma-separated batch sizes");
 DEFINE_string(order, "NCHW", "storage order: NCHW or NHWC");
 DEFINE_string(channels_last, "auto", "training: convolutions and the ops between them in NHWC, "
               "parameters NCHW: auto (bf16 on CPUs with BF16 kernels), on or off");
+DEFINE_string(blocked_layout, "off", "training, fp32 on the CPU: convolutions, batch "
+              "normalization and the ops between them on oneDNN's channel blocks: auto, on, off");
 DEFINE_string(recompute, "off", "training: activations made again in the backward pass "
               "instead of kept (less memory): off, elementwise or all (convolutions too)");
 DEFINE_string(mode, "train", "train (forward + backward + update) or forward (inference)");
@@ -267,14 +269,6 @@ Model LoadModel(bool is_test) {
 // Multi-process runs: the world and exchange settings every TrainSession uses (JoinRun).
 TrainerOptions g_dist;
 
-// The tensor type of a --precision entry: fp32, fp16 or bf16.
-DataType PrecisionType(const std::string& precision) {
-  if (precision == "fp16") return DataType::FLOAT16;
-  if (precision == "bf16") return DataType::BFLOAT16;
-  return DataType::FLOAT;
-}
-
-
 class TrainSession : public bench::Session {
  public:
   TrainSession(const Model& m, DataType precision, int64_t batch) {
@@ -285,6 +279,7 @@ class TrainSession : public bench::Session {
     o.synthetic_count = std::max<int64_t>(1024, batch);
     o.order = FLAGS_order;
     o.channels_last = FLAGS_channels_last;
+    o.blocked_layout = FLAGS_blocked_layout;
     o.recompute = FLAGS_recompute;
     o.batch_size = batch;
     o.data_blob = FLAGS_data_blob;
@@ -429,7 +424,7 @@ class ForwardSession : public bench::Session {
 // A training step or the forward net (--mode) of `precision` at `batch`.
 std::unique_ptr<bench::Session> MakeSession(const Model& model, const std::string& precision,
                                      int64_t batch) {
-  const DataType type = PrecisionType(precision);
+  const DataType type = bench::PrecisionType(precision);
   if (FLAGS_model == "acgan") {
     return std::make_unique<bench::GanSession>(type, batch, g_place.device,
                                                static_cast<float>(FLAGS_loss_scale), FLAGS_seed,
@@ -675,6 +670,7 @@ int Main() {
   info.num_shards = shards.size;
   info.order = FLAGS_order;
   info.recompute = FLAGS_mode == "train" ? FLAGS_recompute : "off";
+  info.blocked_layout = FLAGS_mode == "train" ? FLAGS_blocked_layout : "off";
   info.iters = FLAGS_iters;
   info.warmup = FLAGS_warmup;
   info.threads = FLAGS_threads;

@@ -120,6 +120,7 @@ inline std::string Num(double v, int precision = 6) {
 struct RunInfo {
   std::string model, mode, device, order;
   std::string recompute = "off";  // training: benchmark --recompute
+  std::string blocked_layout = "off";  // training: benchmark --blocked_layout
   int iters = 0, warmup = 0, threads = 0;
   int num_shards = 1;  // processes training together (each on its share of the batch)
   double price_per_hour = 0;
@@ -261,8 +262,9 @@ inline std::string ResultsCsv(const RunInfo& info, const std::vector<Result>& re
 inline void PrintTable(std::ostream& out, const RunInfo& info, const std::vector<Result>& results,
                        bool pytorch, bool ort) {
   out << "\nhalfcaf benchmark: " << info.model << ", " << info.mode
-      << (info.recompute != "off" ? " (recomputing " + info.recompute + ")" : "") << ", "
-      << info.order << ", " << info.device << ", " << info.iters << " timed iterations after " << info.warmup
+      << (info.recompute != "off" ? " (recomputing " + info.recompute + ")" : "")
+      << (info.blocked_layout != "off" ? " (blocked layout " + info.blocked_layout + ")" : "")
+      << ", " << info.order << ", " << info.device << ", " << info.iters << " timed iterations after " << info.warmup
       << " warm-up, $" << Num(info.price_per_hour) << "/hour"
       << (info.price_source.empty() ? "" : " (" + info.price_source + ")") << "\n";
   if (info.cuda) {

@@ -19,6 +19,13 @@
 namespace halfcaf {
 namespace bench {
 
+// The tensor type of a --precision entry: fp32, fp16 or bf16.
+inline DataType PrecisionType(const std::string& precision) {
+  if (precision == "fp16") return DataType::FLOAT16;
+  if (precision == "bf16") return DataType::BFLOAT16;
+  return DataType::FLOAT;
+}
+
 class Session {
  public:
   virtual ~Session() = default;

@@ -164,6 +164,9 @@ DEFINE_bool(optimize_memory, true, "memory planning: the nets' temporaries (acti
 DEFINE_bool(print_memory_plan, false, "print which blobs share each buffer");
 DEFINE_string(channels_last, "auto", "run the convolutions and the ops between them in NHWC "
               "(parameters stay NCHW): auto (for bfloat16 on CPUs with BF16 kernels), on or off");
+DEFINE_string(blocked_layout, "off", "float32 on the CPU: convolutions, batch normalization and "
+              "the element-wise ops between them on oneDNN's channel-blocked layout (no reorders "
+              "at each op; parameters stay NCHW): auto, on or off");
 DEFINE_string(recompute, "off", "make activations again in the backward pass instead of "
               "keeping them (less memory, the same gradients, more time): elementwise (batch "
               "normalization, element-wise ops), all (convolutions too) or off");
@@ -368,6 +371,7 @@ TrainerOptions OptionsFromFlags() {
   o.seed = FLAGS_seed;
   o.optimize_memory = FLAGS_optimize_memory;
   o.channels_last = FLAGS_channels_last;
+  o.blocked_layout = FLAGS_blocked_layout;
   o.recompute = FLAGS_recompute;
   return o;
 }
@@ -646,6 +650,9 @@ int Main() {
                     ? "mixed precision (" + std::string(DataTypeName(options.precision)) + ")"
                     : std::string("float32"))
             << (trainer.channels_last() ? ", channels last" : "")
+            << (trainer.channel_block() != 0
+                    ? ", channel-blocked (" + std::to_string(trainer.channel_block()) + ")"
+                    : "")
             << (options.recompute != "off" ? ", recomputing " + options.recompute : "")
             << " on " << placement << ", " << n_train << " training samples, batch "
             << FLAGS_batch_size << ", "

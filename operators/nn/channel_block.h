@@ -10,10 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "core/argument.h"
 #include "core/enforce.h"
 #include "core/operator.h"
 
 namespace halfcaf {
+
+// The channel block oneDNN's FP32 convolutions compute in on this CPU (16 with AVX-512, 8 with
+// AVX2), probed once; 0 in a build without oneDNN or when oneDNN keeps plain layouts.
+int64_t CpuConvChannelBlock();
 
 // 0 (plain layout) or B, one of 4, 8, 16 (oneDNN's nChw4c / nChw8c / nChw16c).
 inline int64_t ReadChannelBlock(const OperatorBase& op) {
@@ -48,6 +53,18 @@ inline std::vector<int64_t> BlockedDimsOf(const std::vector<int64_t>& d, int64_t
   HALFCAF_ENFORCE(d.size() == 4 && d[1] % block == 0, op, ": ", what, " ", DimsString(d),
                   " cannot be channel-blocked by ", block);
   return {d[0], d[1] / block, d[2], d[3], block};
+}
+
+// For shape and cost inference: an op's X dims as NCHW (unblocked when the op has channel_block
+// and X has the blocked rank), and its NCHW output dims in X's layout.
+inline int64_t ChannelBlockOf(const OperatorDef& def, const std::vector<int64_t>& x_dims) {
+  const int64_t b = ArgumentHelper(def).GetSingleArgument<int64_t>("channel_block", 0);
+  return b > 0 && x_dims.size() == 5 && x_dims[4] == b ? b : 0;
+}
+inline std::vector<int64_t> InferenceNchwDims(const OperatorDef& def,
+                                              const std::vector<int64_t>& x_dims) {
+  const int64_t b = ChannelBlockOf(def, x_dims);
+  return b == 0 ? x_dims : UnblockedDims(x_dims, b, def.type(), "X");
 }
 
 }  // namespace halfcaf

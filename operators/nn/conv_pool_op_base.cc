@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/checked_math.h"
+#include "operators/nn/channel_block.h"
 
 namespace halfcaf {
 
@@ -322,9 +323,12 @@ ConvPoolGeometry WithLeadingUnitDims(const ConvPoolGeometry& g, int count) {
 std::vector<TensorShape> ConvShapeInference(const OperatorDef& def,
                                             const std::vector<TensorShape>& in) {
   ConvPoolArgs a = ParseConvPoolArgs(def, ConvPoolKind::kConv);
-  ConvPoolGeometry g = ComputeConvPoolGeometry(a, in.at(0).dims);
+  ConvPoolGeometry g = ComputeConvPoolGeometry(a, InferenceNchwDims(def, in.at(0).dims));
   HALFCAF_ENFORCE(!in.at(1).dims.empty(), a.op_label, ": filter must not be a scalar");
-  return {TensorShape{g.OutputDims(in[1].dims[0], a.order), in[0].dtype}};
+  std::vector<int64_t> out = g.OutputDims(in[1].dims[0], a.order);
+  const int64_t block = ChannelBlockOf(def, in[0].dims);
+  if (block != 0) out = BlockedDimsOf(out, block, a.op_label, "Y");
+  return {TensorShape{out, in[0].dtype}};
 }
 
 std::vector<TensorShape> PoolShapeInference(const OperatorDef& def,
@@ -336,7 +340,7 @@ std::vector<TensorShape> PoolShapeInference(const OperatorDef& def,
 
 OpCost ConvCost(const OperatorDef& def, const std::vector<TensorShape>& in) {
   ConvPoolArgs a = ParseConvPoolArgs(def, ConvPoolKind::kConv);
-  ConvPoolGeometry g = ComputeConvPoolGeometry(a, in.at(0).dims);
+  ConvPoolGeometry g = ComputeConvPoolGeometry(a, InferenceNchwDims(def, in.at(0).dims));
   const int64_t M = in.at(1).dims.empty() ? 0 : in[1].dims[0];
   OpCost c;
   c.flops = 2.0 * g.N * M * g.out_size() * (g.C / a.group) * g.kernel_size();

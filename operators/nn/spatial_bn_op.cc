@@ -484,11 +484,16 @@ class GetSpatialBNGradient : public GradientMakerBase {
   }
 };
 
+// X's BN shape for shape and cost inference (of its NCHW dims when channel-blocked).
+BNShape InferredBNShape(const OperatorDef& def, const std::vector<int64_t>& x_dims) {
+  return ComputeBNShape(InferenceNchwDims(def, x_dims),
+                        ParseBNOrder(ArgumentHelper(def).GetSingleArgument<std::string>(
+                            "order", "NCHW")));
+}
+
 std::vector<TensorShape> SpatialBNShapes(const OperatorDef& def,
                                          const std::vector<TensorShape>& in) {
-  ArgumentHelper args(def);
-  const BNShape s = ComputeBNShape(
-      in.at(0).dims, ParseBNOrder(args.GetSingleArgument<std::string>("order", "NCHW")));
+  const BNShape s = InferredBNShape(def, in.at(0).dims);
   std::vector<TensorShape> out{in[0]};
   for (int o = 1; o < def.output_size(); ++o) out.push_back(TensorShape{{s.C}, DataType::FLOAT});
   return out;
@@ -496,17 +501,13 @@ std::vector<TensorShape> SpatialBNShapes(const OperatorDef& def,
 
 std::vector<TensorShape> SpatialBNGradientShapes(const OperatorDef& def,
                                                  const std::vector<TensorShape>& in) {
-  ArgumentHelper args(def);
-  const BNShape s = ComputeBNShape(
-      in.at(0).dims, ParseBNOrder(args.GetSingleArgument<std::string>("order", "NCHW")));
+  const BNShape s = InferredBNShape(def, in.at(0).dims);
   return {in[0], TensorShape{{s.C}, DataType::FLOAT}, TensorShape{{s.C}, DataType::FLOAT}};
 }
 
 OpCost SpatialBNCost(const OperatorDef& def, const std::vector<TensorShape>& in,
                      double flops_per_element) {
-  ArgumentHelper args(def);
-  const BNShape s = ComputeBNShape(
-      in.at(0).dims, ParseBNOrder(args.GetSingleArgument<std::string>("order", "NCHW")));
+  const BNShape s = InferredBNShape(def, in.at(0).dims);
   const double n = static_cast<double>(in[0].numel());
   const double item = DataTypeSize(in[0].dtype);
   OpCost c;

@@ -38,13 +38,15 @@ dnnl::normalization_flags ScaleShift() {
 }
 
 // NHWC training SpatialBN only: the default op is made for the rest. Channel-blocked tensors
-// (channel_block) have no default op: training mode on NCHW's blocked form, or an error.
+// (channel_block) have no default op: NCHW's blocked form, in training mode (SpatialBN also in
+// test mode, as an evaluation net runs it), or an error.
 void DeclineUnlessNhwcTraining(const OperatorBase& op, int64_t block) {
   if (block != 0) {
-    HALFCAF_ENFORCE(op.GetSingleArgument<int>("is_test", 0) == 0 &&
-                        ParseBNOrder(op.GetSingleArgument<std::string>("order", "NCHW")) ==
-                            BNOrder::NCHW,
-                    op.type(), ": channel_block needs training mode (is_test 0) and order NCHW");
+    HALFCAF_ENFORCE(
+        ParseBNOrder(op.GetSingleArgument<std::string>("order", "NCHW")) == BNOrder::NCHW,
+        op.type(), ": channel_block needs order NCHW");
+    HALFCAF_ENFORCE(op.type() == "SpatialBN" || op.GetSingleArgument<int>("is_test", 0) == 0,
+                    op.type(), ": channel_block needs training mode (is_test 0)");
     return;
   }
   if (op.GetSingleArgument<int>("is_test", 0) != 0) {
@@ -94,7 +96,7 @@ class BNDnnlBase : public Operator<CPUContext> {
   void RunFallback() {
     HALFCAF_ENFORCE(block_ == 0, type(), ": the channel-blocked layout (channel_block ", block_,
                     ") runs on oneDNN's batch normalization only, which takes a float32 (or "
-                    "bfloat16 with BF16 kernels) non-empty X not written in place; got ",
+                    "bfloat16 with BF16 kernels) non-empty X; got ",
                     DataTypeName(Input(0).dtype()), " X ", DimsString(Input(0).dims()));
     fallback_.Run(def_, ws_, type());
   }
@@ -115,14 +117,17 @@ class BNDnnlBase : public Operator<CPUContext> {
 class SpatialBNDnnlOp final : public BNDnnlBase {
  public:
   SpatialBNDnnlOp(const OperatorDef& def, Workspace* ws)
-      : BNDnnlBase(def, ws), momentum_(GetSingleArgument<float>("momentum", 0.9f)) {
-    EnforceSpatialBNForwardArgs(*this, false, momentum_);
+      : BNDnnlBase(def, ws),
+        momentum_(GetSingleArgument<float>("momentum", 0.9f)),
+        is_test_(GetSingleArgument<int>("is_test", 0) != 0) {  // blocked only (declined else)
+    EnforceSpatialBNForwardArgs(*this, is_test_, momentum_);
   }
 
   void RunOnDevice() override {
     const Tensor& X = Input(0);
     const auto dt = BNKernelType(X, nullptr, block_);
-    if (!dt || IsInputOutputAlias(0, 0)) return RunFallback();
+    // oneDNN runs in place too; the default op takes in-place NHWC calls.
+    if (!dt || (block_ == 0 && IsInputOutputAlias(0, 0))) return RunFallback();
     const std::vector<int64_t> dims = CheckedDims(X);
     const BNShape s = ComputeBNShape(dims, Order());
     const Tensor& scale = Input(1);
@@ -131,6 +136,7 @@ class SpatialBNDnnlOp final : public BNDnnlBase {
     EnforceBNChannelParam(bias, "bias", s, dims, Order());
     if (prepared_.Changed(X.dims(), *dt)) Prepare(dims, *dt);
     if (!prepared_.usable) return RunFallback();
+    if (is_test_) return RunInference(X, s);
 
     const int64_t C = s.C;
     mean_.resize(C);
@@ -158,8 +164,10 @@ class SpatialBNDnnlOp final : public BNDnnlBase {
   void Prepare(const std::vector<int64_t>& dims, memory::data_type dt) {
     try {
       data_ = DataDesc(dims, dt, block_);
-      const dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_training, data_,
-                                                         epsilon_, ScaleShift());
+      const dnnl::batch_normalization_forward::desc desc(
+          is_test_ ? dnnl::prop_kind::forward_inference : dnnl::prop_kind::forward_training, data_,
+          epsilon_,
+          is_test_ ? ScaleShift() | dnnl::normalization_flags::use_global_stats : ScaleShift());
       const dnnl::batch_normalization_forward::primitive_desc pd(desc, DnnlAttr(), DnnlEngine());
       if (IsReferenceImpl(pd)) return;
       prim_ = DnnlPrimitive(dnnl::batch_normalization_forward(pd), pd);
@@ -169,7 +177,30 @@ class SpatialBNDnnlOp final : public BNDnnlBase {
     }
   }
 
+  // Test mode (blocked X only): Y from the estimated mean and variance, inputs 3 and 4.
+  void RunInference(const Tensor& X, const BNShape& s) {
+    const Tensor& mean = Input(3);
+    const Tensor& var = Input(4);
+    const std::vector<int64_t> dims = CheckedDims(X);
+    EnforceBNChannelParam(mean, "mean", s, dims, Order());
+    EnforceBNChannelParam(var, "var", s, dims, Order());
+    const memory::desc ch = ChannelDesc(s.C);
+    Tensor* Y = Output(0, X.dims());
+    try {
+      prim_.Execute({{DNNL_ARG_SRC, Bound(data_, X.raw_data())},
+                     {DNNL_ARG_DST, Bound(data_, Y->raw_mutable_data(X.dtype()))},
+                     {DNNL_ARG_MEAN, Bound(ch, mean.raw_data())},
+                     {DNNL_ARG_VARIANCE, Bound(ch, var.raw_data())},
+                     {DNNL_ARG_SCALE, Bound(ch, Input(1).raw_data())},
+                     {DNNL_ARG_SHIFT, Bound(ch, Input(2).raw_data())}});
+    } catch (const dnnl::error& e) {
+      HALFCAF_THROW(type(), ": oneDNN batch normalization failed: ", e.what());
+    }
+    prepared_.CountRun();
+  }
+
   float momentum_;
+  bool is_test_;
   memory::desc data_;
   DnnlPrimitive prim_;
   std::vector<float> mean_, var_;
@@ -189,7 +220,7 @@ class SpatialBNGradientDnnlOp final : public BNDnnlBase {
     const Tensor& saved_mean = Input(3);
     const Tensor& saved_inv_std = Input(4);
     const auto dt = BNKernelType(X, &dY, block_);
-    if (!dt || IsInputOutputAlias(2, 0)) return RunFallback();
+    if (!dt || IsInputOutputAlias(2, 0)) return RunFallback();  // the schema forbids it
     const BNShape s = CheckBNGradientInputs(X, scale, dY, saved_mean, saved_inv_std, false,
                                             Order(), block_);
     if (prepared_.Changed(X.dims(), *dt)) Prepare(CheckedDims(X), *dt);

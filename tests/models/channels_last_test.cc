@@ -21,6 +21,7 @@
 #include "models/trainer.h"
 #include "models/zoo.h"
 #include "operators/nn/bf16_kernels.h"
+#include "operators/nn/channel_block.h"
 #include "tests/util/tiny_training.h"
 
 namespace halfcaf {
@@ -246,7 +247,7 @@ std::map<std::string, std::vector<float>> FirstStepGradients(const TrainerOption
 // Its ReLUs are Tanh and its max pool an average pool here: where a pre-activation lies within
 // rounding of zero, the two layouts' sums (different kernels) may fall on either side of it, and
 // one flipped ReLU mask moves a batch-4 step's gradients by 1% (measured: two elements of 16384).
-TEST(ChannelsLastTest, Fp32GradientsEqualTheNchwStep) {
+void ExpectFirstStepLikeNchw(const std::string& option, const std::string& value) {
   ModelHelper h("resnet18", "NCHW", false);
   BuildResNet(&h, 18, 10, 64);
   for (auto& op : *h.mutable_net()->mutable_op()) {
@@ -254,10 +255,10 @@ TEST(ChannelsLastTest, Fp32GradientsEqualTheNchwStep) {
     if (op.type() == "MaxPool") op.set_type("AveragePool");
   }
   TrainerOptions o = SyntheticImageOptions({3, 64, 64}, 10, 4);
-  float loss_off = 0, loss_on = 0;
   o.channels_last = "off";
+  float loss_off = 0, loss_on = 0;
   const auto off = FirstStepGradients(o, h.init_net(), h.net(), &loss_off);
-  o.channels_last = "on";
+  (option == "channels_last" ? o.channels_last : o.blocked_layout) = value;
   const auto on = FirstStepGradients(o, h.init_net(), h.net(), &loss_on);
   EXPECT_NEAR(loss_on, loss_off, 1e-5 * loss_off);
   ASSERT_EQ(on.size(), off.size());
@@ -269,6 +270,10 @@ TEST(ChannelsLastTest, Fp32GradientsEqualTheNchwStep) {
     ASSERT_EQ(on.at(param).size(), g.size()) << param;
     EXPECT_LT(RelativeL2(on.at(param), g), 1e-4) << param;
   }
+}
+
+TEST(ChannelsLastTest, Fp32GradientsEqualTheNchwStep) {
+  ExpectFirstStepLikeNchw("channels_last", "on");
 }
 
 // BF16: "auto" turns it on exactly where convolutions compute in BF16 (bf16_kernels.h); on or
@@ -316,6 +321,94 @@ TEST(ChannelsLastTest, BFloat16AutoAndTraining) {
               std::string::npos)
         << e.what();
   }
+}
+
+// The channel-blocked variant (ToChannelBlocked): ResNet-18's convolutions but the first (3 input
+// channels) read and write blocked activations with their filters as they are, the batch
+// normalizations after them and the residual Sums and ReLUs stay blocked, the pools read NCHW: one
+// conversion after pool1 and one before pool5.
+std::map<std::string, std::vector<int64_t>> ParamDims(const ModelHelper& h) {
+  std::map<std::string, std::vector<int64_t>> dims;
+  for (const ParamInfo& p : h.params()) dims[p.name] = p.shape;
+  return dims;
+}
+
+TEST(ChannelBlockedTest, ResNetRunsBlockedBetweenThePools) {
+  ModelHelper h("resnet18", "NCHW", false);
+  BuildResNet(&h, 18, 10, 32);
+  const ChannelsLastResult r = ToChannelBlocked(h.net(), {}, 16, ParamDims(h));
+  EXPECT_EQ(r.converted_convs, 19);
+  EXPECT_EQ(CountType(r.net, "NCHW2NCHWc"), 1);
+  EXPECT_EQ(CountType(r.net, "NCHWc2NCHW"), 1);
+  EXPECT_EQ(r.transposes, 2);
+  for (const auto& op : r.net.op()) {
+    const std::string& t = op.type();
+    const int64_t block = ArgumentHelper(op).GetSingleArgument<int64_t>("channel_block", 0);
+    const bool stem = op.output(0) == "conv1" || op.output(0) == "conv1_bn" ||
+                      op.input(0) == "conv1" || op.input(0) == "conv1_bn";
+    if (t == "Conv" || t == "SpatialBN") {
+      EXPECT_EQ(block, stem ? 0 : 16) << t << " " << op.output(0);
+      EXPECT_EQ(EndsWith(op.input(0), "_blocked"), !stem) << t << " reads " << op.input(0);
+      EXPECT_EQ(EndsWith(op.output(0), "_blocked"), !stem) << t << " writes " << op.output(0);
+      EXPECT_EQ(OrderArg(op), "NCHW");
+    }
+    if (t == "Conv") EXPECT_FALSE(EndsWith(op.input(1), "_blocked")) << op.input(1);
+    if (t == "MaxPool" || t == "AveragePool" || t == "FC") {
+      EXPECT_FALSE(EndsWith(op.input(0), "_blocked")) << t;
+    }
+    if (t == "Sum") {
+      for (const auto& in : op.input()) EXPECT_TRUE(EndsWith(in, "_blocked")) << in;
+    }
+  }
+  // Without the filters' shapes nothing is converted; a block oneDNN has no layout for is refused.
+  EXPECT_EQ(ToChannelBlocked(h.net(), {}, 16, {}).converted_convs, 0);
+  EXPECT_THROW(ToChannelBlocked(h.net(), {}, 12, ParamDims(h)), EnforceNotMet);
+}
+
+TEST(ChannelBlockedTest, ResNetForwardEqualsTheNchwNet) {
+  if (CpuConvChannelBlock() == 0) GTEST_SKIP() << "no oneDNN blocked kernels";
+  ModelHelper h("resnet18", "NCHW", false);
+  BuildResNet(&h, 18, 10, 64);
+  for (int64_t block : {16, 8}) {
+    SCOPED_TRACE(block);
+    const NetDef rewritten = ToChannelBlocked(h.net(), {}, block, ParamDims(h)).net;
+    ExpectSameForward(h.init_net(), h.net(), rewritten, {4, 3, 64, 64}, 10,
+                      {"pred", "softmax", "loss"}, 1e-4f);
+  }
+}
+
+TEST(ChannelBlockedTest, Fp32GradientsEqualTheNchwStep) {
+  if (CpuConvChannelBlock() == 0) GTEST_SKIP() << "no oneDNN blocked kernels";
+  ExpectFirstStepLikeNchw("blocked_layout", "on");
+}
+
+// "auto" is on for FP32 training on the CPU; "on" where it cannot be says what is missing.
+TEST(ChannelBlockedTest, SettingResolves) {
+  const int64_t block = CpuConvChannelBlock();
+  EXPECT_EQ(ResolveChannelBlock("auto", DataType::FLOAT, DeviceType::CPU, "NCHW", false), block);
+  EXPECT_EQ(ResolveChannelBlock("off", DataType::FLOAT, DeviceType::CPU, "NCHW", false), 0);
+  EXPECT_EQ(ResolveChannelBlock("auto", DataType::BFLOAT16, DeviceType::CPU, "NCHW", false), 0);
+  EXPECT_EQ(ResolveChannelBlock("auto", DataType::FLOAT, DeviceType::CPU, "NCHW", true), 0);
+  auto error = [](const std::string& setting, DataType t, DeviceType d, const std::string& order,
+                  bool cl) {
+    try {
+      ResolveChannelBlock(setting, t, d, order, cl);
+    } catch (const EnforceNotMet& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("on", DataType::BFLOAT16, DeviceType::CPU, "NCHW", false).find("float32"),
+            std::string::npos);
+  EXPECT_NE(error("on", DataType::FLOAT, DeviceType::CUDA, "NCHW", false).find("on the CPU"),
+            std::string::npos);
+  EXPECT_NE(error("on", DataType::FLOAT, DeviceType::CPU, "NHWC", false).find("NCHW net"),
+            std::string::npos);
+  EXPECT_NE(error("on", DataType::FLOAT, DeviceType::CPU, "NCHW", true).find("channels last"),
+            std::string::npos);
+  EXPECT_NE(error("sometimes", DataType::FLOAT, DeviceType::CPU, "NCHW", false)
+                .find("blocked_layout must be auto, on or off"),
+            std::string::npos);
 }
 
 }  // namespace

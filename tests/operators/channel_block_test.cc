@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/argument.h"
+#include "core/op_schema.h"
 #include "core/workspace.h"
 #include "tests/util/op_test_util.h"
 
@@ -115,6 +116,17 @@ TEST(ChannelBlockTest, ConvAndGradientMatchNchw) {
       RunOnce(&ws, "Conv", in_b, {"Yb"}, ConvArgs(c, B));
       ToPlain(&ws, "Yb", "Y2", B);
       ExpectClose(ws, "Y2", "Y");
+      // Shape inference (the memory planner's sizes) knows the blocked output.
+      std::vector<TensorShape> shapes;
+      for (const auto& name : in_b) {
+        shapes.push_back(TensorShape{ws.GetTensor(name).dims(), DataType::FLOAT});
+      }
+      EXPECT_EQ(OpSchemaRegistry::Schema("Conv")
+                    ->InferShapes(MakeOperatorDef("Conv", "", in_b, {"Yb"}, ConvArgs(c, B)),
+                                  shapes)
+                    .at(0)
+                    .dims,
+                ws.GetTensor("Yb").dims());
 
       SetInput(&ws, "dY", RandomTensor(ws.GetTensor("Y").dims(), 6));
       ToBlocked(&ws, "dY", "dYb", B);
@@ -156,6 +168,18 @@ TEST(ChannelBlockTest, SpatialBNAndGradientMatchNchw) {
              {"rm2", "rm"}, {"rv2", "rv"}, {"sm2", "sm"}, {"si2", "si"}}) {
       ExpectClose(ws, got, want, 1e-4f);
     }
+    // Test mode (an evaluation net's): the estimated statistics.
+    RunOnce(&ws, "SpatialBN", {"X", "scale", "bias", "rm", "rv"}, {"T"},
+            {MakeArgument("is_test", 1)});
+    RunOnce(&ws, "SpatialBN", {"Xb", "scale", "bias", "rm", "rv"}, {"Tb"},
+            {MakeArgument("is_test", 1), MakeArgument("channel_block", B)});
+    ToPlain(&ws, "Tb", "T2", B);
+    ExpectClose(ws, "T2", "T", 1e-5f);
+    ToBlocked(&ws, "X", "Ib", B);  // in place, as a memory plan may make it
+    RunOnce(&ws, "SpatialBN", {"Ib", "scale", "bias", "rm", "rv"}, {"Ib"},
+            {MakeArgument("is_test", 1), MakeArgument("channel_block", B)});
+    ToPlain(&ws, "Ib", "I2", B);
+    ExpectClose(ws, "I2", "T", 1e-5f);
     SetInput(&ws, "dY", RandomTensor({N, C, H, W}, 12));
     ToBlocked(&ws, "dY", "dYb", B);
     RunOnce(&ws, "SpatialBNGradient", {"X", "scale", "dY", "sm", "si"}, {"dX", "ds", "db"});

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "operators/nn/bf16_kernels.h"
+#include "operators/nn/channel_block.h"
 #include "tests/tools/tool_test_util.h"
 #include "tests/util/source_dir.h"
 
@@ -260,6 +261,25 @@ TEST(TrainNetTest, RecomputeTrainsTheSameLossesAndSaysSo) {
   }
   ExpectCleanError(RunTool("train_net", kTiny + "--recompute sometimes"),
                    "recompute: 'sometimes' is not one of off, elementwise, all");
+}
+
+// --blocked_layout: the header names the block the CPU's oneDNN computes in; "on" where it cannot
+// be (bfloat16) and a bad value are one clear error each.
+TEST(TrainNetTest, BlockedLayoutSaysSoAndRefusesWhatItCannotDo) {
+  const ToolResult on = RunTool("train_net", kTiny + "--iters 2 --blocked_layout on");
+  if (CpuConvChannelBlock() == 0) {
+    ExpectCleanError(on, "blocked_layout on needs oneDNN with blocked FP32 kernels");
+    return;
+  }
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  EXPECT_NE(on.out.find("train_net: float32, channel-blocked (" +
+                        std::to_string(CpuConvChannelBlock()) + ") on "),
+            std::string::npos)
+      << on.out;
+  ExpectCleanError(RunTool("train_net", kTiny + "--dtype bfloat16 --blocked_layout on"),
+                   "blocked_layout on needs float32 training");
+  ExpectCleanError(RunTool("train_net", kTiny + "--blocked_layout sometimes"),
+                   "blocked_layout must be auto, on or off, got 'sometimes'");
 }
 
 TEST(TrainNetTest, BadInputGivesOneClearLine) {
