@@ -14,6 +14,7 @@
 #include "models/channels_last.h"
 #include "models/recompute.h"
 #include "models/mixed_precision.h"
+#include "models/op_types.h"
 #include "models/passes/passes.h"
 #include "models/trainer_util.h"
 #include "models/training_job.h"
@@ -93,6 +94,10 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   job.nets.push_back(net);
   RunPasses(StandardPasses(), &job);
   const JobNet& built = job.nets[0];
+  blocked_convs_ = 0;
+  for (const auto& op : built.forward.op()) {
+    blocked_convs_ += IsConvType(op.type()) && ArgumentHelper(op).HasArgument("channel_block");
+  }
   params_ = built.params;
   frozen_.clear();
   for (const auto& kv : built.param_group) {

@@ -154,8 +154,10 @@ class Trainer {
 
   // Whether the forward net runs channels last (TrainerOptions::channels_last, resolved).
   bool channels_last() const { return channels_last_; }
-  // The channel block of the blocked layout (TrainerOptions::blocked_layout, resolved), or 0.
+  // The channel block of the blocked layout (TrainerOptions::blocked_layout, resolved), or 0, and
+  // how many of the forward net's convolutions it took.
   int64_t channel_block() const { return channel_block_; }
+  int blocked_convolutions() const { return blocked_convs_; }
 
   // Runs the init net (fresh start).
   void Initialize();
@@ -278,6 +280,7 @@ class Trainer {
   bool stepped_ = false;  // a step ran since Initialize / Resume
   bool channels_last_ = false;
   int64_t channel_block_ = 0;
+  int blocked_convs_ = 0;
   ResumableReader* train_reader_ = nullptr;
   ResumableReader* test_reader_ = nullptr;
   // Multi-process.

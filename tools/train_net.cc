@@ -651,7 +651,8 @@ int Main() {
                     : std::string("float32"))
             << (trainer.channels_last() ? ", channels last" : "")
             << (trainer.channel_block() != 0
-                    ? ", channel-blocked (" + std::to_string(trainer.channel_block()) + ")"
+                    ? ", channel-blocked (" + std::to_string(trainer.channel_block()) + ": " +
+                          std::to_string(trainer.blocked_convolutions()) + " convolutions)"
                     : "")
             << (options.recompute != "off" ? ", recomputing " + options.recompute : "")
             << " on " << placement << ", " << n_train << " training samples, batch "

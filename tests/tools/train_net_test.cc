@@ -263,8 +263,8 @@ TEST(TrainNetTest, RecomputeTrainsTheSameLossesAndSaysSo) {
                    "recompute: 'sometimes' is not one of off, elementwise, all");
 }
 
-// --blocked_layout: the header names the block the CPU's oneDNN computes in; "on" where it cannot
-// be (bfloat16) and a bad value are one clear error each.
+// --blocked_layout: the header names the block the CPU's oneDNN computes in and the convolutions
+// it took; "on" where it cannot be (bfloat16) and a bad value are one clear error each.
 TEST(TrainNetTest, BlockedLayoutSaysSoAndRefusesWhatItCannotDo) {
   const ToolResult on = RunTool("train_net", kTiny + "--iters 2 --blocked_layout on");
   if (CpuConvChannelBlock() == 0) {
@@ -272,10 +272,21 @@ TEST(TrainNetTest, BlockedLayoutSaysSoAndRefusesWhatItCannotDo) {
     return;
   }
   ASSERT_EQ(on.exit_code, 0) << on.err;
-  EXPECT_NE(on.out.find("train_net: float32, channel-blocked (" +
-                        std::to_string(CpuConvChannelBlock()) + ") on "),
+  const std::string block = std::to_string(CpuConvChannelBlock());
+  // The tiny net's channels (4, 8) are no multiple of the block: nothing to take.
+  EXPECT_NE(on.out.find("train_net: float32, channel-blocked (" + block + ": 0 convolutions) on "),
             std::string::npos)
       << on.out;
+  // ResNet-18: every convolution but the stem's (3 input channels).
+  const std::string dir = TestTempDir();
+  ASSERT_EQ(RunTool("make_model", "--model resnet18 --image_size 32 --out " + dir).exit_code, 0);
+  const ToolResult resnet = RunTool(
+      "train_net", "--net " + dir + "/train_net.pbtxt --init_net " + dir + "/init_net.pbtxt " +
+                       "--data_format synthetic --synthetic_shape 3,32,32 --batch_size 4 --iters 2 "
+                       "--blocked_layout on");
+  ASSERT_EQ(resnet.exit_code, 0) << resnet.err;
+  EXPECT_NE(resnet.out.find("channel-blocked (" + block + ": 19 convolutions)"), std::string::npos)
+      << resnet.out;
   ExpectCleanError(RunTool("train_net", kTiny + "--dtype bfloat16 --blocked_layout on"),
                    "blocked_layout on needs float32 training");
   ExpectCleanError(RunTool("train_net", kTiny + "--blocked_layout sometimes"),
