@@ -15,7 +15,7 @@ bool IsRecomputableType(const std::string& type) {
       "SpatialBN", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "Clip",
       "Sum", "Add", "Sub", "Mul", "Max", "Min",
       "FloatToHalf", "HalfToFloat", "FloatToBFloat16", "BFloat16ToFloat",
-      "NCHW2NHWC", "NHWC2NCHW"};
+      "NCHW2NHWC", "NHWC2NCHW", "NCHW2NCHWc", "NCHWc2NCHW"};
   return types.count(type) > 0;
 }
 

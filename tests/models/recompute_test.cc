@@ -15,6 +15,7 @@
 #include "models/passes/passes.h"
 #include "models/trainer.h"
 #include "models/zoo.h"
+#include "operators/nn/channel_block.h"
 #include "tests/util/tiny_training.h"
 
 namespace halfcaf {
@@ -151,6 +152,22 @@ TEST(RecomputeTest, BFloat16ChannelsLastTrainsBitForBitAsWithout) {
   o.recompute = "all";
   const StepsRun rec = Train(o, init, fwd, 4);
   ExpectSameTraining(plain, rec);
+}
+
+// FP32 on oneDNN's channel-blocked layout (batch normalization on its kernels, the conversions at
+// the pools recomputed too).
+TEST(RecomputeTest, BlockedLayoutTrainsBitForBitAsWithout) {
+  if (CpuConvChannelBlock() == 0) GTEST_SKIP() << "no oneDNN blocked kernels";
+  ModelHelper h("resnet18", "NCHW", false);
+  BuildResNet(&h, 18, 10, 32);
+  TrainerOptions o = SyntheticImageOptions({3, 32, 32}, 10, 4);
+  o.blocked_layout = "on";
+  const StepsRun plain = Train(o, h.init_net(), h.net(), 3);
+  o.recompute = "all";
+  const StepsRun all = Train(o, h.init_net(), h.net(), 3);
+  ExpectSameTraining(plain, all);
+  EXPECT_LT(all.planned_bytes, 0.8 * plain.planned_bytes)
+      << all.planned_bytes << " vs " << plain.planned_bytes;
 }
 
 // A blob the caller keeps is not recomputed; an in-place chain is recomputed version by
