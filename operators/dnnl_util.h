@@ -174,6 +174,13 @@ struct DnnlPrepared {
   }
 };
 
+// The layout of a channel-blocked activation (operators/nn/channel_block.h) with `block` 4, 8 or
+// 16 channels per block: nChw4c / nChw8c / nChw16c.
+inline dnnl::memory::format_tag ChannelBlockedTag(int64_t block) {
+  using tag = dnnl::memory::format_tag;
+  return block == 16 ? tag::nChw16c : block == 8 ? tag::nChw8c : tag::nChw4c;
+}
+
 // dnnl dims from halfcaf dims.
 inline dnnl::memory::dims DnnlDims(const std::vector<int64_t>& d) {
   return dnnl::memory::dims(d.begin(), d.end());

@@ -22,10 +22,8 @@ int64_t ProbeChannelBlock() {
     const dnnl::convolution_forward::primitive_desc pd(desc, DnnlEngine());
     if (IsReferenceImpl(pd)) return 0;
     for (int64_t block : {16, 8, 4}) {
-      const memory::format_tag tag = block == 16  ? memory::format_tag::nChw16c
-                                     : block == 8 ? memory::format_tag::nChw8c
-                                                  : memory::format_tag::nChw4c;
-      if (pd.src_desc() == memory::desc({8, 64, 28, 28}, memory::data_type::f32, tag)) {
+      if (pd.src_desc() ==
+          memory::desc({8, 64, 28, 28}, memory::data_type::f32, ChannelBlockedTag(block))) {
         return block;
       }
     }

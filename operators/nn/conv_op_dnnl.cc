@@ -112,11 +112,8 @@ ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_
 
 // With channel_block B: X and Y are (N, C / B, H, W, B) tensors, oneDNN's nChw<B>c.
 void BlockActivations(int64_t block, ConvDescs* d) {
-  const memory::format_tag tag = block == 16  ? memory::format_tag::nChw16c
-                                 : block == 8 ? memory::format_tag::nChw8c
-                                              : memory::format_tag::nChw4c;
-  d->src = memory::desc(d->src.dims(), d->src.data_type(), tag);
-  d->dst = memory::desc(d->dst.dims(), d->dst.data_type(), tag);
+  d->src = memory::desc(d->src.dims(), d->src.data_type(), ChannelBlockedTag(block));
+  d->dst = memory::desc(d->dst.dims(), d->dst.data_type(), ChannelBlockedTag(block));
 }
 
 dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& d) {

@@ -72,10 +72,7 @@ std::optional<memory::data_type> BNKernelType(const Tensor& X, const Tensor* dY,
 // a blocked X (nChw<block>c).
 memory::desc DataDesc(const std::vector<int64_t>& d, memory::data_type dt, int64_t block) {
   if (block == 0) return memory::desc({d[0], d[3], d[1], d[2]}, dt, memory::format_tag::nhwc);
-  const memory::format_tag tag = block == 16  ? memory::format_tag::nChw16c
-                                 : block == 8 ? memory::format_tag::nChw8c
-                                              : memory::format_tag::nChw4c;
-  return memory::desc({d[0], d[1], d[2], d[3]}, dt, tag);
+  return memory::desc({d[0], d[1], d[2], d[3]}, dt, ChannelBlockedTag(block));
 }
 
 memory::desc ChannelDesc(int64_t C) {

@@ -23,89 +23,76 @@ namespace halfcaf {
 
 namespace {
 
-int64_t ReadBlock(const OperatorBase& op) {
-  const int64_t block = op.GetSingleArgument<int64_t>("block", 0);
-  HALFCAF_ENFORCE(block > 0, op.type(),
-                  ": argument 'block' (channels per block) must be "
-                  "positive, got ",
+// The `block` argument, checked positive.
+int64_t ReadBlock(const ArgumentHelper& args, const std::string& op) {
+  const int64_t block = args.GetSingleArgument<int64_t>("block", 0);
+  HALFCAF_ENFORCE(block > 0, op, ": argument 'block' (channels per block) must be positive, got ",
                   block);
   return block;
 }
 
-class NCHW2NCHWcOp final : public Operator<CPUContext> {
+// Y's dims: NCHW2NCHWc (to_blocked) or NCHWc2NCHW.
+template <bool to_blocked>
+std::vector<int64_t> ConvertedDims(const std::vector<int64_t>& x, int64_t block,
+                                   const std::string& op) {
+  return to_blocked ? BlockedDimsOf(x, block, op, "X") : UnblockedDims(x, block, op, "X");
+}
+
+// NCHW is (N, C / B, B, H, W): the block axis moves last, or back to second.
+template <bool to_blocked>
+class ChannelBlockOp final : public Operator<CPUContext> {
  public:
-  NCHW2NCHWcOp(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws), block_(ReadBlock(*this)) {}
+  ChannelBlockOp(const OperatorDef& def, Workspace* ws)
+      : Operator(def, ws), block_(ReadBlock(ArgumentHelper(def), type())) {}
   void RunOnDevice() override {
     const Tensor& X = Input(0);
-    const std::vector<int64_t> out = BlockedDimsOf(X.dims(), block_, type(), "X");
-    // (N, C / B, B, H, W) with the B axis moved last.
-    const std::vector<int64_t> split = {out[0], out[1], block_, out[2], out[3]};
+    const std::vector<int64_t> out = ConvertedDims<to_blocked>(X.dims(), block_, type());
     Tensor* Y = Output(0, out);
-    TransposeBytes(split, {0, 1, 3, 4, 2}, DataTypeSize(X.dtype()), X.raw_data(),
-                   Y->raw_mutable_data(X.dtype()));
+    if (to_blocked) {
+      TransposeBytes({out[0], out[1], block_, out[2], out[3]}, {0, 1, 3, 4, 2},
+                     DataTypeSize(X.dtype()), X.raw_data(), Y->raw_mutable_data(X.dtype()));
+    } else {
+      TransposeBytes(X.dims(), {0, 1, 4, 2, 3}, DataTypeSize(X.dtype()), X.raw_data(),
+                     Y->raw_mutable_data(X.dtype()));
+    }
   }
 
  private:
   int64_t block_;
 };
 
-class NCHWc2NCHWOp final : public Operator<CPUContext> {
+// Each is the other's gradient (`block` is copied).
+template <bool to_blocked>
+class GetChannelBlockGradient : public GradientMakerBase {
  public:
-  NCHWc2NCHWOp(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws), block_(ReadBlock(*this)) {}
-  void RunOnDevice() override {
-    const Tensor& X = Input(0);
-    const std::vector<int64_t> out = UnblockedDims(X.dims(), block_, type(), "X");
-    Tensor* Y = Output(0, out);
-    // (N, C / B, H, W, B) -> (N, C / B, B, H, W), which is (N, C, H, W).
-    TransposeBytes(X.dims(), {0, 1, 4, 2, 3}, DataTypeSize(X.dtype()), X.raw_data(),
-                   Y->raw_mutable_data(X.dtype()));
-  }
-
- private:
-  int64_t block_;
-};
-
-class GetNCHW2NCHWcGradient : public GradientMakerBase {
- public:
-  using GradientMakerBase::GradientMakerBase;  // `block` is copied
+  using GradientMakerBase::GradientMakerBase;
   std::vector<OperatorDef> GetGradientDefs() override {
-    return SingleGradientDef("NCHWc2NCHW", {GO(0)}, {GI(0)});
+    return SingleGradientDef(to_blocked ? "NCHWc2NCHW" : "NCHW2NCHWc", {GO(0)}, {GI(0)});
   }
 };
 
-class GetNCHWc2NCHWGradient : public GradientMakerBase {
- public:
-  using GradientMakerBase::GradientMakerBase;  // `block` is copied
-  std::vector<OperatorDef> GetGradientDefs() override {
-    return SingleGradientDef("NCHW2NCHWc", {GO(0)}, {GI(0)});
-  }
-};
+template <bool to_blocked>
+std::vector<TensorShape> ChannelBlockShape(const OperatorDef& def,
+                                           const std::vector<TensorShape>& in) {
+  const int64_t block = ReadBlock(ArgumentHelper(def), def.type());
+  return {TensorShape{ConvertedDims<to_blocked>(in.at(0).dims, block, def.type()), in[0].dtype}};
+}
 
 }  // namespace
 
-REGISTER_CPU_OPERATOR(NCHW2NCHWc, NCHW2NCHWcOp);
-REGISTER_CPU_OPERATOR(NCHWc2NCHW, NCHWc2NCHWOp);
-REGISTER_GRADIENT(NCHW2NCHWc, GetNCHW2NCHWcGradient);
-REGISTER_GRADIENT(NCHWc2NCHW, GetNCHWc2NCHWGradient);
+REGISTER_CPU_OPERATOR(NCHW2NCHWc, ChannelBlockOp<true>);
+REGISTER_CPU_OPERATOR(NCHWc2NCHW, ChannelBlockOp<false>);
+REGISTER_GRADIENT(NCHW2NCHWc, GetChannelBlockGradient<true>);
+REGISTER_GRADIENT(NCHWc2NCHW, GetChannelBlockGradient<false>);
 
 OPERATOR_SCHEMA(NCHW2NCHWc)
     .NumInputs(1)
     .NumOutputs(1)
-    .TensorInferenceFunction([](const OperatorDef& def, const std::vector<TensorShape>& in) {
-      const int64_t block = ArgumentHelper(def).GetSingleArgument<int64_t>("block", 0);
-      HALFCAF_ENFORCE(block > 0, "NCHW2NCHWc: argument 'block' must be positive");
-      return std::vector<TensorShape>{
-          {BlockedDimsOf(in[0].dims, block, "NCHW2NCHWc", "X"), in[0].dtype}};
-    })
+    .TensorInferenceFunction(ChannelBlockShape<true>)
     .CostInferenceFunction(ElementMoveCost)
-    .SetDoc(
-        "Channel-blocked layout: (N, C, H, W) -> (N, C / block, H, W, "
-        "block), channel c at "
-        "[n][c / block][h][w][c % block] (oneDNN's nChw16c for block 16). "
-        "Any data type. "
-        "Gradient: NCHWc2NCHW.")
+    .SetDoc("Channel-blocked layout: (N, C, H, W) -> (N, C / block, H, W, block), channel c at "
+            "[n][c / block][h][w][c % block] (oneDNN's nChw16c for block 16). Any data type. "
+            "Gradient: NCHWc2NCHW.")
     .Arg("block", "int: channels per block (C must be a multiple)")
     .Input(0, "X", "(N, C, H, W)")
     .Output(0, "Y", "(N, C / block, H, W, block)");
@@ -113,16 +100,10 @@ OPERATOR_SCHEMA(NCHW2NCHWc)
 OPERATOR_SCHEMA(NCHWc2NCHW)
     .NumInputs(1)
     .NumOutputs(1)
-    .TensorInferenceFunction([](const OperatorDef& def, const std::vector<TensorShape>& in) {
-      const int64_t block = ArgumentHelper(def).GetSingleArgument<int64_t>("block", 0);
-      return std::vector<TensorShape>{
-          {UnblockedDims(in[0].dims, block, "NCHWc2NCHW", "X"), in[0].dtype}};
-    })
+    .TensorInferenceFunction(ChannelBlockShape<false>)
     .CostInferenceFunction(ElementMoveCost)
-    .SetDoc(
-        "Back from the channel-blocked layout: (N, C / B, H, W, B) -> (N, "
-        "C, H, W). Any data "
-        "type. Gradient: NCHW2NCHWc.")
+    .SetDoc("Back from the channel-blocked layout: (N, C / B, H, W, B) -> (N, C, H, W). Any data "
+            "type. Gradient: NCHW2NCHWc.")
     .Arg("block", "int: channels per block, X's last dim")
     .Input(0, "X", "(N, C / B, H, W, B)")
     .Output(0, "Y", "(N, C, H, W)");

@@ -5,6 +5,8 @@
 // path refuse the argument.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "core/argument.h"
 #include "core/op_schema.h"
 #include "core/workspace.h"
+#include "tests/util/gradient_checker.h"
 #include "tests/util/op_test_util.h"
 
 namespace halfcaf {
@@ -80,6 +83,36 @@ TEST(ChannelBlockTest, ConversionErrorsNameTheProblem) {
   EXPECT_NE(error("NCHWc2NCHW", "X", 4).find("must be channel-blocked"), std::string::npos);
 }
 
+OperatorDef ConversionDef(bool to_blocked, int64_t block) {
+  return MakeOperatorDef(to_blocked ? "NCHW2NCHWc" : "NCHWc2NCHW", "", {"X"}, {"Y"},
+                         {MakeArgument("block", block)});
+}
+
+// Finite differences through both conversions; float16 and bfloat16 move as float does (bit
+// patterns: the same rounded values); NaN and infinities keep their places.
+TEST(ChannelBlockTest, ConversionGradientsLowPrecisionAndNaN) {
+  GradientChecker checker;
+  checker.Check(ConversionDef(true, 4), {{"X", RandomTensor({2, 8, 3, 2}, 21)}}, 0, 0);
+  checker.Check(ConversionDef(false, 4), {{"X", RandomTensor({2, 2, 3, 2, 4}, 22)}}, 0, 0);
+  CheckFp16MatchesFp32(ConversionDef(true, 8), {{"X", RandomTensor({2, 16, 3, 3}, 23)}}, {"X"},
+                       {0}, 0.f, 0.f);
+  CheckFp16MatchesFp32(ConversionDef(false, 8), {{"X", RandomTensor({2, 2, 3, 3, 8}, 24)}}, {"X"},
+                       {0}, 0.f, 0.f);
+  Tensor x = RandomTensor({1, 8, 2, 2}, 25);
+  float* p = x.mutable_data<float>();
+  p[5] = std::nanf("");
+  p[17] = -std::numeric_limits<float>::infinity();
+  Workspace ws;
+  SetInput(&ws, "X", x);
+  ToBlocked(&ws, "X", "Xb", 8);
+  ToPlain(&ws, "Xb", "X2", 8);
+  const std::vector<float> back = ToFloatVector(ws.GetTensor("X2"));
+  EXPECT_TRUE(std::isnan(back[5]));
+  EXPECT_EQ(back[17], -std::numeric_limits<float>::infinity());
+  // X[0][1][0][1] (flat 5) is block 0, pixel (0, 1), lane 1 of the blocked tensor.
+  EXPECT_TRUE(std::isnan(ToFloatVector(ws.GetTensor("Xb"))[1 * 8 + 1]));
+}
+
 struct ConvCase {
   int64_t N, C, H, W, M, k, stride, pad;
   bool bias;
@@ -143,6 +176,30 @@ TEST(ChannelBlockTest, ConvAndGradientMatchNchw) {
       if (c.bias) ExpectClose(ws, "db2", "db", 1e-4f);
     }
   }
+}
+
+// Finite differences on the blocked operators themselves (the gradient makers give ConvGradient
+// and SpatialBNGradient with channel_block).
+TEST(ChannelBlockTest, BlockedConvAndBatchNormGradientCheck) {
+  if (!HaveDnnl()) GTEST_SKIP() << "built without oneDNN";
+  GradientCheckOptions opts;
+  opts.max_elements = 100;
+  const ConvCase c{2, 8, 5, 4, 8, 3, 1, 1, true};
+  const OperatorDef conv = MakeOperatorDef("Conv", "", {"X", "W", "b"}, {"Y"}, ConvArgs(c, 8));
+  const std::map<std::string, Tensor> conv_in = {{"X", RandomTensor({2, 1, 5, 4, 8}, 31)},
+                                                 {"W", RandomTensor({8, 8, 3, 3}, 32)},
+                                                 {"b", RandomTensor({8}, 33)}};
+  for (int i = 0; i < 3; ++i) GradientChecker(opts).Check(conv, conv_in, i, 0);
+  const OperatorDef bn =
+      MakeOperatorDef("SpatialBN", "", {"X", "scale", "bias", "rm", "rv"},
+                      {"Y", "rm", "rv", "sm", "si"},
+                      {MakeArgument("is_test", 0), MakeArgument("channel_block", int64_t{8})});
+  const std::map<std::string, Tensor> bn_in = {{"X", RandomTensor({3, 2, 3, 4, 8}, 34, -2.f, 2.f)},
+                                               {"scale", RandomTensor({16}, 35, 0.5f, 1.5f)},
+                                               {"bias", RandomTensor({16}, 36)},
+                                               {"rm", RandomTensor({16}, 37)},
+                                               {"rv", RandomTensor({16}, 38, 0.5f, 1.5f)}};
+  for (int i = 0; i < 3; ++i) GradientChecker(opts).Check(bn, bn_in, i, 0);
 }
 
 TEST(ChannelBlockTest, SpatialBNAndGradientMatchNchw) {
