@@ -122,11 +122,19 @@ bool CpuHasAvx2() {
   return has;
 }
 
-bool CpuHasAvx512Bf16() {
+bool CpuHasAvx512F() {
   static const bool has = [] {
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (!OsSavesYmm() || (Xcr0() & 0xe0) != 0xe0) return false;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !((b >> 16) & 1)) return false;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 16) & 1) != 0;
+  }();
+  return has;
+}
+
+bool CpuHasAvx512Bf16() {
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!CpuHasAvx512F() || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
     if (a < 1 || !__get_cpuid_count(7, 1, &a, &b, &c, &d)) return false;
     return ((a >> 5) & 1) != 0;
   }();
@@ -134,6 +142,7 @@ bool CpuHasAvx512Bf16() {
 }
 #else
 bool CpuHasAvx2() { return false; }
+bool CpuHasAvx512F() { return false; }
 bool CpuHasAvx512Bf16() { return false; }
 #endif
 

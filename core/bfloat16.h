@@ -56,6 +56,8 @@ void BFloat16ToFloatArray(const BFloat16* src, float* dst, size_t n);
 // fastest path this CPU has; tests run every available path against kScalar.
 enum class BFloat16Path { kScalar, kAvx2, kAvx512Bf16 };
 bool CpuHasAvx2();
+// AVX512F, with the OS saving the ZMM and opmask state.
+bool CpuHasAvx512F();
 // AVX512F + AVX512_BF16, with the OS saving the ZMM and opmask state.
 bool CpuHasAvx512Bf16();
 bool BFloat16PathAvailable(BFloat16Path path);

@@ -47,8 +47,9 @@ std::string ChannelsLastName(const std::string& blob);
 // compute in channel blocks of `block` (16 with AVX-512, 8 with AVX2: CpuConvChannelBlock()):
 // activations live in `X_blocked`, (N, C / block, H, W, block) (operators/nn/channel_block.h), so
 // convolutions and batch normalization read and write them without reordering (ResNet-50 FP32
-// training, batch 8: those reorders were a fifth of the step, and oneDNN's batch normalization
-// on the blocked layout is faster than halfcaf's NCHW loops). Converted, with channel_block:
+// training, batch 8: those reorders were a fifth of the step). The results are the NCHW net's bit
+// for bit (batch normalization sums as on NCHW: operators/nn/spatial_bn_loops.h). Converted, with
+// channel_block:
 // Conv / Conv2D on the CPU with one group and a filter in `param_dims` whose M and C are multiples
 // of `block` (the filter itself stays as it is); SpatialBN in training mode, not in place, whose
 // input is blocked. Element-wise ops whose inputs are all blocked: Relu, LeakyRelu, Sigmoid, Tanh,

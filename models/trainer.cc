@@ -98,6 +98,7 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   for (const auto& op : built.forward.op()) {
     blocked_convs_ += IsConvType(op.type()) && ArgumentHelper(op).HasArgument("channel_block");
   }
+  if (blocked_convs_ == 0 && opt_.blocked_layout == "auto") channel_block_ = 0;  // nothing taken
   params_ = built.params;
   frozen_.clear();
   for (const auto& kv : built.param_group) {

@@ -109,7 +109,7 @@ struct TrainerOptions {
   // training batch normalization and the element-wise ops between them on oneDNN's channel
   // blocks (16 channels with AVX-512, 8 with AVX2), without its reorders at every op. "auto": on
   // for FP32 NCHW training on the CPU with oneDNN (not with channels last); "on"; "off".
-  std::string blocked_layout = "off";
+  std::string blocked_layout = "auto";
   // Recomputation (models/recompute.h): "elementwise": the backward pass makes the outputs of
   // batch normalization, the element-wise ops, casts and layout transposes again instead of
   // keeping them from the forward pass; "all": the convolutions between pools and residual
@@ -154,8 +154,9 @@ class Trainer {
 
   // Whether the forward net runs channels last (TrainerOptions::channels_last, resolved).
   bool channels_last() const { return channels_last_; }
-  // The channel block of the blocked layout (TrainerOptions::blocked_layout, resolved), or 0, and
-  // how many of the forward net's convolutions it took.
+  // The channel block of the blocked layout (TrainerOptions::blocked_layout, resolved; 0 when off,
+  // or under "auto" when it took no convolution), and how many of the forward net's convolutions
+  // it took.
   int64_t channel_block() const { return channel_block_; }
   int blocked_convolutions() const { return blocked_convs_; }
 

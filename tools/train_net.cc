@@ -164,7 +164,7 @@ DEFINE_bool(optimize_memory, true, "memory planning: the nets' temporaries (acti
 DEFINE_bool(print_memory_plan, false, "print which blobs share each buffer");
 DEFINE_string(channels_last, "auto", "run the convolutions and the ops between them in NHWC "
               "(parameters stay NCHW): auto (for bfloat16 on CPUs with BF16 kernels), on or off");
-DEFINE_string(blocked_layout, "off", "float32 on the CPU: convolutions, batch normalization and "
+DEFINE_string(blocked_layout, "auto", "float32 on the CPU: convolutions, batch normalization and "
               "the element-wise ops between them on oneDNN's channel-blocked layout (no reorders "
               "at each op; parameters stay NCHW): auto, on or off");
 DEFINE_string(recompute, "off", "make activations again in the backward pass instead of "

@@ -8,6 +8,7 @@
 #include "core/gradient.h"
 #include "operators/cpu_parallel.h"
 #include "operators/nn/channel_block.h"
+#include "operators/nn/spatial_bn_loops.h"
 
 namespace halfcaf {
 
@@ -28,6 +29,18 @@ BNShape ComputeBNShape(const std::vector<int64_t>& x_dims, BNOrder order) {
     if (i != c_axis) s.S *= x_dims[i];
   }
   return s;
+}
+
+BNLayout ReadBNLayout(const OperatorBase& op) {
+  const BNLayout l{ParseBNOrder(op.GetSingleArgument<std::string>("order", "NCHW")),
+                   ReadChannelBlock(op)};
+  HALFCAF_ENFORCE(l.block == 0 || l.order == BNOrder::NCHW, op.type(),
+                  ": channel_block needs order NCHW (it blocks NCHW's channels)");
+  return l;
+}
+
+std::vector<int64_t> BNDimsOf(const Tensor& X, const BNLayout& layout, const std::string& op) {
+  return layout.block == 0 ? X.dims() : UnblockedDims(X.dims(), layout.block, op, "X");
 }
 
 const char* BNOrderName(BNOrder order) { return order == BNOrder::NCHW ? "NCHW" : "NHWC"; }
@@ -58,217 +71,6 @@ void EnforceBNSingleBatch(const OperatorBase& op) {
                   op.InputSize());
 }
 
-namespace {
-
-// Per-channel loops, parallel over channels (each channel is summed by one thread in a fixed
-// order, so results do not depend on the thread count). NCHW walks the N contiguous planes of S
-// values of a channel; NHWC walks the N * S rows, a block of channels at a time.
-
-// Sum of p[0..n) (float lanes, double total).
-inline double SumOf(const float* p, int64_t n) {
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int l = 0; l < 8; ++l) acc[l] += p[i + l];
-  }
-  double s = 0;
-  for (int l = 0; l < 8; ++l) s += acc[l];
-  for (; i < n; ++i) s += p[i];
-  return s;
-}
-
-// Sum of (p[i] - m)^2.
-inline double SquaredDeviationOf(const float* p, int64_t n, float m) {
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int l = 0; l < 8; ++l) {
-      const float d = p[i + l] - m;
-      acc[l] += d * d;
-    }
-  }
-  double s = 0;
-  for (int l = 0; l < 8; ++l) s += acc[l];
-  for (; i < n; ++i) s += static_cast<double>(p[i] - m) * (p[i] - m);
-  return s;
-}
-
-// Sum of dy[i] * (x[i] - m).
-inline double DotDeviationOf(const float* dy, const float* x, int64_t n, float m) {
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int l = 0; l < 8; ++l) acc[l] += dy[i + l] * (x[i + l] - m);
-  }
-  double s = 0;
-  for (int l = 0; l < 8; ++l) s += acc[l];
-  for (; i < n; ++i) s += static_cast<double>(dy[i]) * (x[i] - m);
-  return s;
-}
-
-// NHWC: per-channel sums over the rows (N * S rows of C values). `add(r0, r1, acc)` adds rows
-// [r0, r1) into acc (k sums per channel: k * C doubles, sum j of channel c at j * C + c). The rows
-// go in fixed chunks of kBNRowChunk, summed in parallel into per-chunk sums that are then added
-// in chunk order, so the result does not depend on the thread count; every access runs along
-// the rows, as they are stored.
-constexpr int64_t kBNRowChunk = 256;
-
-template <typename F>
-void NhwcChannelSums(int64_t rows, int64_t C, int k, F&& add, double* out) {
-  const int64_t chunks = (rows + kBNRowChunk - 1) / kBNRowChunk;
-  const int64_t width = k * C;
-  std::vector<double> partial(static_cast<size_t>(chunks * width), 0.0);
-  ParallelFor(chunks, static_cast<double>(kBNRowChunk * width), [&](int64_t c0, int64_t c1) {
-    for (int64_t ch = c0; ch < c1; ++ch) {
-      add(ch * kBNRowChunk, std::min(rows, (ch + 1) * kBNRowChunk), partial.data() + ch * width);
-    }
-  });
-  std::fill(out, out + width, 0.0);
-  for (int64_t ch = 0; ch < chunks; ++ch) {
-    const double* p = partial.data() + ch * width;
-    for (int64_t j = 0; j < width; ++j) out[j] += p[j];
-  }
-}
-
-// The loops below read float16 / bfloat16 data a plane (NCHW) or a chunk of rows (NHWC) at a time,
-// converted into per-thread buffers (core/float_io.h); float data is read in place, so FP32
-// results are those of plain pointer loops.
-
-// Per-channel mean and (biased) variance of x, two passes.
-void ChannelMeanVar(const BNShape& s, BNOrder order, const FloatIn& x, double* mean, double* var) {
-  const int64_t C = s.C, S = s.S, N = s.N;
-  const double inv_m = 1.0 / static_cast<double>(N * S);
-  if (order == BNOrder::NCHW) {
-    ParallelFor(C, 2.0 * N * S, [&](int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c) {
-        double sum = 0;
-        for (int64_t n = 0; n < N; ++n) sum += SumOf(x.Read((n * C + c) * S, S, 0), S);
-        mean[c] = sum * inv_m;
-        const float m = static_cast<float>(mean[c]);
-        double sq = 0;
-        for (int64_t n = 0; n < N; ++n) {
-          sq += SquaredDeviationOf(x.Read((n * C + c) * S, S, 0), S, m);
-        }
-        var[c] = sq * inv_m;
-      }
-    });
-  } else {
-    const int64_t rows = N * S;
-    NhwcChannelSums(rows, C, 1, [&](int64_t r0, int64_t r1, double* acc) {
-      const float* xr = x.Read(r0 * C, (r1 - r0) * C, 0);
-      for (int64_t r = 0; r < r1 - r0; ++r) {
-        for (int64_t c = 0; c < C; ++c) acc[c] += xr[r * C + c];
-      }
-    }, mean);
-    for (int64_t c = 0; c < C; ++c) mean[c] *= inv_m;
-    NhwcChannelSums(rows, C, 1, [&](int64_t r0, int64_t r1, double* acc) {
-      const float* xr = x.Read(r0 * C, (r1 - r0) * C, 0);
-      for (int64_t r = 0; r < r1 - r0; ++r) {
-        for (int64_t c = 0; c < C; ++c) {
-          const double d = xr[r * C + c] - mean[c];
-          acc[c] += d * d;
-        }
-      }
-    }, var);
-    for (int64_t c = 0; c < C; ++c) var[c] *= inv_m;
-  }
-}
-
-// y = x * a[c] + b[c]; y may alias x.
-void ChannelAffine(const BNShape& s, BNOrder order, const FloatIn& x, const float* a,
-                   const float* b, const FloatOut& y) {
-  const int64_t C = s.C, S = s.S, N = s.N;
-  if (order == BNOrder::NCHW) {
-    ParallelFor(N * C, 2.0 * S, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const float av = a[p % C], bv = b[p % C];
-        const float* xp = x.Read(p * S, S, 0);
-        float* yp = y.Begin(p * S, S, 1);
-        for (int64_t k = 0; k < S; ++k) yp[k] = xp[k] * av + bv;
-        y.End(p * S, S, yp);
-      }
-    });
-  } else {
-    ParallelFor(N * S, 2.0 * C, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const float* xr = x.Read(r * C, C, 0);
-        float* yr = y.Begin(r * C, C, 1);
-        for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] * a[c] + b[c];
-        y.End(r * C, C, yr);
-      }
-    });
-  }
-}
-
-// dx = dy * a[c] + (x - mean[c]) * b[c] + k[c]; dx may alias dy.
-void ChannelBackward(const BNShape& s, BNOrder order, const FloatIn& dy, const FloatIn& x,
-                     const float* mean, const float* a, const float* b, const float* k,
-                     const FloatOut& dx) {
-  const int64_t C = s.C, S = s.S, N = s.N;
-  if (order == BNOrder::NCHW) {
-    ParallelFor(N * C, 4.0 * S, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const int64_t c = p % C;
-        const float av = a[c], bv = b[c], kv = k[c], mv = mean[c];
-        const float* dyp = dy.Read(p * S, S, 0);
-        const float* xp = x.Read(p * S, S, 1);
-        float* dxp = dx.Begin(p * S, S, 2);
-        for (int64_t i = 0; i < S; ++i) dxp[i] = dyp[i] * av + (xp[i] - mv) * bv + kv;
-        dx.End(p * S, S, dxp);
-      }
-    });
-  } else {
-    ParallelFor(N * S, 4.0 * C, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const float* dyr = dy.Read(r * C, C, 0);
-        const float* xr = x.Read(r * C, C, 1);
-        float* dxr = dx.Begin(r * C, C, 2);
-        for (int64_t c = 0; c < C; ++c) dxr[c] = dyr[c] * a[c] + (xr[c] - mean[c]) * b[c] + k[c];
-        dx.End(r * C, C, dxr);
-      }
-    });
-  }
-}
-
-// Per channel: sum of dy and sum of dy * (x - mean).
-void ChannelGradSums(const BNShape& s, BNOrder order, const FloatIn& x, const FloatIn& dy,
-                     const float* mean, double* sum_dy, double* sum_dy_xc) {
-  const int64_t C = s.C, S = s.S, N = s.N;
-  if (order == BNOrder::NCHW) {
-    ParallelFor(C, 3.0 * N * S, [&](int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c) {
-        double a = 0, b = 0;
-        for (int64_t n = 0; n < N; ++n) {
-          const int64_t off = (n * C + c) * S;
-          const float* dyp = dy.Read(off, S, 0);
-          a += SumOf(dyp, S);
-          b += DotDeviationOf(dyp, x.Read(off, S, 1), S, mean[c]);
-        }
-        sum_dy[c] = a;
-        sum_dy_xc[c] = b;
-      }
-    });
-  } else {
-    std::vector<double> sums(static_cast<size_t>(2 * C));
-    NhwcChannelSums(N * S, C, 2, [&](int64_t r0, int64_t r1, double* acc) {
-      const int64_t n = (r1 - r0) * C;
-      const float* xr = x.Read(r0 * C, n, 0);
-      const float* dyr = dy.Read(r0 * C, n, 1);
-      for (int64_t r = 0; r < r1 - r0; ++r) {
-        for (int64_t c = 0; c < C; ++c) {
-          const double g = dyr[r * C + c];
-          acc[c] += g;
-          acc[C + c] += g * (xr[r * C + c] - mean[c]);
-        }
-      }
-    }, sums.data());
-    std::copy(sums.begin(), sums.begin() + C, sum_dy);
-    std::copy(sums.begin() + C, sums.end(), sum_dy_xc);
-  }
-}
-
-}  // namespace
-
 // ---- forward -----------------------------------------------------------------------------------
 
 void EnforceSpatialBNForwardArgs(const OperatorBase& op, bool is_test, float momentum) {
@@ -296,9 +98,8 @@ SpatialBNOp::SpatialBNOp(const OperatorDef& def, Workspace* ws)
       is_test_(GetSingleArgument<int>("is_test", 0) != 0),
       epsilon_(ReadBNEpsilon(*this)),
       momentum_(GetSingleArgument<float>("momentum", 0.9f)),
-      order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
+      layout_(ReadBNLayout(*this)) {
   EnforceSpatialBNForwardArgs(*this, is_test_, momentum_);
-  RefuseChannelBlock(*this);
 }
 
 bool HasRunningStat(const OperatorBase& op, int in, const char* what) {
@@ -329,14 +130,14 @@ float* BNRunningStat(Operator<CPUContext>* op, int in, int out, int64_t C, const
 void SpatialBNOp::RunOnDevice() {
   const Tensor& X = Input(0);
   EnforceFloatType(X, "X");
-  const std::vector<int64_t> dims = X.dims();
+  const std::vector<int64_t> dims = BNDimsOf(X, layout_, type());
   const DataType dtype = X.dtype();
-  const BNShape s = ComputeBNShape(dims, order_);
+  const BNShape s = ComputeBNShape(dims, layout_.order);
   const int64_t C = s.C;
   const Tensor& scale_t = Input(1);
   const Tensor& bias_t = Input(2);
-  EnforceBNChannelParam(scale_t, "scale", s, dims, order_);
-  EnforceBNChannelParam(bias_t, "bias", s, dims, order_);
+  EnforceBNChannelParam(scale_t, "scale", s, dims, layout_.order);
+  EnforceBNChannelParam(bias_t, "bias", s, dims, layout_.order);
   const float* scale = scale_t.data<float>();
   const float* bias = bias_t.data<float>();
   const FloatIn x(X);  // before Output: Y may be X
@@ -346,8 +147,8 @@ void SpatialBNOp::RunOnDevice() {
   if (is_test_) {
     const Tensor& mean_t = Input(3);
     const Tensor& var_t = Input(4);
-    EnforceBNChannelParam(mean_t, "mean", s, dims, order_);
-    EnforceBNChannelParam(var_t, "var", s, dims, order_);
+    EnforceBNChannelParam(mean_t, "mean", s, dims, layout_.order);
+    EnforceBNChannelParam(var_t, "var", s, dims, layout_.order);
     const float* mean = mean_t.data<float>();
     const float* var = var_t.data<float>();
     for (int64_t c = 0; c < C; ++c) {
@@ -361,7 +162,7 @@ void SpatialBNOp::RunOnDevice() {
                     DimsString(dims));
     mean_.resize(C);
     var_.resize(C);
-    ChannelMeanVar(s, order_, x, mean_.data(), var_.data());
+    ChannelMeanVar(s, layout_, x, mean_.data(), var_.data());
 
     float* running_mean = BNRunningStat(this, 3, 1, C, "running mean");
     float* running_var = BNRunningStat(this, 4, 2, C, "running var");
@@ -378,8 +179,8 @@ void SpatialBNOp::RunOnDevice() {
   }
 
   // Y may alias X: every element is read before it is written.
-  const FloatOut y(Output(0, dims), dtype);
-  ChannelAffine(s, order_, x, alpha_.data(), beta_.data(), y);
+  const FloatOut y(Output(0, X.dims()), dtype);
+  ChannelAffine(s, layout_, x, alpha_.data(), beta_.data(), y);
 }
 
 // ---- gradient ----------------------------------------------------------------------------------
@@ -388,9 +189,8 @@ SpatialBNGradientOp::SpatialBNGradientOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
       is_test_(GetSingleArgument<int>("is_test", 0) != 0),
       epsilon_(ReadBNEpsilon(*this)),
-      order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
+      layout_(ReadBNLayout(*this)) {
   EnforceBNSingleBatch(*this);
-  RefuseChannelBlock(*this);
 }
 
 BNShape CheckBNGradientInputs(const Tensor& X, const Tensor& scale, const Tensor& dY,
@@ -419,8 +219,8 @@ void SpatialBNGradientOp::RunOnDevice() {
   const Tensor& dY = Input(2);
   const Tensor& mean_t = Input(3);
   const Tensor& var_t = Input(4);
-  const std::vector<int64_t> dims = X.dims();
-  const BNShape s = CheckBNGradientInputs(X, scale_t, dY, mean_t, var_t, is_test_, order_);
+  const BNShape s = CheckBNGradientInputs(X, scale_t, dY, mean_t, var_t, is_test_, layout_.order,
+                                          layout_.block);
   const int64_t C = s.C, M = s.N * s.S;
   const float* scale = scale_t.data<float>();
   const float* mean = mean_t.data<float>();
@@ -433,7 +233,7 @@ void SpatialBNGradientOp::RunOnDevice() {
   }
   sum_dy_.resize(C);
   sum_dy_xhat_.resize(C);
-  ChannelGradSums(s, order_, x, dy, mean, sum_dy_.data(), sum_dy_xhat_.data());
+  ChannelGradSums(s, layout_, x, dy, mean, sum_dy_.data(), sum_dy_xhat_.data());
 
   float* dscale = Output(1, {C})->mutable_data<float>();
   float* dbias = Output(2, {C})->mutable_data<float>();
@@ -457,8 +257,8 @@ void SpatialBNGradientOp::RunOnDevice() {
     coef_k_[c] = static_cast<float>(k);
   }
 
-  const FloatOut dx(Output(0, dims), X.dtype());
-  ChannelBackward(s, order_, dy, x, mean, coef_a_.data(), coef_b_.data(), coef_k_.data(), dx);
+  const FloatOut dx(Output(0, X.dims()), X.dtype());
+  ChannelBackward(s, layout_, dy, x, mean, coef_a_.data(), coef_b_.data(), coef_k_.data(), dx);
 }
 
 // ---- gradient maker, schemas, registration -----------------------------------------------------

@@ -8,13 +8,17 @@
 //   <- running * momentum + batch * (1 - momentum),
 //   saved_mean (output 3) = mean_b, saved_var (output 4) = 1 / sqrt(var_b + epsilon).
 // Test (is_test = 1, 1 output): Y = (X - mean) / sqrt(var + epsilon) * scale + bias.
+// With channel_block = B (order NCHW), X, Y (dY, dX) are channel-blocked, (N, C / B, H, W, B): the
+// training rewrite's layout (models/channels_last.h); the results are bit for bit those of the
+// same tensors in NCHW (spatial_bn_loops.h).
 // SpatialBNGradient: (X, scale, dY, mean, var_or_inv_std) -> (dX, dscale, dbias); in training
 // inputs 3, 4 are the saved batch mean and inverse std, in test mode the estimated mean and var.
 // Args: is_test (int, 0), epsilon (float, 1e-5, > 0), momentum (float, 0.9), order ("NCHW"),
 // num_batches (int, 1; only 1 is supported), unbiased_running_var (int, 0; halfcaf's own: the
 // running variance takes the unbiased batch variance, times M / (M - 1), as PyTorch's does).
 // With oneDNN, training mode on NHWC 4-D float / bfloat16 runs on its batch normalization (engine
-// DNNL, preferred on CPU: spatial_bn_op_dnnl.cc); this implementation runs the rest.
+// DNNL, preferred on CPU: spatial_bn_op_dnnl.cc); this implementation runs the rest, the
+// channel-blocked layout included (oneDNN's kernels sum in float; these in double).
 #pragma once
 
 #include <cmath>
@@ -26,6 +30,17 @@
 namespace halfcaf {
 
 enum class BNOrder { NCHW, NHWC };
+
+// X's layout: the order, and with block > 0 (order NCHW) NCHW's channel-blocked form
+// (N, C / block, spatial..., block) (operators/nn/channel_block.h).
+struct BNLayout {
+  BNOrder order = BNOrder::NCHW;
+  int64_t block = 0;
+};
+// The `order` and `channel_block` arguments, checked (a block needs order NCHW).
+BNLayout ReadBNLayout(const OperatorBase& op);
+// X's dims as NCHW / NHWC: unblocked when the layout is blocked (checked).
+std::vector<int64_t> BNDimsOf(const Tensor& X, const BNLayout& layout, const std::string& op);
 
 // X viewed as (N, C, S) with S the product of the spatial dims.
 struct BNShape {
@@ -94,7 +109,7 @@ class SpatialBNOp final : public Operator<CPUContext> {
  private:
   bool is_test_;
   float epsilon_, momentum_;
-  BNOrder order_;
+  BNLayout layout_;
   std::vector<float> alpha_, beta_;
   std::vector<double> mean_, var_;
 };
@@ -107,7 +122,7 @@ class SpatialBNGradientOp final : public Operator<CPUContext> {
  private:
   bool is_test_;
   float epsilon_;
-  BNOrder order_;
+  BNLayout layout_;
   std::vector<float> inv_std_, coef_a_, coef_b_, coef_k_;
   std::vector<double> sum_dy_, sum_dy_xhat_;
 };

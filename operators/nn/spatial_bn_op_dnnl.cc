@@ -11,9 +11,9 @@
 // float16, mixed types, bfloat16 with the BF16 kernels off, in-place calls and empty batches,
 // and it reports every bad input with its own messages.
 //
-// With the argument channel_block = B (operators/nn/channel_block.h) training mode also runs on
-// channel-blocked X, Y (dY, dX), oneDNN's nChw<B>c, where its kernels are as fast as on NHWC;
-// there is no default op for those, so what oneDNN cannot run is then an error.
+// Channel-blocked X (channel_block, oneDNN's nChw<B>c) is declined too: oneDNN's kernels are fast
+// there, but they sum in float, and the training rewrite that makes those tensors promises the
+// NCHW results bit for bit, which the default op's blocked loops give (spatial_bn_loops.h).
 //
 // Results equal the default op's to rounding: oneDNN sums in float, the default op in double.
 // The gradient gets the variance back from the saved inverse std (var = 1 / inv_std^2 - epsilon;
@@ -24,7 +24,6 @@
 
 #include "core/enforce.h"
 #include "operators/dnnl_util.h"
-#include "operators/nn/channel_block.h"
 #include "operators/nn/spatial_bn_op.h"
 
 namespace halfcaf {
@@ -37,17 +36,10 @@ dnnl::normalization_flags ScaleShift() {
   return dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
 }
 
-// NHWC training SpatialBN only: the default op is made for the rest. Channel-blocked tensors
-// (channel_block) have no default op: NCHW's blocked form, in training mode (SpatialBN also in
-// test mode, as an evaluation net runs it), or an error.
-void DeclineUnlessNhwcTraining(const OperatorBase& op, int64_t block) {
-  if (block != 0) {
-    HALFCAF_ENFORCE(
-        ParseBNOrder(op.GetSingleArgument<std::string>("order", "NCHW")) == BNOrder::NCHW,
-        op.type(), ": channel_block needs order NCHW");
-    HALFCAF_ENFORCE(op.type() == "SpatialBN" || op.GetSingleArgument<int>("is_test", 0) == 0,
-                    op.type(), ": channel_block needs training mode (is_test 0)");
-    return;
+// NHWC training SpatialBN only: the default op is made for the rest.
+void DeclineUnlessNhwcTraining(const OperatorBase& op) {
+  if (ReadBNLayout(op).block != 0) {
+    HALFCAF_UNSUPPORTED(op.type(), ": the default op runs channel-blocked tensors");
   }
   if (op.GetSingleArgument<int>("is_test", 0) != 0) {
     HALFCAF_UNSUPPORTED(op.type(), ": the DNNL engine runs training mode only");
@@ -58,21 +50,18 @@ void DeclineUnlessNhwcTraining(const OperatorBase& op, int64_t block) {
   }
 }
 
-// f32 / bf16 for X (and dY) of one type with 4 dims (5 when blocked) and elements; nullopt
-// otherwise.
-std::optional<memory::data_type> BNKernelType(const Tensor& X, const Tensor* dY, int64_t block) {
+// f32 / bf16 for X (and dY) of one type with 4 dims and elements; nullopt otherwise.
+std::optional<memory::data_type> BNKernelType(const Tensor& X, const Tensor* dY) {
   if (dY != nullptr && dY->dtype() != X.dtype()) return std::nullopt;
-  if (X.ndim() != (block == 0 ? 4 : 5) || X.numel() == 0) return std::nullopt;
+  if (X.ndim() != 4 || X.numel() == 0) return std::nullopt;
   if (X.dtype() == DataType::FLOAT) return memory::data_type::f32;
   if (X.dtype() == DataType::BFLOAT16 && DnnlBFloat16Enabled()) return memory::data_type::bf16;
   return std::nullopt;
 }
 
-// NHWC X (N, H, W, C) in oneDNN's logical (N, C, H, W) order, or with `block` the NCHW dims of
-// a blocked X (nChw<block>c).
-memory::desc DataDesc(const std::vector<int64_t>& d, memory::data_type dt, int64_t block) {
-  if (block == 0) return memory::desc({d[0], d[3], d[1], d[2]}, dt, memory::format_tag::nhwc);
-  return memory::desc({d[0], d[1], d[2], d[3]}, dt, ChannelBlockedTag(block));
+// NHWC X (N, H, W, C) in oneDNN's logical (N, C, H, W) order.
+memory::desc DataDesc(const std::vector<int64_t>& d, memory::data_type dt) {
+  return memory::desc({d[0], d[3], d[1], d[2]}, dt, memory::format_tag::nhwc);
 }
 
 memory::desc ChannelDesc(int64_t C) {
@@ -87,24 +76,12 @@ memory Bound(const memory::desc& desc, const void* data) {
 class BNDnnlBase : public Operator<CPUContext> {
  protected:
   BNDnnlBase(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws), epsilon_(ReadBNEpsilon(*this)), block_(ReadChannelBlock(*this)) {
-    DeclineUnlessNhwcTraining(*this, block_);
+      : Operator(def, ws), epsilon_(ReadBNEpsilon(*this)) {
+    DeclineUnlessNhwcTraining(*this);
   }
-  void RunFallback() {
-    HALFCAF_ENFORCE(block_ == 0, type(), ": the channel-blocked layout (channel_block ", block_,
-                    ") runs on oneDNN's batch normalization only, which takes a float32 (or "
-                    "bfloat16 with BF16 kernels) non-empty X; got ",
-                    DataTypeName(Input(0).dtype()), " X ", DimsString(Input(0).dims()));
-    fallback_.Run(def_, ws_, type());
-  }
-  // X's dims as the checks take them: NHWC as it is, blocked as NCHW.
-  std::vector<int64_t> CheckedDims(const Tensor& X) const {
-    return block_ == 0 ? X.dims() : UnblockedDims(X.dims(), block_, type(), "X");
-  }
-  BNOrder Order() const { return block_ == 0 ? BNOrder::NHWC : BNOrder::NCHW; }
+  void RunFallback() { fallback_.Run(def_, ws_, type()); }
 
   float epsilon_;
-  const int64_t block_;  // channel_block: 0 (NHWC), or X, Y (dY, dX) blocked
   DnnlPrepared prepared_;
 
  private:
@@ -115,25 +92,23 @@ class SpatialBNDnnlOp final : public BNDnnlBase {
  public:
   SpatialBNDnnlOp(const OperatorDef& def, Workspace* ws)
       : BNDnnlBase(def, ws),
-        momentum_(GetSingleArgument<float>("momentum", 0.9f)),
-        is_test_(GetSingleArgument<int>("is_test", 0) != 0) {  // blocked only (declined else)
-    EnforceSpatialBNForwardArgs(*this, is_test_, momentum_);
+        momentum_(GetSingleArgument<float>("momentum", 0.9f)) {
+    EnforceSpatialBNForwardArgs(*this, false, momentum_);
   }
 
   void RunOnDevice() override {
     const Tensor& X = Input(0);
-    const auto dt = BNKernelType(X, nullptr, block_);
-    // oneDNN runs in place too; the default op takes in-place NHWC calls.
-    if (!dt || (block_ == 0 && IsInputOutputAlias(0, 0))) return RunFallback();
-    const std::vector<int64_t> dims = CheckedDims(X);
-    const BNShape s = ComputeBNShape(dims, Order());
+    const auto dt = BNKernelType(X, nullptr);
+    // oneDNN runs in place too; the default op takes in-place calls.
+    if (!dt || IsInputOutputAlias(0, 0)) return RunFallback();
+    const std::vector<int64_t>& dims = X.dims();
+    const BNShape s = ComputeBNShape(dims, BNOrder::NHWC);
     const Tensor& scale = Input(1);
     const Tensor& bias = Input(2);
-    EnforceBNChannelParam(scale, "scale", s, dims, Order());
-    EnforceBNChannelParam(bias, "bias", s, dims, Order());
+    EnforceBNChannelParam(scale, "scale", s, dims, BNOrder::NHWC);
+    EnforceBNChannelParam(bias, "bias", s, dims, BNOrder::NHWC);
     if (prepared_.Changed(X.dims(), *dt)) Prepare(dims, *dt);
     if (!prepared_.usable) return RunFallback();
-    if (is_test_) return RunInference(X, s);
 
     const int64_t C = s.C;
     mean_.resize(C);
@@ -160,11 +135,9 @@ class SpatialBNDnnlOp final : public BNDnnlBase {
  private:
   void Prepare(const std::vector<int64_t>& dims, memory::data_type dt) {
     try {
-      data_ = DataDesc(dims, dt, block_);
-      const dnnl::batch_normalization_forward::desc desc(
-          is_test_ ? dnnl::prop_kind::forward_inference : dnnl::prop_kind::forward_training, data_,
-          epsilon_,
-          is_test_ ? ScaleShift() | dnnl::normalization_flags::use_global_stats : ScaleShift());
+      data_ = DataDesc(dims, dt);
+      const dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_training, data_,
+                                                         epsilon_, ScaleShift());
       const dnnl::batch_normalization_forward::primitive_desc pd(desc, DnnlAttr(), DnnlEngine());
       if (IsReferenceImpl(pd)) return;
       prim_ = DnnlPrimitive(dnnl::batch_normalization_forward(pd), pd);
@@ -174,30 +147,7 @@ class SpatialBNDnnlOp final : public BNDnnlBase {
     }
   }
 
-  // Test mode (blocked X only): Y from the estimated mean and variance, inputs 3 and 4.
-  void RunInference(const Tensor& X, const BNShape& s) {
-    const Tensor& mean = Input(3);
-    const Tensor& var = Input(4);
-    const std::vector<int64_t> dims = CheckedDims(X);
-    EnforceBNChannelParam(mean, "mean", s, dims, Order());
-    EnforceBNChannelParam(var, "var", s, dims, Order());
-    const memory::desc ch = ChannelDesc(s.C);
-    Tensor* Y = Output(0, X.dims());
-    try {
-      prim_.Execute({{DNNL_ARG_SRC, Bound(data_, X.raw_data())},
-                     {DNNL_ARG_DST, Bound(data_, Y->raw_mutable_data(X.dtype()))},
-                     {DNNL_ARG_MEAN, Bound(ch, mean.raw_data())},
-                     {DNNL_ARG_VARIANCE, Bound(ch, var.raw_data())},
-                     {DNNL_ARG_SCALE, Bound(ch, Input(1).raw_data())},
-                     {DNNL_ARG_SHIFT, Bound(ch, Input(2).raw_data())}});
-    } catch (const dnnl::error& e) {
-      HALFCAF_THROW(type(), ": oneDNN batch normalization failed: ", e.what());
-    }
-    prepared_.CountRun();
-  }
-
   float momentum_;
-  bool is_test_;
   memory::desc data_;
   DnnlPrimitive prim_;
   std::vector<float> mean_, var_;
@@ -216,11 +166,11 @@ class SpatialBNGradientDnnlOp final : public BNDnnlBase {
     const Tensor& dY = Input(2);
     const Tensor& saved_mean = Input(3);
     const Tensor& saved_inv_std = Input(4);
-    const auto dt = BNKernelType(X, &dY, block_);
+    const auto dt = BNKernelType(X, &dY);
     if (!dt || IsInputOutputAlias(2, 0)) return RunFallback();  // the schema forbids it
-    const BNShape s = CheckBNGradientInputs(X, scale, dY, saved_mean, saved_inv_std, false,
-                                            Order(), block_);
-    if (prepared_.Changed(X.dims(), *dt)) Prepare(CheckedDims(X), *dt);
+    const BNShape s =
+        CheckBNGradientInputs(X, scale, dY, saved_mean, saved_inv_std, false, BNOrder::NHWC);
+    if (prepared_.Changed(X.dims(), *dt)) Prepare(X.dims(), *dt);
     if (!prepared_.usable) return RunFallback();
 
     const int64_t C = s.C;
@@ -254,7 +204,7 @@ class SpatialBNGradientDnnlOp final : public BNDnnlBase {
  private:
   void Prepare(const std::vector<int64_t>& dims, memory::data_type dt) {
     try {
-      data_ = DataDesc(dims, dt, block_);
+      data_ = DataDesc(dims, dt);
       const dnnl::batch_normalization_forward::desc fdesc(dnnl::prop_kind::forward_training,
                                                           data_, epsilon_, ScaleShift());
       const dnnl::batch_normalization_forward::primitive_desc fwd(fdesc, DnnlEngine());

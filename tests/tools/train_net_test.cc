@@ -263,8 +263,9 @@ TEST(TrainNetTest, RecomputeTrainsTheSameLossesAndSaysSo) {
                    "recompute: 'sometimes' is not one of off, elementwise, all");
 }
 
-// --blocked_layout: the header names the block the CPU's oneDNN computes in and the convolutions
-// it took; "on" where it cannot be (bfloat16) and a bad value are one clear error each.
+// --blocked_layout (default auto): the header names the block the CPU's oneDNN computes in and the
+// convolutions it took; "on" where it cannot be (bfloat16) and a bad value are one clear error
+// each.
 TEST(TrainNetTest, BlockedLayoutSaysSoAndRefusesWhatItCannotDo) {
   const ToolResult on = RunTool("train_net", kTiny + "--iters 2 --blocked_layout on");
   if (CpuConvChannelBlock() == 0) {
@@ -273,17 +274,20 @@ TEST(TrainNetTest, BlockedLayoutSaysSoAndRefusesWhatItCannotDo) {
   }
   ASSERT_EQ(on.exit_code, 0) << on.err;
   const std::string block = std::to_string(CpuConvChannelBlock());
-  // The tiny net's channels (4, 8) are no multiple of the block: nothing to take.
+  // The tiny net's channels (4, 8) are no multiple of the block: nothing to take; under the
+  // default (auto) the header then leaves it out.
   EXPECT_NE(on.out.find("train_net: float32, channel-blocked (" + block + ": 0 convolutions) on "),
             std::string::npos)
       << on.out;
+  const ToolResult plain = RunTool("train_net", kTiny + "--iters 2");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("train_net: float32 on "), std::string::npos) << plain.out;
   // ResNet-18: every convolution but the stem's (3 input channels).
   const std::string dir = TestTempDir();
   ASSERT_EQ(RunTool("make_model", "--model resnet18 --image_size 32 --out " + dir).exit_code, 0);
   const ToolResult resnet = RunTool(
       "train_net", "--net " + dir + "/train_net.pbtxt --init_net " + dir + "/init_net.pbtxt " +
-                       "--data_format synthetic --synthetic_shape 3,32,32 --batch_size 4 --iters 2 "
-                       "--blocked_layout on");
+                       "--data_format synthetic --synthetic_shape 3,32,32 --batch_size 4 --iters 2");
   ASSERT_EQ(resnet.exit_code, 0) << resnet.err;
   EXPECT_NE(resnet.out.find("channel-blocked (" + block + ": 19 convolutions)"), std::string::npos)
       << resnet.out;
