@@ -12,6 +12,7 @@
 #include "core/op_schema.h"
 #include "core/operator.h"
 #include "models/op_sequence.h"
+#include "operators/nn/conv_op.h"
 
 namespace halfcaf {
 
@@ -462,15 +463,13 @@ void Optimizer::DropUnusedParams() {
 }  // namespace
 
 std::string InferenceReport::Summary() const {
+  if (!applied) return "inference plan: not applied (" + reason + ")";
   std::ostringstream s;
-  if (!applied) {
-    s << "inference plan: not applied (" << reason << ")";
-    return s.str();
-  }
   s << "inference plan: " << bn_folded << " SpatialBN folded into Conv, " << conv_fusion
     << " ConvFusion (" << relu_fused << " with Relu, " << sum_fused << " with Add/Sum), "
     << nhwc_ops << " ops in NHWC with " << transposes << " layout conversions, " << params_added
-    << " parameter blobs made, " << params_dropped << " dropped";
+    << " parameter blobs made, " << params_dropped << " dropped"
+    << (winograd > 0 ? ", " + std::to_string(winograd) + " convolutions asking for Winograd" : "");
   return s.str();
 }
 
@@ -486,6 +485,11 @@ InferenceReport OptimizeForInference(NetDef* net, Workspace* ws, const Inference
   }
   if (options.drop_unused_params) opt.DropUnusedParams();
   opt.Finish();
+  for (OperatorDef& op : *net->mutable_op()) {  // conv_algorithm = 1: Winograd
+    if (!options.winograd || !IsWinogradCandidate(op)) continue;
+    SetArgument(&op, "conv_algorithm", 1);
+    ++report.winograd;
+  }
   report.applied = true;
   return report;
 }

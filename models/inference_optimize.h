@@ -35,6 +35,10 @@ struct InferenceOptions {
   bool fold_batch_norm = true;
   bool fuse = true;           // Conv [+ Add/Sum] [+ Relu] -> ConvFusion
   bool channels_last = true;  // NHWC regions (only when the build has oneDNN)
+  // conv_algorithm = 1 (Winograd, operators/nn/conv_op_dnnl.cc) on the 3 x 3, stride 1
+  // convolutions: oneDNN's Winograd kernels where it has them (float32, AVX-512, images of 14 x 14
+  // and more), reordering NHWC activations into its blocked layout for them.
+  bool winograd = false;
   // Remove from the workspace the parameters that no op of the optimized net reads (the
   // originals of folded or transposed filters), unless kept or external outputs.
   bool drop_unused_params = true;
@@ -44,7 +48,7 @@ struct InferenceReport {
   bool applied = false;
   std::string reason;  // why the net was left alone
   int bn_folded = 0, relu_fused = 0, sum_fused = 0, conv_fusion = 0;
-  int nhwc_ops = 0, transposes = 0, params_added = 0, params_dropped = 0;
+  int nhwc_ops = 0, transposes = 0, params_added = 0, params_dropped = 0, winograd = 0;
   bool changed() const { return bn_folded + conv_fusion + nhwc_ops > 0; }
   std::string Summary() const;
 };

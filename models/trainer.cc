@@ -85,6 +85,7 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   channel_block_ = ResolveChannelBlock(opt_.blocked_layout, opt_.precision, opt_.device.type,
                                        opt_.order, channels_last_);
   job.channel_block = channel_block_;
+  job.winograd = ResolveWinograd(opt_.conv_algorithm, opt_.precision, opt_.device.type);
   job.recompute = ParseRecompute(opt_.recompute, &job.recompute_convolutions);
   job.caller_reads.insert(opt_.keep_blobs.begin(), opt_.keep_blobs.end());
   job.caller_reads.insert(opt_.accuracy_blob);
@@ -94,9 +95,12 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   job.nets.push_back(net);
   RunPasses(StandardPasses(), &job);
   const JobNet& built = job.nets[0];
-  blocked_convs_ = 0;
+  blocked_convs_ = winograd_convs_ = 0;
   for (const auto& op : built.forward.op()) {
-    blocked_convs_ += IsConvType(op.type()) && ArgumentHelper(op).HasArgument("channel_block");
+    if (!IsConvType(op.type())) continue;
+    const ArgumentHelper args(op);
+    blocked_convs_ += args.HasArgument("channel_block");
+    winograd_convs_ += args.GetSingleArgument<int>("conv_algorithm", 0) == 1;
   }
   if (blocked_convs_ == 0 && opt_.blocked_layout == "auto") channel_block_ = 0;  // nothing taken
   params_ = built.params;
@@ -335,6 +339,19 @@ int64_t Trainer::iteration() const {
 int64_t Trainer::train_set_size() const {
   HALFCAF_ENFORCE(train_reader_ != nullptr, "the training reader is not created yet");
   return train_reader_->num_samples();
+}
+
+std::string Trainer::ConvolutionSummary() const {
+  std::vector<std::string> parts;
+  if (channels_last_) parts.push_back("channels last");
+  if (channel_block_ != 0) {
+    parts.push_back("channel-blocked (" + std::to_string(channel_block_) + ": " +
+                    std::to_string(blocked_convs_) + " convolutions)");
+  }
+  if (winograd_convs_ > 0) parts.push_back("Winograd (" + std::to_string(winograd_convs_) + " convolutions)");
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
 }
 
 }  // namespace halfcaf

@@ -42,11 +42,22 @@ void RunPasses(const std::vector<std::unique_ptr<TrainingPass>>& passes, Trainin
   }
 }
 
+bool ResolveWinograd(const std::string& setting, DataType precision, DeviceType device) {
+  HALFCAF_ENFORCE(setting == "direct" || setting == "winograd",
+                  "conv_algorithm must be direct or winograd, got '", setting, "'");
+  if (setting == "direct") return false;
+  HALFCAF_ENFORCE(device == DeviceType::CPU && precision == DataType::FLOAT,
+                  "conv_algorithm winograd needs float32 training on the CPU (oneDNN's Winograd "
+                  "kernels); got ", DataTypeName(precision), " on ", DeviceTypeName(device));
+  return true;
+}
+
 std::vector<std::unique_ptr<TrainingPass>> StandardPasses() {
   std::vector<std::unique_ptr<TrainingPass>> passes;
   passes.push_back(MakeParamsPass());
   passes.push_back(MakeMixedPrecisionPass());
   passes.push_back(MakeChannelsLastPass());
+  passes.push_back(MakeConvAlgorithmPass());
   passes.push_back(MakeBackwardPass());
   passes.push_back(MakeRecomputePass());
   passes.push_back(MakeOptimizerPass());

@@ -6,6 +6,7 @@
 //                       frozen, which group each belongs to
 //   MixedPrecisionPass  FP16 / BF16 forward, 16-bit copies of the masters made by the init net
 //   ChannelsLastPass    when the job asks: convolutions and the ops between them in NHWC
+//   ConvAlgorithmPass   when the job asks: Winograd's algorithm for the 3 x 3 convolutions
 //   BackwardPass        gradients of the weighted losses (seeded with the loss scale), pruned to
 //                       what the trained parameters need
 //   RecomputePass       when the job asks: cheap activations made again in the backward part
@@ -98,6 +99,9 @@ struct TrainingJob {
   // nets' FP32 convolutions, training batch normalization and the element-wise ops between them
   // on oneDNN's channel blocks of this many channels. Not with channels_last.
   int64_t channel_block = 0;
+  // Winograd's algorithm (conv_algorithm = 1) for the forward nets' 3 x 3, stride 1 convolutions
+  // and their gradients: oneDNN's Winograd kernels where it has them (float32, AVX-512).
+  bool winograd = false;
   // Recomputation (models/recompute.h): the backward pass makes the outputs of batch
   // normalization and the element-wise ops (and with recompute_convolutions, the convolutions
   // between checkpoints) again instead of keeping them.
@@ -116,6 +120,12 @@ struct TrainingJob {
 };
 
 TrainingJob MakeJob(const NetDef& init, DataType precision);
+
+// A trainer's conv_algorithm setting resolved into TrainingJob::winograd: "direct" false;
+// "winograd" true, for float32 training on the CPU (an error naming what is missing otherwise:
+// cuDNN chooses its own algorithms, and oneDNN's Winograd kernels are float32 ones). Throws on
+// another setting.
+bool ResolveWinograd(const std::string& setting, DataType precision, DeviceType device);
 
 class TrainingPass {
  public:

@@ -81,6 +81,7 @@ DEFINE_string(channels_last, "auto", "training: convolutions and the ops between
               "parameters NCHW: auto (bf16 on CPUs with BF16 kernels), on or off");
 DEFINE_string(blocked_layout, "auto", "training, fp32 on the CPU: convolutions, batch "
               "normalization and the ops between them on oneDNN's channel blocks: auto, on, off");
+DEFINE_string(conv_algorithm, "direct", "fp32 on the CPU: direct or winograd (3 x 3 convolutions)");
 DEFINE_string(recompute, "off", "training: activations made again in the backward pass "
               "instead of kept (less memory): off, elementwise or all (convolutions too)");
 DEFINE_string(mode, "train", "train (forward + backward + update) or forward (inference)");
@@ -268,7 +269,7 @@ Model LoadModel(bool is_test) {
 
 // Multi-process runs: the world and exchange settings every TrainSession uses (JoinRun).
 TrainerOptions g_dist;
-std::string g_blocked_note;  // what a training run's blocked layout took, when it took any
+std::map<std::string, std::string> g_conv_notes;  // precision -> Trainer::ConvolutionSummary
 
 class TrainSession : public bench::Session {
  public:
@@ -281,6 +282,7 @@ class TrainSession : public bench::Session {
     o.order = FLAGS_order;
     o.channels_last = FLAGS_channels_last;
     o.blocked_layout = FLAGS_blocked_layout;
+    o.conv_algorithm = FLAGS_conv_algorithm;
     o.recompute = FLAGS_recompute;
     o.batch_size = batch;
     o.data_blob = FLAGS_data_blob;
@@ -300,10 +302,8 @@ class TrainSession : public bench::Session {
     o.bucket_bytes = g_dist.bucket_bytes;
     trainer_ = std::make_unique<Trainer>(m.init, m.forward, o);
     trainer_->Initialize();
-    if (trainer_->channel_block() != 0) {  // the header's note (benchmark_output.h RunInfo)
-      g_blocked_note = "fp32 in " + std::to_string(trainer_->channel_block()) + "-channel blocks: " +
-                       std::to_string(trainer_->blocked_convolutions()) + " convolutions";
-    }
+    const std::string how = trainer_->ConvolutionSummary();  // for the header (RunInfo)
+    if (!how.empty()) g_conv_notes[bench::PrecisionName(precision)] = how;
     // Split into parts around the exchanges across processes; --per_op is refused there.
     if (!o.world) net_ = trainer_->workspace()->GetNet(trainer_->train_net().name());
   }
@@ -402,6 +402,7 @@ class ForwardSession : public bench::Session {
     if (FLAGS_optimize_inference && !cuda) {
       InferenceOptions io;
       io.keep = {FLAGS_loss_blob};
+      io.winograd = ResolveWinograd(FLAGS_conv_algorithm, DataType::FLOAT, DeviceType::CPU);
       const InferenceReport r = OptimizeForInference(&fwd, &ws_, io);
       if (!reported_inference_plan_) std::cerr << "benchmark: " << r.Summary() << "\n";
       reported_inference_plan_ = true;
@@ -692,12 +693,8 @@ int Main() {
   info.conv_algo_search = FLAGS_exhaustive_search ? "exhaustive" : "heuristic";
   info.ws_nbytes_limit = FLAGS_ws_nbytes_limit;
   info.cuda = FLAGS_device == "cuda";
-  if (FLAGS_device == "cpu") {
-    info.device += " (" +
-                   (FLAGS_threads > 0 ? std::to_string(FLAGS_threads)
-                                      : std::to_string(sysconf(_SC_NPROCESSORS_ONLN))) +
-                   " threads)";
-  }
+  const int64_t threads = FLAGS_threads > 0 ? FLAGS_threads : sysconf(_SC_NPROCESSORS_ONLN);
+  if (FLAGS_device == "cpu") info.device += " (" + std::to_string(threads) + " threads)";
 
   Progress progress;
   if (FLAGS_max_batch) {
@@ -727,7 +724,7 @@ int Main() {
     trace.Finish();
   }
   bench::ComputeSpeedups(&results);
-  info.blocked_layout = g_blocked_note;
+  info.convolutions = bench::JoinNotes(g_conv_notes);
   RemoveTempRendezvous(shards);
   if (shards.rank != 0) return 0;  // rank 0 reports and writes the outputs
   // halfcaf's results first, so a peer that fails, hangs or is killed loses nothing; then again

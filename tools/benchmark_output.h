@@ -120,7 +120,7 @@ inline std::string Num(double v, int precision = 6) {
 struct RunInfo {
   std::string model, mode, device, order;
   std::string recompute = "off";  // training: benchmark --recompute
-  std::string blocked_layout;  // training on the blocked layout: what it took, or empty
+  std::string convolutions;  // training: how each precision's convolutions ran, or empty
   int iters = 0, warmup = 0, threads = 0;
   int num_shards = 1;  // processes training together (each on its share of the batch)
   double price_per_hour = 0;
@@ -263,7 +263,7 @@ inline void PrintTable(std::ostream& out, const RunInfo& info, const std::vector
                        bool pytorch, bool ort) {
   out << "\nhalfcaf benchmark: " << info.model << ", " << info.mode
       << (info.recompute != "off" ? " (recomputing " + info.recompute + ")" : "")
-      << (info.blocked_layout.empty() ? "" : " (" + info.blocked_layout + ")")
+      << (info.convolutions.empty() ? "" : " [" + info.convolutions + "]")
       << ", " << info.order << ", " << info.device << ", " << info.iters << " timed iterations after " << info.warmup
       << " warm-up, $" << Num(info.price_per_hour) << "/hour"
       << (info.price_source.empty() ? "" : " (" + info.price_source + ")") << "\n";

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -24,6 +25,20 @@ inline DataType PrecisionType(const std::string& precision) {
   if (precision == "fp16") return DataType::FLOAT16;
   if (precision == "bf16") return DataType::BFLOAT16;
   return DataType::FLOAT;
+}
+
+// A --precision entry's name for a tensor type.
+inline std::string PrecisionName(DataType t) {
+  return t == DataType::FLOAT16 ? "fp16" : t == DataType::BFLOAT16 ? "bf16" : "fp32";
+}
+
+// "fp32: what; bf16: what" for the header.
+inline std::string JoinNotes(const std::map<std::string, std::string>& notes) {
+  std::string out;
+  for (const auto& [precision, note] : notes) {
+    out += (out.empty() ? "" : "; ") + precision + ": " + note;
+  }
+  return out;
 }
 
 class Session {

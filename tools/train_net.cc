@@ -167,6 +167,8 @@ DEFINE_string(channels_last, "auto", "run the convolutions and the ops between t
 DEFINE_string(blocked_layout, "auto", "float32 on the CPU: convolutions, batch normalization and "
               "the element-wise ops between them on oneDNN's channel-blocked layout (no reorders "
               "at each op; parameters stay NCHW): auto, on or off");
+DEFINE_string(conv_algorithm, "direct", "float32 on the CPU: direct, or winograd for the 3 x 3, "
+              "stride 1 convolutions (oneDNN's Winograd kernels, AVX-512: faster, ~1e-5 apart)");
 DEFINE_string(recompute, "off", "make activations again in the backward pass instead of "
               "keeping them (less memory, the same gradients, more time): elementwise (batch "
               "normalization, element-wise ops), all (convolutions too) or off");
@@ -372,6 +374,7 @@ TrainerOptions OptionsFromFlags() {
   o.optimize_memory = FLAGS_optimize_memory;
   o.channels_last = FLAGS_channels_last;
   o.blocked_layout = FLAGS_blocked_layout;
+  o.conv_algorithm = FLAGS_conv_algorithm;
   o.recompute = FLAGS_recompute;
   return o;
 }
@@ -649,11 +652,7 @@ int Main() {
             << (options.mixed_precision()
                     ? "mixed precision (" + std::string(DataTypeName(options.precision)) + ")"
                     : std::string("float32"))
-            << (trainer.channels_last() ? ", channels last" : "")
-            << (trainer.channel_block() != 0
-                    ? ", channel-blocked (" + std::to_string(trainer.channel_block()) + ": " +
-                          std::to_string(trainer.blocked_convolutions()) + " convolutions)"
-                    : "")
+            << (trainer.ConvolutionSummary().empty() ? "" : ", " + trainer.ConvolutionSummary())
             << (options.recompute != "off" ? ", recomputing " + options.recompute : "")
             << " on " << placement << ", " << n_train << " training samples, batch "
             << FLAGS_batch_size << ", "

@@ -4,6 +4,7 @@
 // build and run the same way.
 #pragma once
 
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +20,16 @@ namespace halfcaf {
 namespace dnnl_conv {
 
 using dnnl::memory;
+
+// Caffe2's `conv_algorithm` argument (its ideep operators' ConvAlgorithm): 0, the default, runs
+// oneDNN's direct kernels; 1 (CONV_ALGORITHM_WINOGRAD) its Winograd kernels where it has them for
+// the geometry and type. True for 1; another value is an error naming the op.
+inline bool ReadConvAlgorithm(const OperatorBase& op, const std::string& label) {
+  const int algo = op.GetSingleArgument<int>("conv_algorithm", 0);
+  HALFCAF_ENFORCE(algo == 0 || algo == 1, label,
+                  ": argument conv_algorithm must be 0 (direct) or 1 (Winograd), got ", algo);
+  return algo == 1;
+}
 
 // Tiny problems (fewer multiply-adds than this) run single-threaded: waking and joining the
 // thread team would cost more than it saves, badly so on a loaded machine.

@@ -340,6 +340,17 @@ void ConvGradientOp::RunOnDevice() {
   if (dxw) dxw->Commit();
 }
 
+bool IsWinogradCandidate(const OperatorDef& def) {
+  if (def.type() != "Conv" && def.type() != "Conv2D" && def.type() != "ConvFusion") return false;
+  if (def.has_device_option() && def.device_option().device_type() != 0) return false;
+  const ConvPoolArgs a = ParseConvPoolArgs(def, ConvPoolKind::kConv);
+  if (a.num_spatial_dims() != 2 || a.group != 1) return false;
+  for (int d = 0; d < 2; ++d) {
+    if (a.kernel[d] != 3 || a.stride[d] != 1 || a.dilation[d] != 1) return false;
+  }
+  return true;
+}
+
 namespace {
 
 // Caffe2's rule: 3-input forward -> (dfilter, dbias[, dX]); 2-input -> (dfilter[, dX]) with
@@ -419,6 +430,10 @@ OpSchema& DescribeConv(OpSchema& s) {
       .Arg("group", "int, default 1: C and M must be divisible by it")
       .Arg("order", "string, default \"NCHW\": \"NCHW\" or \"NHWC\" (any case)")
       .Arg("no_gradient_to_input", "int, default 0: the gradient op does not compute dX")
+      .Arg("conv_algorithm",
+           "int, default 0 (Caffe2's ideep argument): 1 = Winograd on engine DNNL (float32, "
+           "3 x 3, stride 1, outputs of 14 x 14 and more, where oneDNN has the kernels; elsewhere "
+           "the direct algorithm); other engines ignore it")
       .Input(0, "X", "input images")
       .Input(1, "filter", "weights, (M, C/group, kernel...) or NHWC (M, kH, kW, C/group)")
       .Input(2, "bias", "optional, (M)")

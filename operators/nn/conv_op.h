@@ -35,6 +35,11 @@ void CheckConvLayout(const ConvPoolArgs& args);
 // Checks ConvGradient's output count against no_bias: (dfilter[, dX]) or (dfilter, dbias[, dX]).
 void CheckConvGradientOutputs(const ConvPoolArgs& args, bool no_bias, int num_outputs);
 
+// A 2-D convolution (Conv, Conv2D or ConvFusion) on the CPU with a 3 x 3 filter, stride 1, no
+// dilation and one group: the geometry Winograd's F(4x4, 3x3) computes (the argument
+// conv_algorithm = 1, conv_op_dnnl.cc). The training and inference rewrites mark these.
+bool IsWinogradCandidate(const OperatorDef& def);
+
 class ConvOp final : public ConvPoolOpBase<CPUContext> {
  public:
   ConvOp(const OperatorDef& def, Workspace* ws);

@@ -259,7 +259,9 @@ void ExpectFirstStepLikeNchw(const std::string& option, const std::string& value
   o.blocked_layout = "off";
   float loss_off = 0, loss_on = 0;
   const auto off = FirstStepGradients(o, h.init_net(), h.net(), &loss_off);
-  (option == "channels_last" ? o.channels_last : o.blocked_layout) = value;
+  (option == "channels_last"    ? o.channels_last
+   : option == "blocked_layout" ? o.blocked_layout
+                                : o.conv_algorithm) = value;
   const auto on = FirstStepGradients(o, h.init_net(), h.net(), &loss_on);
   EXPECT_NEAR(loss_on, loss_off, 1e-5 * loss_off);
   ASSERT_EQ(on.size(), off.size());
@@ -419,6 +421,13 @@ TEST(ChannelBlockedTest, TrainingIsTheNchwTrainingBitForBit) {
     for (size_t i = 0; i < v.size(); ++i) differ += b[i] != v[i];
     EXPECT_EQ(differ, 0) << param << ": " << differ << " of " << v.size() << " values differ";
   }
+}
+
+// Winograd's algorithm (TrainerOptions::conv_algorithm; ResNet-18's first stage runs on 16 x 16
+// images here, which Winograd's kernels take): the first step's loss and gradients are the direct
+// algorithm's to float rounding.
+TEST(ChannelBlockedTest, WinogradGradientsEqualTheDirectStep) {
+  ExpectFirstStepLikeNchw("conv_algorithm", "winograd");
 }
 
 // "auto" is on for FP32 training on the CPU; "on" where it cannot be says what is missing.

@@ -184,10 +184,16 @@ TEST(BenchmarkTest, RecomputeRunsForwardOpsInTheBackwardPhase) {
   // FP32 training on the CPU runs on the channel-blocked layout by default where oneDNN computes
   // in it; the header says what it took (ResNet-18: every convolution but the stem's).
   const int64_t block = CpuConvChannelBlock();
-  EXPECT_EQ(r.out.find("(fp32 in " + std::to_string(block) + "-channel blocks: 19 convolutions)") !=
-                std::string::npos,
+  EXPECT_EQ(r.out.find("[fp32: channel-blocked (" + std::to_string(block) +
+                       ": 19 convolutions)]") != std::string::npos,
             block != 0)
       << r.out;
+  // --conv_algorithm winograd: ResNet-18's 3 x 3, stride 1 convolutions (13 of its 20).
+  const auto w = RunTool("benchmark", std::string(kTinyResNet) + "--precision fp32 "
+                                                                 "--blocked_layout off "
+                                                                 "--conv_algorithm winograd");
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  EXPECT_NE(w.out.find("[fp32: Winograd (13 convolutions)]"), std::string::npos) << w.out;
   EXPECT_NE(r.out.find("backward  Conv "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("backward  SpatialBN "), std::string::npos) << r.out;
   auto off = RunTool("benchmark", std::string(kTinyResNet) + "--precision fp32 --per_op");

@@ -65,7 +65,9 @@ struct EquivalenceCase {
   bool nchw = false;  // train_net --blocked_layout off: the NCHW ops (default auto: the
                       // channel-blocked layout where oneDNN computes in it, models/channels_last.h)
 
+  bool winograd = false;   // train_net --conv_algorithm winograd
   EquivalenceCase Recompute() const { return With([](auto& c) { c.recompute = true; }); }
+  EquivalenceCase Winograd() const { return With([](auto& c) { c.winograd = true; }); }
   EquivalenceCase Nchw() const { return With([](auto& c) { c.nchw = true; }); }
   EquivalenceCase Nesterov() const { return With([](auto& c) { c.nesterov = true; }); }
   EquivalenceCase WeightDecay(double wd) const { return With([=](auto& c) { c.weight_decay = wd; }); }
@@ -167,6 +169,11 @@ std::vector<EquivalenceCase> Cases() {
       // in it (train_net's default); these two on the NCHW ops.
       Case("resnet_block_nchw", "resnet_block").Nchw(),
       Case("resnet18_nchw", "resnet18").PerturbedRuns(2).Nchw(),
+      // Winograd's algorithm for the 3 x 3, stride 1 convolution of the block (16 channels, 14 x
+      // 14: oneDNN's Winograd kernels where the CPU has AVX-512), with Adam and weight decay.
+      Case("resnet_block_winograd", "resnet_block").Winograd(),
+      Case("resnet_block_adam_winograd", "resnet_block").Optimizer("adam", 0.001).WeightDecay(1e-3)
+          .Winograd(),
   };
 }
 
@@ -289,6 +296,7 @@ class TrainEquivalenceTest : public ::testing::TestWithParam<EquivalenceCase> {
     if (c.replicas > 1) flags << " --replicas " << c.replicas;
     if (c.dtype != "float") flags << " --dtype " << c.dtype << " --loss_scale 128";
     if (c.recompute) flags << " --recompute all";
+    if (c.winograd) flags << " --conv_algorithm winograd";
     if (c.nchw) flags << " --blocked_layout off";
     TorchRun run;
     if (c.shards == 1) {

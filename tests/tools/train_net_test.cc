@@ -297,6 +297,38 @@ TEST(TrainNetTest, BlockedLayoutSaysSoAndRefusesWhatItCannotDo) {
                    "blocked_layout must be auto, on or off, got 'sometimes'");
 }
 
+// --conv_algorithm winograd: the header counts the convolutions that ask for it (ResNet-18's 3 x 3,
+// stride 1 ones) and trains; what cannot take it (bfloat16) and a bad value are one clear error
+// each.
+TEST(TrainNetTest, WinogradSaysSoAndRefusesWhatItCannotDo) {
+  const std::string dir = TestTempDir();
+  // 64 x 64 images: the first stage's convolutions run on 16 x 16 (Winograd's kernels take 14 x 14
+  // and more).
+  ASSERT_EQ(RunTool("make_model", "--model resnet18 --image_size 64 --out " + dir).exit_code, 0);
+  const std::string run = "--net " + dir + "/train_net.pbtxt --init_net " + dir +
+                          "/init_net.pbtxt --data_format synthetic --synthetic_shape 3,64,64 "
+                          "--batch_size 4 --iters 3 --log_every 1 --log_csv " + dir;
+  const ToolResult direct = RunTool("train_net", run + "/direct.csv");
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  EXPECT_EQ(direct.out.find("Winograd"), std::string::npos) << direct.out;
+  const ToolResult wino = RunTool("train_net", run + "/wino.csv --conv_algorithm winograd");
+  ASSERT_EQ(wino.exit_code, 0) << wino.err;
+  EXPECT_NE(wino.out.find("Winograd (13 convolutions)"), std::string::npos) << wino.out;
+  const std::vector<std::string> a = CsvColumn(dir + "/direct.csv", 2);
+  const std::vector<std::string> b = CsvColumn(dir + "/wino.csv", 2);
+  // The first loss to float rounding; later ones drift apart as rounding differences do in a
+  // batch-4 ResNet on random data (a max pool or ReLU decided the other way), the gradients being
+  // the direct ones' to 1e-4 (ChannelBlockedTest.WinogradGradientsEqualTheDirectStep).
+  ASSERT_EQ(a.size(), 3u);
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_NEAR(std::stod(b[0]), std::stod(a[0]), 1e-4 * std::fabs(std::stod(a[0])));
+  for (const std::string& loss : b) EXPECT_TRUE(std::isfinite(std::stod(loss))) << loss;
+  ExpectCleanError(RunTool("train_net", kTiny + "--dtype bfloat16 --conv_algorithm winograd"),
+                   "conv_algorithm winograd needs float32 training on the CPU");
+  ExpectCleanError(RunTool("train_net", kTiny + "--conv_algorithm fast"),
+                   "conv_algorithm must be direct or winograd, got 'fast'");
+}
+
 TEST(TrainNetTest, BadInputGivesOneClearLine) {
   std::string dir = TestTempDir();
   // A net without a loss.
