@@ -348,7 +348,9 @@ std::string Trainer::ConvolutionSummary() const {
     parts.push_back("channel-blocked (" + std::to_string(channel_block_) + ": " +
                     std::to_string(blocked_convs_) + " convolutions)");
   }
-  if (winograd_convs_ > 0) parts.push_back("Winograd (" + std::to_string(winograd_convs_) + " convolutions)");
+  if (winograd_convs_ > 0) {
+    parts.push_back("Winograd (" + std::to_string(winograd_convs_) + " convolutions)");
+  }
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;

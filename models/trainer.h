@@ -164,10 +164,9 @@ class Trainer {
   // it took.
   int64_t channel_block() const { return channel_block_; }
   int blocked_convolutions() const { return blocked_convs_; }
-  // How many of the forward net's convolutions asked for Winograd's algorithm (conv_algorithm).
-  int winograd_convolutions() const { return winograd_convs_; }
   // How the convolutions run, for the tools' headers: "channels last", "channel-blocked (16: 52
-  // convolutions)", "Winograd (16 convolutions)", joined by ", "; empty when none applies.
+  // convolutions)", "Winograd (13 convolutions)" (those asking for it: conv_algorithm), joined by
+  // ", "; empty when none applies.
   std::string ConvolutionSummary() const;
 
   // Runs the init net (fresh start).

@@ -151,8 +151,9 @@ TEST(ConvWinogradTest, BadAlgorithmIsOneClearError) {
     RunOp(&ws, "Conv", {"X", "W"}, {"Y"}, Args(Geometry{1, 16, 6, 6, 16, 3, 1}, 2));
     ADD_FAILURE() << "conv_algorithm 2 accepted";
   } catch (const EnforceNotMet& e) {
-    EXPECT_NE(std::string(e.what()).find("conv_algorithm must be 0 (direct) or 1 (Winograd), got 2"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("conv_algorithm must be 0 (direct) or 1 (Winograd), got 2"),
+        std::string::npos)
         << e.what();
   }
 }

@@ -287,7 +287,8 @@ TEST(TrainNetTest, BlockedLayoutSaysSoAndRefusesWhatItCannotDo) {
   ASSERT_EQ(RunTool("make_model", "--model resnet18 --image_size 32 --out " + dir).exit_code, 0);
   const ToolResult resnet = RunTool(
       "train_net", "--net " + dir + "/train_net.pbtxt --init_net " + dir + "/init_net.pbtxt " +
-                       "--data_format synthetic --synthetic_shape 3,32,32 --batch_size 4 --iters 2");
+                       "--data_format synthetic --synthetic_shape 3,32,32 --batch_size 4 "
+                       "--iters 2");
   ASSERT_EQ(resnet.exit_code, 0) << resnet.err;
   EXPECT_NE(resnet.out.find("channel-blocked (" + block + ": 19 convolutions)"), std::string::npos)
       << resnet.out;
