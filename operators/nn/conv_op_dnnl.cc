@@ -139,21 +139,28 @@ dnnl::convolution_forward::primitive_desc ForwardPdWith(const ConvDescs& d, dnnl
 constexpr int64_t kWinogradMinImage = 14;
 bool TriesWinograd(bool winograd, const ConvDescs& d) {
   const memory::dims& y = d.dst.dims();
-  return winograd && dnnl_conv::ComputeType(d) == memory::data_type::f32 && y.size() == 4 &&
+  // Float32 tensors (a bfloat16 convolution computing in f32 over converted copies stays direct).
+  return winograd && d.src.data_type() == memory::data_type::f32 && y.size() == 4 &&
          y[2] >= kWinogradMinImage && y[3] >= kWinogradMinImage;
 }
 
-// The training forward primitive: Winograd's when asked for and oneDNN has it for the geometry
-// (conv_dnnl_common.h ReadConvAlgorithm), else the direct one.
-dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& d, bool winograd = false) {
+// make(algorithm) with Winograd's algorithm when TriesWinograd and oneDNN has kernels for it (it
+// throws dnnl::error when not), else with the direct one.
+template <typename Make>
+auto WinogradOrDirect(bool winograd, const ConvDescs& d, Make&& make) {
   if (TriesWinograd(winograd, d)) {
     try {
-      return ForwardPdWith(d, dnnl::algorithm::convolution_winograd);
+      return make(dnnl::algorithm::convolution_winograd);
     } catch (const dnnl::error&) {
-      // No Winograd kernel here: the direct one.
+      // No Winograd kernel for this geometry (or these post-ops): the direct one.
     }
   }
-  return ForwardPdWith(d, dnnl::algorithm::convolution_direct);
+  return make(dnnl::algorithm::convolution_direct);
+}
+
+// The training forward primitive (conv_dnnl_common.h ReadConvAlgorithm for `winograd`).
+dnnl::convolution_forward::primitive_desc ForwardPd(const ConvDescs& d, bool winograd = false) {
+  return WinogradOrDirect(winograd, d, [&](dnnl::algorithm a) { return ForwardPdWith(d, a); });
 }
 
 // Inference: oneDNN's forward_inference kernels (brgemm-based on AVX-512, faster than the training
@@ -180,14 +187,8 @@ dnnl::convolution_forward::primitive_desc InferencePdWith(const ConvDescs& d, Co
 
 dnnl::convolution_forward::primitive_desc InferencePd(const ConvDescs& d, ConvFusionType type,
                                                       bool nhwc, bool winograd) {
-  if (TriesWinograd(winograd, d)) {
-    try {
-      return InferencePdWith(d, type, nhwc, dnnl::algorithm::convolution_winograd);
-    } catch (const dnnl::error&) {
-      // No Winograd kernel here (or not with these post-ops): the direct one.
-    }
-  }
-  return InferencePdWith(d, type, nhwc, dnnl::algorithm::convolution_direct);
+  return WinogradOrDirect(winograd, d,
+                          [&](dnnl::algorithm a) { return InferencePdWith(d, type, nhwc, a); });
 }
 
 // A forward convolution primitive and its arguments, for Conv and ConvFusion alike.
@@ -437,18 +438,9 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
                const Tensor& W, memory::data_type dt) {
     try {
       const ConvDescs d = Descs(g, M, !no_bias_, dt);
-      if (TriesWinograd(winograd_, d)) {
-        try {
-          prepared_.usable =
-              bwd_.Build(d, ForwardPdWith(d, dnnl::algorithm::convolution_winograd),
-                         dnnl::algorithm::convolution_winograd, !no_bias_, compute_dx);
-          return;
-        } catch (const dnnl::error&) {
-          // No Winograd kernels for this gradient: the direct ones.
-        }
-      }
-      prepared_.usable = bwd_.Build(d, ForwardPd(d), dnnl::algorithm::convolution_direct,
-                                    !no_bias_, compute_dx);
+      prepared_.usable = WinogradOrDirect(winograd_, d, [&](dnnl::algorithm a) {
+        return bwd_.Build(d, ForwardPdWith(d, a), a, !no_bias_, compute_dx);
+      });
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this shape: the default op runs it.
     }

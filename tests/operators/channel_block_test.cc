@@ -291,6 +291,41 @@ TEST(ChannelBlockTest, SpatialBNAndGradientMatchNchwBitForBit) {
   }
 }
 
+// NaN and inf in a blocked batch normalization land where they land on NCHW: a NaN (or an inf) in
+// one channel makes that channel's mean NaN (inf) and its outputs NaN, and leaves the other
+// channels' values as they are.
+TEST(ChannelBlockTest, SpatialBNNaNStaysInItsChannel) {
+  Workspace ws;
+  const int64_t N = 2, C = 16, H = 3, W = 3;
+  Tensor x = RandomTensor({N, C, H, W}, 21);
+  float* xp = x.mutable_data<float>();
+  xp[(1 * C + 5) * H * W + 4] = std::numeric_limits<float>::quiet_NaN();
+  xp[(0 * C + 9) * H * W + 2] = std::numeric_limits<float>::infinity();
+  SetInput(&ws, "X", x);
+  SetInput(&ws, "scale", RandomTensor({C}, 22, 0.5f, 1.5f));
+  SetInput(&ws, "bias", RandomTensor({C}, 23));
+  for (const char* s : {"rm", "rm2"}) SetInput(&ws, s, RandomTensor({C}, 24));
+  for (const char* s : {"rv", "rv2"}) SetInput(&ws, s, RandomTensor({C}, 25, 0.5f, 1.5f));
+  RunOnce(&ws, "SpatialBN", {"X", "scale", "bias", "rm", "rv"}, {"Y", "rm", "rv", "sm", "si"},
+          {MakeArgument("is_test", 0)});
+  ToBlocked(&ws, "X", "Xb", 8);
+  RunOnce(&ws, "SpatialBN", {"Xb", "scale", "bias", "rm2", "rv2"},
+          {"Yb", "rm2", "rv2", "sm2", "si2"},
+          {MakeArgument("is_test", 0), MakeArgument("channel_block", int64_t{8})});
+  ToPlain(&ws, "Yb", "Y2", 8);
+  const std::vector<float> y = ToFloatVector(ws.GetTensor("Y"));
+  const std::vector<float> y2 = ToFloatVector(ws.GetTensor("Y2"));
+  const std::vector<float> sm = ToFloatVector(ws.GetTensor("sm2"));
+  for (int64_t c = 0; c < C; ++c) {
+    EXPECT_EQ(!std::isfinite(sm[c]), c == 5 || c == 9) << "saved mean of channel " << c;
+  }
+  for (size_t i = 0; i < y.size(); ++i) {
+    const int64_t c = static_cast<int64_t>(i) / (H * W) % C;
+    EXPECT_EQ(std::isnan(y2[i]), c == 5 || c == 9) << i;
+    EXPECT_TRUE(std::isnan(y2[i]) ? std::isnan(y[i]) : y2[i] == y[i]) << i;
+  }
+}
+
 TEST(ChannelBlockTest, OperatorsWithoutABlockedPathRefuseIt) {
   Workspace ws;
   SetInput(&ws, "X", RandomTensor({1, 1, 4, 4, 16}, 1));

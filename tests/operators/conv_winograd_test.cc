@@ -130,6 +130,31 @@ TEST(ConvWinogradTest, BlockedAndFusedConvolutions) {
   ExpectLike(ws, "Fw", "F", wino);
 }
 
+// Winograd is float32 only: float16 and bfloat16 convolutions asking for it run the direct
+// algorithm (bit for bit the results without the argument), within 16-bit rounding of float32.
+TEST(ConvWinogradTest, SixteenBitTypesRunTheDirectAlgorithm) {
+  if (!HaveDnnl()) GTEST_SKIP() << "built without oneDNN";
+  const Geometry g{2, 16, 14, 14, 16, 3, 1};
+  for (const DataType t : {DataType::FLOAT16, DataType::BFLOAT16}) {
+    SCOPED_TRACE(DataTypeName(t));
+    Workspace ws;
+    const Tensor x = RandomTensor({g.N, g.C, g.H, g.W}, 11);
+    const Tensor w = RandomTensor({g.M, g.C, 3, 3}, 12, -0.2f, 0.2f);
+    SetInput(&ws, "X", x);
+    SetInput(&ws, "W", w);
+    SetInput(&ws, "Xh", ToFloat16Type(x, t));
+    SetInput(&ws, "Wh", ToFloat16Type(w, t));
+    RunOp(&ws, "Conv", {"X", "W"}, {"Y"}, Args(g, 1));
+    RunOp(&ws, "Conv", {"Xh", "Wh"}, {"Yh"}, Args(g, 0));
+    RunOp(&ws, "Conv", {"Xh", "Wh"}, {"Yhw"}, Args(g, 1));
+    EXPECT_EQ(ws.GetTensor("Yhw").dtype(), t);
+    ExpectLike(ws, "Yhw", "Yh", false);
+    const float tol = t == DataType::FLOAT16 ? 1e-2f : 5e-2f;
+    ExpectNear(ToFloatVector(ws.GetTensor("Yhw")), ToFloatVector(ws.GetTensor("Y")), tol, tol,
+               "16-bit against float32");
+  }
+}
+
 TEST(ConvWinogradTest, FiniteDifferenceGradients) {
   if (!HaveDnnl()) GTEST_SKIP() << "built without oneDNN";
   GradientCheckOptions opts;
