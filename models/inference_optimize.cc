@@ -143,6 +143,7 @@ bool Optimizer::FoldOne(int j) {
   if (bn.type() != "SpatialBN" || bn.input_size() != 5 || bn.output_size() != 1) return false;
   const ArgumentHelper args(bn);
   if (args.GetSingleArgument<int64_t>("is_test", 0) == 0) return false;
+  if (args.GetSingleArgument<int>("fuse_relu", 0) != 0) return false;  // its ReLU stays with it
   const std::string& x = bn.input(0);
   const std::string& z = bn.output(0);
   const int i = WriterBefore(ops_, j, x);

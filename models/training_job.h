@@ -7,6 +7,7 @@
 //   MixedPrecisionPass  FP16 / BF16 forward, 16-bit copies of the masters made by the init net
 //   ChannelsLastPass    when the job asks: convolutions and the ops between them in NHWC
 //   ConvAlgorithmPass   when the job asks: Winograd's algorithm for the 3 x 3 convolutions
+//   BNReluPass          when the job asks: batch normalization and the ReLU after it as one op
 //   BackwardPass        gradients of the weighted losses (seeded with the loss scale), pruned to
 //                       what the trained parameters need
 //   RecomputePass       when the job asks: cheap activations made again in the backward part
@@ -102,6 +103,11 @@ struct TrainingJob {
   // Winograd's algorithm (conv_algorithm = 1) for the forward nets' 3 x 3, stride 1 convolutions
   // and their gradients: oneDNN's Winograd kernels where it has them (float32, AVX-512).
   bool winograd = false;
+  // Batch normalization and the ReLU after it as one op (models/bn_relu_fusion.h): for float32
+  // nets whose batch normalization runs on the CPU's own loops (NCHW or channel-blocked, not
+  // channels last). BNReluPass counts the pairs it fused in bn_relu_fused.
+  bool fuse_bn_relu = false;
+  int bn_relu_fused = 0;
   // Recomputation (models/recompute.h): the backward pass makes the outputs of batch
   // normalization and the element-wise ops (and with recompute_convolutions, the convolutions
   // between checkpoints) again instead of keeping them.

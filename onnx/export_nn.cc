@@ -84,11 +84,15 @@ bool Exporter::ConvertNn(const OperatorDef& op) {
   }
   if (t == "SpatialBN") {
     RequireNCHW(op);
-    // Inference: the running statistics (a training-mode op exports its test-mode form).
-    onnx::NodeProto* n = Node("BatchNormalization", op,
-                              {op.input(0), op.input(1), op.input(2), op.input(3), op.input(4)},
-                              {op.output(0)});
+    // Inference: the running statistics (a training-mode op exports its test-mode form). With
+    // fuse_relu (halfcaf's BN + ReLU as one op), a Relu after it.
+    const bool relu = a.GetSingleArgument<int>("fuse_relu", 0) != 0;
+    const std::string y = relu ? Fresh(op.output(0) + "_bn") : op.output(0);
+    onnx::NodeProto* n =
+        Node("BatchNormalization", op,
+             {op.input(0), op.input(1), op.input(2), op.input(3), op.input(4)}, {y});
     Float(n, "epsilon", a.GetSingleArgument<float>("epsilon", 1e-5f));
+    if (relu) Node("Relu", op, {y}, {op.output(0)});
     return true;
   }
   if (t == "FC" || t == "FCTransposed") {

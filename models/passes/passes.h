@@ -13,11 +13,12 @@ std::unique_ptr<TrainingPass> MakeParamsPass();          // params_pass.cc
 std::unique_ptr<TrainingPass> MakeMixedPrecisionPass();  // mixed_precision_pass.cc
 std::unique_ptr<TrainingPass> MakeChannelsLastPass();     // channels_last_pass.cc
 std::unique_ptr<TrainingPass> MakeConvAlgorithmPass();   // conv_algorithm_pass.cc
+std::unique_ptr<TrainingPass> MakeBNReluPass();          // bn_relu_pass.cc
 std::unique_ptr<TrainingPass> MakeBackwardPass();        // backward_pass.cc
 std::unique_ptr<TrainingPass> MakeRecomputePass();       // recompute_pass.cc
 std::unique_ptr<TrainingPass> MakeOptimizerPass();       // optimizer_pass.cc
 
-// Params, MixedPrecision, ChannelsLast, ConvAlgorithm, Backward, Recompute, Optimizer.
+// Params, MixedPrecision, ChannelsLast, ConvAlgorithm, BNRelu, Backward, Recompute, Optimizer.
 std::vector<std::unique_ptr<TrainingPass>> StandardPasses();
 
 }  // namespace halfcaf

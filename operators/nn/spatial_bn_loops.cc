@@ -7,6 +7,7 @@
 
 #include "core/bfloat16.h"
 #include "core/enforce.h"
+#include "core/nan_math.h"
 #include "operators/cpu_parallel.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -63,6 +64,54 @@ inline double DotDeviationOf(const float* dy, const float* x, int64_t n, float m
   return s;
 }
 
+#define HALFCAF_BN_INLINE __attribute__((always_inline)) inline
+
+// The fused ReLU's gradient at one element (BNReluGate): the forward's y recomputed as it was
+// computed (this file is built without fused multiply-add), then ReluGradient's rule.
+// GatedGradient(y > 0, y, dy) for y = ReluNaN(v), written as three selects on v (y > 0 where v >
+// 0, and y is v where v is NaN) so that they vectorize as such.
+HALFCAF_BN_INLINE float GatedDy(float x, float dy, float a, float b) {
+  const float v = x * a + b;
+  float g = v > 0.f ? dy : 0.f;
+  g = dy != dy ? dy : g;
+  return v != v ? v : g;
+}
+
+// dy gated over n values whose channels repeat every `period` values (a, b: the first one's
+// coefficients), into this thread's buffer 3 (the loops read dy, x and dx through 0 to 2): NHWC
+// rows (period C) and NCHW planes (GatedPlane). The blocked loops gate in place (SlabDy).
+const float* GatedRows(const float* dy, const float* x, int64_t n, int64_t period, const float* a,
+                       const float* b) {
+  float* g = ThreadFloats(3, static_cast<size_t>(n));
+  for (int64_t r = 0; r < n / period; ++r) {
+    for (int64_t j = 0; j < period; ++j) {
+      g[r * period + j] = GatedDy(x[r * period + j], dy[r * period + j], a[j], b[j]);
+    }
+  }
+  return g;
+}
+
+// One channel's plane (NCHW).
+const float* GatedPlane(const float* dy, const float* x, int64_t n, float a, float b) {
+  float* g = ThreadFloats(3, static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) g[i] = GatedDy(x[i], dy[i], a, b);
+  return g;
+}
+
+// The forward's affine map at one element, then the fused ReLU with kRelu.
+template <bool kRelu>
+HALFCAF_BN_INLINE float AffineOf(float x, float a, float b) {
+  const float y = x * a + b;
+  return kRelu ? ReluNaN(y) : y;
+}
+
+// f(std::bool_constant<flag>{}): a run-time flag (the ReLU, the gate) as a template argument.
+template <typename F>
+void WithFlag(bool flag, F&& f) {
+  if (flag) return f(std::true_type{});
+  f(std::false_type{});
+}
+
 // NHWC: per-channel sums over the rows (N * S rows of C values). `add(r0, r1, acc)` adds rows
 // [r0, r1) into acc (k sums per channel: k * C doubles, sum j of channel c at j * C + c). The rows
 // go in fixed chunks of kBNRowChunk, summed in parallel into per-chunk sums that are then added
@@ -93,8 +142,6 @@ void NhwcChannelSums(int64_t rows, int64_t C, int k, F&& add, double* out) {
 // x86-64, AVX2 and AVX-512F vectors (RunWide), with this file built without fused multiply-add
 // (CMakeLists.txt: -ffp-contract=off), so every width rounds as the NCHW loops do.
 
-#define HALFCAF_BN_INLINE __attribute__((always_inline)) inline
-
 // Per channel j of a slab (S rows of B values): the sum over its rows of term(e, j), e the
 // element's index in the slab, as SumOf, SquaredDeviationOf and DotDeviationOf sum a plane: row r
 // into float lane r % 8 while eight rows remain, the lanes added in double, then the last rows'
@@ -116,11 +163,26 @@ HALFCAF_BN_INLINE void SlabSums(int64_t S, const Term& term, const Wide& wide, d
   }
 }
 
-template <int64_t B>
-HALFCAF_BN_INLINE void SlabSumsOf(const float* p, int64_t S, double* out) {
+// A slab's dy as the gradient loops take it at element e of channel j: as stored, or with kGate
+// gated by the fused ReLU (GatedDy; a, b the block's coefficients).
+template <bool kGate>
+struct SlabDy {
+  const float *dy, *x, *a, *b;
+  HALFCAF_BN_INLINE float operator()(int64_t e, int64_t j) const {
+    if constexpr (kGate) {
+      return GatedDy(x[e], dy[e], a[j], b[j]);
+    } else {
+      return dy[e];
+    }
+  }
+};
+
+// p(e, j) summed per channel.
+template <int64_t B, typename P>
+HALFCAF_BN_INLINE void SlabSumsOf(const P& p, int64_t S, double* out) {
   SlabSums<B>(
-      S, [&](int64_t e, int64_t) { return p[e]; },
-      [&](int64_t e, int64_t) { return static_cast<double>(p[e]); }, out);
+      S, [&](int64_t e, int64_t j) { return p(e, j); },
+      [&](int64_t e, int64_t j) { return static_cast<double>(p(e, j)); }, out);
 }
 
 template <int64_t B>
@@ -136,12 +198,12 @@ HALFCAF_BN_INLINE void SlabSquaredDeviations(const float* p, int64_t S, const fl
       out);
 }
 
-template <int64_t B>
-HALFCAF_BN_INLINE void SlabDotDeviations(const float* dy, const float* x, int64_t S, const float* m,
+template <int64_t B, typename Dy>
+HALFCAF_BN_INLINE void SlabDotDeviations(const Dy& dy, const float* x, int64_t S, const float* m,
                                          double* out) {
   SlabSums<B>(
-      S, [&](int64_t e, int64_t j) { return dy[e] * (x[e] - m[j]); },
-      [&](int64_t e, int64_t j) { return static_cast<double>(dy[e]) * (x[e] - m[j]); }, out);
+      S, [&](int64_t e, int64_t j) { return dy(e, j) * (x[e] - m[j]); },
+      [&](int64_t e, int64_t j) { return static_cast<double>(dy(e, j)) * (x[e] - m[j]); }, out);
 }
 
 // Channel blocks [b0, b1): one thread adds the N slabs' sums of a block in order, as the NCHW
@@ -158,7 +220,8 @@ HALFCAF_BN_INLINE void MeanVarOfBlocks(const BNShape* s, const FloatIn* x, doubl
     double* vc = var + cb * B;
     for (int64_t j = 0; j < B; ++j) mc[j] = vc[j] = 0;
     for (int64_t n = 0; n < N; ++n) {
-      SlabSumsOf<B>(x->Read((n * CB + cb) * S * B, S * B, 0), S, part);
+      const float* xp = x->Read((n * CB + cb) * S * B, S * B, 0);
+      SlabSumsOf<B>(SlabDy<false>{xp, nullptr, nullptr, nullptr}, S, part);
       for (int64_t j = 0; j < B; ++j) mc[j] += part[j];
     }
     for (int64_t j = 0; j < B; ++j) {
@@ -173,10 +236,10 @@ HALFCAF_BN_INLINE void MeanVarOfBlocks(const BNShape* s, const FloatIn* x, doubl
   }
 }
 
-template <int64_t B>
+template <int64_t B, bool kGate>
 HALFCAF_BN_INLINE void GradSumsOfBlocks(const BNShape* s, const FloatIn* x, const FloatIn* dy,
                                         const float* mean, double* sum_dy, double* sum_dy_xc,
-                                        int64_t b0, int64_t b1) {
+                                        const BNReluGate* gate, int64_t b0, int64_t b1) {
   const int64_t CB = s->C / B, S = s->S, N = s->N;
   double part[B];
   for (int64_t cb = b0; cb < b1; ++cb) {
@@ -185,17 +248,19 @@ HALFCAF_BN_INLINE void GradSumsOfBlocks(const BNShape* s, const FloatIn* x, cons
     for (int64_t j = 0; j < B; ++j) a[j] = d[j] = 0;
     for (int64_t n = 0; n < N; ++n) {
       const int64_t off = (n * CB + cb) * S * B;
-      const float* dyp = dy->Read(off, S * B, 0);
-      SlabSumsOf<B>(dyp, S, part);
+      const float* xp = x->Read(off, S * B, 1);
+      const SlabDy<kGate> g{dy->Read(off, S * B, 0), xp, kGate ? gate->alpha + cb * B : nullptr,
+                            kGate ? gate->beta + cb * B : nullptr};
+      SlabSumsOf<B>(g, S, part);
       for (int64_t j = 0; j < B; ++j) a[j] += part[j];
-      SlabDotDeviations<B>(dyp, x->Read(off, S * B, 1), S, mean + cb * B, part);
+      SlabDotDeviations<B>(g, xp, S, mean + cb * B, part);
       for (int64_t j = 0; j < B; ++j) d[j] += part[j];
     }
   }
 }
 
-// Slabs [p0, p1): y = x * a[c] + b[c].
-template <int64_t B>
+// Slabs [p0, p1): y = x * a[c] + b[c] (then the ReLU with kRelu).
+template <int64_t B, bool kRelu>
 HALFCAF_BN_INLINE void AffineOfSlabs(const BNShape* s, const FloatIn* x, const float* a,
                                      const float* b, const FloatOut* y, int64_t p0, int64_t p1) {
   const int64_t CB = s->C / B, n = s->S * B;
@@ -205,28 +270,30 @@ HALFCAF_BN_INLINE void AffineOfSlabs(const BNShape* s, const FloatIn* x, const f
     const float* xp = x->Read(p * n, n, 0);
     float* yp = y->Begin(p * n, n, 1);
     for (int64_t r = 0; r < s->S; ++r) {
-      for (int64_t j = 0; j < B; ++j) yp[r * B + j] = xp[r * B + j] * av[j] + bv[j];
+      for (int64_t j = 0; j < B; ++j) yp[r * B + j] = AffineOf<kRelu>(xp[r * B + j], av[j], bv[j]);
     }
     y->End(p * n, n, yp);
   }
 }
 
 // Slabs [p0, p1): dx = dy * a[c] + (x - mean[c]) * b[c] + k[c].
-template <int64_t B>
+template <int64_t B, bool kGate>
 HALFCAF_BN_INLINE void BackwardOfSlabs(const BNShape* s, const FloatIn* dy, const FloatIn* x,
                                        const float* mean, const float* a, const float* b,
-                                       const float* k, const FloatOut* dx, int64_t p0, int64_t p1) {
+                                       const float* k, const BNReluGate* gate, const FloatOut* dx,
+                                       int64_t p0, int64_t p1) {
   const int64_t CB = s->C / B, n = s->S * B;
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t c0 = (p % CB) * B;
     const float *mv = mean + c0, *av = a + c0, *bv = b + c0, *kv = k + c0;
-    const float* dyp = dy->Read(p * n, n, 0);
     const float* xp = x->Read(p * n, n, 1);
+    const SlabDy<kGate> g{dy->Read(p * n, n, 0), xp, kGate ? gate->alpha + c0 : nullptr,
+                          kGate ? gate->beta + c0 : nullptr};
     float* dxp = dx->Begin(p * n, n, 2);
     for (int64_t r = 0; r < s->S; ++r) {
       for (int64_t j = 0; j < B; ++j) {
         const int64_t e = r * B + j;
-        dxp[e] = dyp[e] * av[j] + (xp[e] - mv[j]) * bv[j] + kv[j];
+        dxp[e] = g(e, j) * av[j] + (xp[e] - mv[j]) * bv[j] + kv[j];
       }
     }
     dx->End(p * n, n, dxp);
@@ -272,42 +339,64 @@ void WithBlock(int64_t block, F&& f) {
   }
 }
 
-void BlockedMeanVar(const BNShape& s, int64_t block, const FloatIn& x, double* mean, double* var) {
-  WithBlock(block, [&](auto bc) {
-    constexpr int64_t B = decltype(bc)::value;
-    ParallelFor(s.C / B, 2.0 * s.N * s.S * B, [&](int64_t b0, int64_t b1) {
-      RunWide<MeanVarOfBlocks<B>>(&s, &x, mean, var, b0, b1);
-    });
-  });
-}
-
 void BlockedAffine(const BNShape& s, int64_t block, const FloatIn& x, const float* a,
-                   const float* b, const FloatOut& y) {
+                   const float* b, const FloatOut& y, bool relu) {
   WithBlock(block, [&](auto bc) {
-    constexpr int64_t B = decltype(bc)::value;
-    ParallelFor(s.N * (s.C / B), 2.0 * s.S * B, [&](int64_t p0, int64_t p1) {
-      RunWide<AffineOfSlabs<B>>(&s, &x, a, b, &y, p0, p1);
+    WithFlag(relu, [&](auto rc) {
+      constexpr int64_t B = decltype(bc)::value;
+      constexpr bool R = decltype(rc)::value;
+      ParallelFor(s.N * (s.C / B), 2.0 * s.S * B, [&](int64_t p0, int64_t p1) {
+        RunWide<AffineOfSlabs<B, R>>(&s, &x, a, b, &y, p0, p1);
+      });
     });
   });
 }
 
-void BlockedBackward(const BNShape& s, int64_t block, const FloatIn& dy, const FloatIn& x,
-                     const float* mean, const float* a, const float* b, const float* k,
-                     const FloatOut& dx) {
+// The training forward on the channel-blocked layout, one channel block at a time (parallel over
+// the blocks): its mean and variance, finish() for its channels, then its affine map, while the
+// block's N slabs are still in cache.
+void BlockedTrainingForward(const BNShape& s, int64_t block, const FloatIn& x, double* mean,
+                            double* var, const BNChannelFn& finish, const float* a, const float* b,
+                            const FloatOut& y, bool relu) {
   WithBlock(block, [&](auto bc) {
-    constexpr int64_t B = decltype(bc)::value;
-    ParallelFor(s.N * (s.C / B), 4.0 * s.S * B, [&](int64_t p0, int64_t p1) {
-      RunWide<BackwardOfSlabs<B>>(&s, &dy, &x, mean, a, b, k, &dx, p0, p1);
+    WithFlag(relu, [&](auto rc) {
+      constexpr int64_t B = decltype(bc)::value;
+      constexpr bool R = decltype(rc)::value;
+      const int64_t CB = s.C / B;
+      ParallelFor(CB, 4.0 * s.N * s.S * B, [&](int64_t b0, int64_t b1) {
+        for (int64_t cb = b0; cb < b1; ++cb) {
+          RunWide<MeanVarOfBlocks<B>>(&s, &x, mean, var, cb, cb + 1);
+          finish(cb * B, (cb + 1) * B);
+          for (int64_t n = 0; n < s.N; ++n) {
+            RunWide<AffineOfSlabs<B, R>>(&s, &x, a, b, &y, n * CB + cb, n * CB + cb + 1);
+          }
+        }
+      });
     });
   });
 }
 
-void BlockedGradSums(const BNShape& s, int64_t block, const FloatIn& x, const FloatIn& dy,
-                     const float* mean, double* sum_dy, double* sum_dy_xc) {
+// The gradient on the channel-blocked layout, a block at a time: its sums, finish() for its
+// channels, then its dx.
+void BlockedGradient(const BNShape& s, int64_t block, const FloatIn& x, const FloatIn& dy,
+                     const float* mean, double* sum_dy, double* sum_dy_xc,
+                     const BNChannelFn& finish, const float* a, const float* b, const float* k,
+                     const BNReluGate* gate, const FloatOut& dx) {
   WithBlock(block, [&](auto bc) {
     constexpr int64_t B = decltype(bc)::value;
-    ParallelFor(s.C / B, 3.0 * s.N * s.S * B, [&](int64_t b0, int64_t b1) {
-      RunWide<GradSumsOfBlocks<B>>(&s, &x, &dy, mean, sum_dy, sum_dy_xc, b0, b1);
+    WithFlag(gate != nullptr, [&](auto gc) {
+      constexpr bool G = decltype(gc)::value;
+      const int64_t CB = s.C / B;
+      ParallelFor(CB, 7.0 * s.N * s.S * B, [&](int64_t b0, int64_t b1) {
+        for (int64_t cb = b0; cb < b1; ++cb) {
+          RunWide<GradSumsOfBlocks<B, G>>(&s, &x, &dy, mean, sum_dy, sum_dy_xc, gate, cb, cb + 1);
+          finish(cb * B, (cb + 1) * B);
+          for (int64_t n = 0; n < s.N; ++n) {
+            RunWide<BackwardOfSlabs<B, G>>(&s, &dy, &x, mean, a, b, k, gate, &dx, n * CB + cb,
+                                           n * CB + cb + 1);
+          }
+        }
+      });
     });
   });
 }
@@ -332,14 +421,16 @@ BNWidth CapBlockedBNWidth(BNWidth width) { return width_cap.exchange(width); }
 // converted into per-thread buffers (core/float_io.h); float data is read in place, so FP32
 // results are those of plain pointer loops.
 
+namespace {
+
+// NCHW and NHWC (the blocked layout's loops are above).
+
 // Per-channel mean and (biased) variance of x, two passes.
 void ChannelMeanVar(const BNShape& s, const BNLayout& l, const FloatIn& x, double* mean,
                     double* var) {
   const int64_t C = s.C, S = s.S, N = s.N;
   const double inv_m = 1.0 / static_cast<double>(N * S);
-  if (l.block > 0) {
-    BlockedMeanVar(s, l.block, x, mean, var);
-  } else if (l.order == BNOrder::NCHW) {
+  if (l.order == BNOrder::NCHW) {
     ParallelFor(C, 2.0 * N * S, [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
         double sum = 0;
@@ -381,48 +472,19 @@ void ChannelMeanVar(const BNShape& s, const BNLayout& l, const FloatIn& x, doubl
   }
 }
 
-// y = x * a[c] + b[c]; y may alias x.
-void ChannelAffine(const BNShape& s, const BNLayout& l, const FloatIn& x, const float* a,
-                   const float* b, const FloatOut& y) {
-  const int64_t C = s.C, S = s.S, N = s.N;
-  if (l.block > 0) {
-    BlockedAffine(s, l.block, x, a, b, y);
-  } else if (l.order == BNOrder::NCHW) {
-    ParallelFor(N * C, 2.0 * S, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const float av = a[p % C], bv = b[p % C];
-        const float* xp = x.Read(p * S, S, 0);
-        float* yp = y.Begin(p * S, S, 1);
-        for (int64_t k = 0; k < S; ++k) yp[k] = xp[k] * av + bv;
-        y.End(p * S, S, yp);
-      }
-    });
-  } else {  // NHWC
-    ParallelFor(N * S, 2.0 * C, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const float* xr = x.Read(r * C, C, 0);
-        float* yr = y.Begin(r * C, C, 1);
-        for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] * a[c] + b[c];
-        y.End(r * C, C, yr);
-      }
-    });
-  }
-}
-
 // dx = dy * a[c] + (x - mean[c]) * b[c] + k[c]; dx may alias dy.
 void ChannelBackward(const BNShape& s, const BNLayout& l, const FloatIn& dy, const FloatIn& x,
                      const float* mean, const float* a, const float* b, const float* k,
-                     const FloatOut& dx) {
+                     const FloatOut& dx, const BNReluGate* gate) {
   const int64_t C = s.C, S = s.S, N = s.N;
-  if (l.block > 0) {
-    BlockedBackward(s, l.block, dy, x, mean, a, b, k, dx);
-  } else if (l.order == BNOrder::NCHW) {
+  if (l.order == BNOrder::NCHW) {
     ParallelFor(N * C, 4.0 * S, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t c = p % C;
         const float av = a[c], bv = b[c], kv = k[c], mv = mean[c];
         const float* dyp = dy.Read(p * S, S, 0);
         const float* xp = x.Read(p * S, S, 1);
+        if (gate != nullptr) dyp = GatedPlane(dyp, xp, S, gate->alpha[c], gate->beta[c]);
         float* dxp = dx.Begin(p * S, S, 2);
         for (int64_t i = 0; i < S; ++i) dxp[i] = dyp[i] * av + (xp[i] - mv) * bv + kv;
         dx.End(p * S, S, dxp);
@@ -433,6 +495,7 @@ void ChannelBackward(const BNShape& s, const BNLayout& l, const FloatIn& dy, con
       for (int64_t r = r0; r < r1; ++r) {
         const float* dyr = dy.Read(r * C, C, 0);
         const float* xr = x.Read(r * C, C, 1);
+        if (gate != nullptr) dyr = GatedRows(dyr, xr, C, C, gate->alpha, gate->beta);
         float* dxr = dx.Begin(r * C, C, 2);
         for (int64_t c = 0; c < C; ++c) dxr[c] = dyr[c] * a[c] + (xr[c] - mean[c]) * b[c] + k[c];
         dx.End(r * C, C, dxr);
@@ -443,19 +506,19 @@ void ChannelBackward(const BNShape& s, const BNLayout& l, const FloatIn& dy, con
 
 // Per channel: sum of dy and sum of dy * (x - mean).
 void ChannelGradSums(const BNShape& s, const BNLayout& l, const FloatIn& x, const FloatIn& dy,
-                     const float* mean, double* sum_dy, double* sum_dy_xc) {
+                     const float* mean, double* sum_dy, double* sum_dy_xc, const BNReluGate* gate) {
   const int64_t C = s.C, S = s.S, N = s.N;
-  if (l.block > 0) {
-    BlockedGradSums(s, l.block, x, dy, mean, sum_dy, sum_dy_xc);
-  } else if (l.order == BNOrder::NCHW) {
+  if (l.order == BNOrder::NCHW) {
     ParallelFor(C, 3.0 * N * S, [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
         double a = 0, b = 0;
         for (int64_t n = 0; n < N; ++n) {
           const int64_t off = (n * C + c) * S;
           const float* dyp = dy.Read(off, S, 0);
+          const float* xp = x.Read(off, S, 1);
+          if (gate != nullptr) dyp = GatedPlane(dyp, xp, S, gate->alpha[c], gate->beta[c]);
           a += SumOf(dyp, S);
-          b += DotDeviationOf(dyp, x.Read(off, S, 1), S, mean[c]);
+          b += DotDeviationOf(dyp, xp, S, mean[c]);
         }
         sum_dy[c] = a;
         sum_dy_xc[c] = b;
@@ -469,6 +532,7 @@ void ChannelGradSums(const BNShape& s, const BNLayout& l, const FloatIn& x, cons
           const int64_t n = (r1 - r0) * C;
           const float* xr = x.Read(r0 * C, n, 0);
           const float* dyr = dy.Read(r0 * C, n, 1);
+          if (gate != nullptr) dyr = GatedRows(dyr, xr, n, C, gate->alpha, gate->beta);
           for (int64_t r = 0; r < r1 - r0; ++r) {
             for (int64_t c = 0; c < C; ++c) {
               const double g = dyr[r * C + c];
@@ -481,6 +545,59 @@ void ChannelGradSums(const BNShape& s, const BNLayout& l, const FloatIn& x, cons
     std::copy(sums.begin(), sums.begin() + C, sum_dy);
     std::copy(sums.begin() + C, sums.end(), sum_dy_xc);
   }
+}
+
+}  // namespace
+
+// y = x * a[c] + b[c] (then the ReLU with relu); y may alias x.
+void ChannelAffine(const BNShape& s, const BNLayout& l, const FloatIn& x, const float* a,
+                   const float* b, const FloatOut& y, bool relu) {
+  const int64_t C = s.C, S = s.S, N = s.N;
+  if (l.block > 0) return BlockedAffine(s, l.block, x, a, b, y, relu);
+  WithFlag(relu, [&](auto rc) {
+    constexpr bool R = decltype(rc)::value;
+    if (l.order == BNOrder::NCHW) {
+      ParallelFor(N * C, 2.0 * S, [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p) {
+          const float av = a[p % C], bv = b[p % C];
+          const float* xp = x.Read(p * S, S, 0);
+          float* yp = y.Begin(p * S, S, 1);
+          for (int64_t k = 0; k < S; ++k) yp[k] = AffineOf<R>(xp[k], av, bv);
+          y.End(p * S, S, yp);
+        }
+      });
+    } else {  // NHWC
+      ParallelFor(N * S, 2.0 * C, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const float* xr = x.Read(r * C, C, 0);
+          float* yr = y.Begin(r * C, C, 1);
+          for (int64_t c = 0; c < C; ++c) yr[c] = AffineOf<R>(xr[c], a[c], b[c]);
+          y.End(r * C, C, yr);
+        }
+      });
+    }
+  });
+}
+
+void ChannelTrainingForward(const BNShape& s, const BNLayout& l, const FloatIn& x, double* mean,
+                            double* var, const BNChannelFn& finish, const float* a, const float* b,
+                            const FloatOut& y, bool relu) {
+  if (l.block > 0) return BlockedTrainingForward(s, l.block, x, mean, var, finish, a, b, y, relu);
+  ChannelMeanVar(s, l, x, mean, var);
+  finish(0, s.C);
+  ChannelAffine(s, l, x, a, b, y, relu);
+}
+
+void ChannelGradient(const BNShape& s, const BNLayout& l, const FloatIn& x, const FloatIn& dy,
+                     const float* mean, double* sum_dy, double* sum_dy_xc,
+                     const BNChannelFn& finish, const float* a, const float* b, const float* k,
+                     const BNReluGate* gate, const FloatOut& dx) {
+  if (l.block > 0) {
+    return BlockedGradient(s, l.block, x, dy, mean, sum_dy, sum_dy_xc, finish, a, b, k, gate, dx);
+  }
+  ChannelGradSums(s, l, x, dy, mean, sum_dy, sum_dy_xc, gate);
+  finish(0, s.C);
+  ChannelBackward(s, l, dy, x, mean, a, b, k, dx, gate);
 }
 
 }  // namespace halfcaf

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "core/float_io.h"
 #include "operators/nn/spatial_bn_op.h"
@@ -22,21 +23,38 @@ bool BNWidthAvailable(BNWidth width);
 // the previous cap. The default cap is kAvx512.
 BNWidth CapBlockedBNWidth(BNWidth width);
 
-// Per-channel mean and biased variance of x (two passes).
-void ChannelMeanVar(const BNShape& s, const BNLayout& l, const FloatIn& x, double* mean,
-                    double* var);
-
-// y = x * a[c] + b[c]; y may alias x.
+// y = x * a[c] + b[c], or with `relu` ReluNaN(x * a[c] + b[c]) (SpatialBN's fuse_relu); y may
+// alias x.
 void ChannelAffine(const BNShape& s, const BNLayout& l, const FloatIn& x, const float* a,
-                   const float* b, const FloatOut& y);
+                   const float* b, const FloatOut& y, bool relu = false);
 
-// dx = dy * a[c] + (x - mean[c]) * b[c] + k[c]; dx may alias dy.
-void ChannelBackward(const BNShape& s, const BNLayout& l, const FloatIn& dy, const FloatIn& x,
-                     const float* mean, const float* a, const float* b, const float* k,
-                     const FloatOut& dx);
+// A ReLU fused after the forward's affine map (SpatialBN's fuse_relu), for the gradient loops:
+// they take in place of dy the ReLU's gradient, GatedGradient(y > 0, y, dy) with y = ReluNaN(x *
+// alpha[c] + beta[c]) recomputed from x in the forward's arithmetic, so the result is that of a
+// separate Relu / ReluGradient bit for bit. Float x and dy only.
+struct BNReluGate {
+  const float* alpha;
+  const float* beta;
+};
 
-// Per channel: the sum of dy and the sum of dy * (x - mean).
-void ChannelGradSums(const BNShape& s, const BNLayout& l, const FloatIn& x, const FloatIn& dy,
-                     const float* mean, double* sum_dy, double* sum_dy_xc);
+// Sets the coefficients of channels [c0, c1) from their sums once these are known; called once
+// for each channel, for disjoint ranges from several threads at once.
+using BNChannelFn = std::function<void(int64_t c0, int64_t c1)>;
+
+// Training forward: per channel the mean and biased variance of x (two passes), then finish(c0,
+// c1), which sets a and b of those channels, then y = x * a[c] + b[c] (ReluNaN'd with relu); y
+// may alias x. On the channel-blocked layout a block of channels goes through all three while it
+// is in cache.
+void ChannelTrainingForward(const BNShape& s, const BNLayout& l, const FloatIn& x, double* mean,
+                            double* var, const BNChannelFn& finish, const float* a, const float* b,
+                            const FloatOut& y, bool relu);
+
+// Gradient: per channel the sum of dy and the sum of dy * (x - mean) (dy gated with `gate`), then
+// finish(c0, c1), which sets a, b and k of those channels, then dx = dy * a[c] + (x - mean[c]) *
+// b[c] + k[c]; dx may alias dy. A block at a time on the channel-blocked layout, as above.
+void ChannelGradient(const BNShape& s, const BNLayout& l, const FloatIn& x, const FloatIn& dy,
+                     const float* mean, double* sum_dy, double* sum_dy_xc,
+                     const BNChannelFn& finish, const float* a, const float* b, const float* k,
+                     const BNReluGate* gate, const FloatOut& dx);
 
 }  // namespace halfcaf

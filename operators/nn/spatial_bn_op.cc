@@ -61,14 +61,42 @@ float ReadBNEpsilon(const OperatorBase& op) {
   return eps;
 }
 
-void EnforceBNSingleBatch(const OperatorBase& op) {
+void EnforceBNSingleBatch(const OperatorBase& op, int inputs) {
   const int nb = op.GetSingleArgument<int>("num_batches", 1);
   HALFCAF_ENFORCE(nb == 1, op.type(), ": num_batches = ", nb,
                   " is not supported (statistics are computed from X alone; num_batches must "
                   "be 1)");
-  HALFCAF_ENFORCE(op.InputSize() == 5, op.type(),
-                  " takes 5 inputs (the 7-input form is only for num_batches > 1), got ",
-                  op.InputSize());
+  HALFCAF_ENFORCE(op.InputSize() == inputs, op.type(), " takes ", inputs, " inputs",
+                  inputs == 6 ? " with fuse_relu (the sixth is bias)" : "",
+                  " (the 7-input form is only for num_batches > 1), got ", op.InputSize());
+}
+
+bool ReadBNFuseRelu(const OperatorBase& op) {
+  const int v = op.GetSingleArgument<int>("fuse_relu", 0);
+  HALFCAF_ENFORCE(v == 0 || v == 1, op.type(), ": argument fuse_relu must be 0 or 1, got ", v);
+  return v == 1;
+}
+
+void RefuseBNFuseRelu(const OperatorBase& op) {
+  HALFCAF_ENFORCE(!ReadBNFuseRelu(op), op.type(),
+                  ": fuse_relu (a ReLU fused into batch normalization) runs on the CPU only; "
+                  "use SpatialBN then Relu");
+}
+
+// Training: alpha = inv_std * scale, beta = bias - mean * alpha in float, from the saved
+// statistics, as PyTorch's CPU batch normalization computes them.
+void BNAffineCoefficients(bool is_test, int64_t C, const float* scale, const float* bias,
+                          const float* mean, const float* var_or_inv_std, float epsilon,
+                          float* alpha, float* beta) {
+  for (int64_t c = 0; c < C; ++c) {
+    if (is_test) {
+      alpha[c] = scale[c] / std::sqrt(var_or_inv_std[c] + epsilon);
+      beta[c] = bias[c] - mean[c] * alpha[c];
+    } else {
+      alpha[c] = var_or_inv_std[c] * scale[c];
+      beta[c] = bias[c] - mean[c] * alpha[c];
+    }
+  }
 }
 
 // ---- forward -----------------------------------------------------------------------------------
@@ -96,6 +124,7 @@ double BNRunningVarFactor(const OperatorBase& op, int64_t M) {
 SpatialBNOp::SpatialBNOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
       is_test_(GetSingleArgument<int>("is_test", 0) != 0),
+      fuse_relu_(ReadBNFuseRelu(*this)),
       epsilon_(ReadBNEpsilon(*this)),
       momentum_(GetSingleArgument<float>("momentum", 0.9f)),
       layout_(ReadBNLayout(*this)) {
@@ -130,6 +159,8 @@ float* BNRunningStat(Operator<CPUContext>* op, int in, int out, int64_t C, const
 void SpatialBNOp::RunOnDevice() {
   const Tensor& X = Input(0);
   EnforceFloatType(X, "X");
+  HALFCAF_ENFORCE(!fuse_relu_ || X.dtype() == DataType::FLOAT,
+                  "SpatialBN: fuse_relu takes float X, got ", X.DebugString());
   const std::vector<int64_t> dims = BNDimsOf(X, layout_, type());
   const DataType dtype = X.dtype();
   const BNShape s = ComputeBNShape(dims, layout_.order);
@@ -149,12 +180,8 @@ void SpatialBNOp::RunOnDevice() {
     const Tensor& var_t = Input(4);
     EnforceBNChannelParam(mean_t, "mean", s, dims, layout_.order);
     EnforceBNChannelParam(var_t, "var", s, dims, layout_.order);
-    const float* mean = mean_t.data<float>();
-    const float* var = var_t.data<float>();
-    for (int64_t c = 0; c < C; ++c) {
-      alpha_[c] = scale[c] / std::sqrt(var[c] + epsilon_);
-      beta_[c] = bias[c] - mean[c] * alpha_[c];
-    }
+    BNAffineCoefficients(true, C, scale, bias, mean_t.data<float>(), var_t.data<float>(), epsilon_,
+                         alpha_.data(), beta_.data());
   } else {
     const int64_t M = s.N * s.S;
     HALFCAF_ENFORCE(M > 0,
@@ -162,25 +189,30 @@ void SpatialBNOp::RunOnDevice() {
                     DimsString(dims));
     mean_.resize(C);
     var_.resize(C);
-    ChannelMeanVar(s, layout_, x, mean_.data(), var_.data());
-
     float* running_mean = BNRunningStat(this, 3, 1, C, "running mean");
     float* running_var = BNRunningStat(this, 4, 2, C, "running var");
     float* saved_mean = Output(3, {C})->mutable_data<float>();
     float* saved_inv_std = Output(4, {C})->mutable_data<float>();
-    UpdateBNStatistics(C, mean_.data(), var_.data(), momentum_, epsilon_,
-                       BNRunningVarFactor(*this, M), running_mean, running_var, saved_mean,
-                       saved_inv_std);
-    for (int64_t c = 0; c < C; ++c) {
-      const double inv_std = 1.0 / std::sqrt(var_[c] + epsilon_);
-      alpha_[c] = static_cast<float>(scale[c] * inv_std);
-      beta_[c] = static_cast<float>(bias[c] - mean_[c] * scale[c] * inv_std);
-    }
+    const double var_factor = BNRunningVarFactor(*this, M);
+    // Y may alias X: every element is read before it is written.
+    const FloatOut y(Output(0, X.dims()), dtype);
+    ChannelTrainingForward(
+        s, layout_, x, mean_.data(), var_.data(),
+        [&](int64_t c0, int64_t c1) {
+          UpdateBNStatistics(c1 - c0, mean_.data() + c0, var_.data() + c0, momentum_, epsilon_,
+                             var_factor, running_mean + c0, running_var + c0, saved_mean + c0,
+                             saved_inv_std + c0);
+          BNAffineCoefficients(false, c1 - c0, scale + c0, bias + c0, saved_mean + c0,
+                               saved_inv_std + c0, epsilon_, alpha_.data() + c0,
+                               beta_.data() + c0);
+        },
+        alpha_.data(), beta_.data(), y, fuse_relu_);
+    return;
   }
 
   // Y may alias X: every element is read before it is written.
   const FloatOut y(Output(0, X.dims()), dtype);
-  ChannelAffine(s, layout_, x, alpha_.data(), beta_.data(), y);
+  ChannelAffine(s, layout_, x, alpha_.data(), beta_.data(), y, fuse_relu_);
 }
 
 // ---- gradient ----------------------------------------------------------------------------------
@@ -188,9 +220,10 @@ void SpatialBNOp::RunOnDevice() {
 SpatialBNGradientOp::SpatialBNGradientOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
       is_test_(GetSingleArgument<int>("is_test", 0) != 0),
+      fuse_relu_(ReadBNFuseRelu(*this)),
       epsilon_(ReadBNEpsilon(*this)),
       layout_(ReadBNLayout(*this)) {
-  EnforceBNSingleBatch(*this);
+  EnforceBNSingleBatch(*this, fuse_relu_ ? 6 : 5);
 }
 
 BNShape CheckBNGradientInputs(const Tensor& X, const Tensor& scale, const Tensor& dY,
@@ -226,6 +259,20 @@ void SpatialBNGradientOp::RunOnDevice() {
   const float* mean = mean_t.data<float>();
   const float* var = var_t.data<float>();
   const FloatIn x(X), dy(dY);  // before Output: dX may be dY
+  BNReluGate gate{nullptr, nullptr};
+  if (fuse_relu_) {
+    HALFCAF_ENFORCE(X.dtype() == DataType::FLOAT && dY.dtype() == DataType::FLOAT,
+                    "SpatialBNGradient: fuse_relu takes float X and dY, got ", X.DebugString(),
+                    " and ", dY.DebugString());
+    const Tensor& bias_t = Input(5);
+    EnforceBNChannelParam(bias_t, "bias", s, BNDimsOf(X, layout_, type()), layout_.order);
+    alpha_.resize(C);
+    beta_.resize(C);
+    BNAffineCoefficients(is_test_, C, scale, bias_t.data<float>(), mean, var, epsilon_,
+                         alpha_.data(), beta_.data());
+    gate = BNReluGate{alpha_.data(), beta_.data()};
+  }
+  const BNReluGate* g = fuse_relu_ ? &gate : nullptr;
 
   inv_std_.resize(C);
   for (int64_t c = 0; c < C; ++c) {
@@ -233,8 +280,6 @@ void SpatialBNGradientOp::RunOnDevice() {
   }
   sum_dy_.resize(C);
   sum_dy_xhat_.resize(C);
-  ChannelGradSums(s, layout_, x, dy, mean, sum_dy_.data(), sum_dy_xhat_.data());
-
   float* dscale = Output(1, {C})->mutable_data<float>();
   float* dbias = Output(2, {C})->mutable_data<float>();
   // dX = a * dY + b * (X - mean) + k per channel. Training (mean and variance depend on X):
@@ -245,20 +290,23 @@ void SpatialBNGradientOp::RunOnDevice() {
   coef_b_.resize(C);
   coef_k_.resize(C);
   const double inv_m = M > 0 ? 1.0 / static_cast<double>(M) : 0.0;
-  for (int64_t c = 0; c < C; ++c) {
-    sum_dy_xhat_[c] *= inv_std_[c];
-    dscale[c] = static_cast<float>(sum_dy_xhat_[c]);
-    dbias[c] = static_cast<float>(sum_dy_[c]);
-    const double a = static_cast<double>(scale[c]) * inv_std_[c];
-    const double b = is_test_ ? 0.0 : -a * inv_std_[c] * sum_dy_xhat_[c] * inv_m;
-    const double k = is_test_ ? 0.0 : -a * sum_dy_[c] * inv_m;
-    coef_a_[c] = static_cast<float>(a);
-    coef_b_[c] = static_cast<float>(b);
-    coef_k_[c] = static_cast<float>(k);
-  }
-
   const FloatOut dx(Output(0, X.dims()), X.dtype());
-  ChannelBackward(s, layout_, dy, x, mean, coef_a_.data(), coef_b_.data(), coef_k_.data(), dx);
+  ChannelGradient(
+      s, layout_, x, dy, mean, sum_dy_.data(), sum_dy_xhat_.data(),
+      [&](int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; ++c) {
+          sum_dy_xhat_[c] *= inv_std_[c];
+          dscale[c] = static_cast<float>(sum_dy_xhat_[c]);
+          dbias[c] = static_cast<float>(sum_dy_[c]);
+          const double a = static_cast<double>(scale[c]) * inv_std_[c];
+          const double b = is_test_ ? 0.0 : -a * inv_std_[c] * sum_dy_xhat_[c] * inv_m;
+          const double k = is_test_ ? 0.0 : -a * sum_dy_[c] * inv_m;
+          coef_a_[c] = static_cast<float>(a);
+          coef_b_[c] = static_cast<float>(b);
+          coef_k_[c] = static_cast<float>(k);
+        }
+      },
+      coef_a_.data(), coef_b_.data(), coef_k_.data(), g, dx);
 }
 
 // ---- gradient maker, schemas, registration -----------------------------------------------------
@@ -269,12 +317,15 @@ class GetSpatialBNGradient : public GradientMakerBase {
  public:
   using GradientMakerBase::GradientMakerBase;
   std::vector<OperatorDef> GetGradientDefs() override {
+    const bool fused = args().GetSingleArgument<int>("fuse_relu", 0) != 0;
     if (args().GetSingleArgument<int>("is_test", 0) != 0) {
       // Test mode: the statistics are the estimated mean and variance (constants).
-      return SingleGradientDef("SpatialBNGradient", {I(0), I(1), GO(0), I(3), I(4)},
-                               {GI(0), GI(1), GI(2)});
+      std::vector<std::string> inputs{I(0), I(1), GO(0), I(3), I(4)};
+      if (fused) inputs.push_back(I(2));
+      return SingleGradientDef("SpatialBNGradient", inputs, {GI(0), GI(1), GI(2)});
     }
     std::vector<std::string> inputs{I(0), I(1), GO(0), O(3), O(4)};
+    if (fused) inputs.push_back(I(2));  // the fused ReLU recomputes Y from X
     if (args().GetSingleArgument<int>("num_batches", 1) > 1) {
       // Caffe2's multi-batch form (rejected by the CPU op, kept for NetDef compatibility).
       inputs.push_back(GI(1));
@@ -356,6 +407,9 @@ OPERATOR_SCHEMA(SpatialBN)
     .Arg("unbiased_running_var",
          "int, default 0 (halfcaf extension): 1 = the running variance takes the unbiased batch "
          "variance (times M / (M - 1)), as PyTorch's and cuDNN's do")
+    .Arg("fuse_relu",
+         "int, default 0 (halfcaf extension, CPU, float X): 1 = Y = max(BN(X), 0) (NaN stays "
+         "NaN), a Relu fused in; its gradient takes bias as a sixth input")
     .Input(0, "X", "input (N, C, ...) or (N, ..., C), 3-D to 5-D")
     .Input(1, "scale", "float (C)")
     .Input(2, "bias", "float (C)")
@@ -368,7 +422,7 @@ OPERATOR_SCHEMA(SpatialBN)
     .Output(4, "saved_var", "training: batch inverse std 1 / sqrt(var + epsilon) (C)");
 
 OPERATOR_SCHEMA(SpatialBNGradient)
-    .NumInputs({5, 7})
+    .NumInputs({5, 6, 7})
     .NumOutputs(3)
     .AllowInplace({{5, 1}, {6, 2}})
     .TensorInferenceFunction(SpatialBNGradientShapes)
@@ -385,11 +439,15 @@ OPERATOR_SCHEMA(SpatialBNGradient)
     .Arg("is_test", "int, default 0: the forward op's mode")
     .Arg("epsilon", "float, default 1e-5: the forward op's epsilon (used in test mode)")
     .Arg("order", "string, default \"NCHW\"")
+    .Arg("fuse_relu",
+         "int, default 0: the forward's; 1 = dY is the gradient of max(BN(X), 0), gated by the "
+         "ReLU with BN(X) recomputed from X (input 5: bias)")
     .Input(0, "X", "forward input")
     .Input(1, "scale", "float (C)")
     .Input(2, "dY", "gradient of Y")
     .Input(3, "mean", "saved batch mean (training) or estimated mean (test), float (C)")
     .Input(4, "var", "saved inverse std (training) or estimated variance (test), float (C)")
+    .Input(5, "bias", "with fuse_relu: the forward's bias, float (C)")
     .Output(0, "dX", "gradient of X, same shape and type as X")
     .Output(1, "dscale", "gradient of scale, float (C)")
     .Output(2, "dbias", "gradient of bias, float (C)");

@@ -11,8 +11,13 @@
 // With channel_block = B (order NCHW), X, Y (dY, dX) are channel-blocked, (N, C / B, H, W, B): the
 // training rewrite's layout (models/channels_last.h); the results are bit for bit those of the
 // same tensors in NCHW (spatial_bn_loops.h).
+// With fuse_relu = 1 (halfcaf's own, float X on the CPU: the training rewrite's fusion,
+// models/bn_relu_fusion.h), Y = ReluNaN(BN(X)), a Relu fused in.
 // SpatialBNGradient: (X, scale, dY, mean, var_or_inv_std) -> (dX, dscale, dbias); in training
 // inputs 3, 4 are the saved batch mean and inverse std, in test mode the estimated mean and var.
+// With fuse_relu, a sixth input, bias: dY is the fused Y's gradient, gated by the ReLU with Y
+// recomputed from X (BNAffineCoefficients, as the forward computed it), so Y and dX are bit for
+// bit those of Relu and ReluGradient around the unfused op.
 // Args: is_test (int, 0), epsilon (float, 1e-5, > 0), momentum (float, 0.9), order ("NCHW"),
 // num_batches (int, 1; only 1 is supported), unbiased_running_var (int, 0; halfcaf's own: the
 // running variance takes the unbiased batch variance, times M / (M - 1), as PyTorch's does).
@@ -63,8 +68,20 @@ BNShape CheckBNGradientInputs(const Tensor& X, const Tensor& scale, const Tensor
                               int64_t channel_block = 0);
 // The `epsilon` argument (default 1e-5), checked > 0.
 float ReadBNEpsilon(const OperatorBase& op);
-// Checks num_batches == 1 and 5 inputs (the multi-batch form is not supported).
-void EnforceBNSingleBatch(const OperatorBase& op);
+// Checks num_batches == 1 and `inputs` inputs (the multi-batch form is not supported).
+void EnforceBNSingleBatch(const OperatorBase& op, int inputs = 5);
+// The `fuse_relu` argument (0 or 1).
+bool ReadBNFuseRelu(const OperatorBase& op);
+// Throws for fuse_relu = 1: the ops of other devices and engines do not fuse a ReLU.
+void RefuseBNFuseRelu(const OperatorBase& op);
+
+// SpatialBN's affine map Y = X * alpha[c] + beta[c], in float, from scale, bias and the
+// statistics: training, the saved batch mean and inverse std as stored (outputs 3, 4; in float
+// arithmetic, as PyTorch's CPU batch normalization); test, the estimated mean and variance (with
+// epsilon). The gradient's fused ReLU recomputes Y with it.
+void BNAffineCoefficients(bool is_test, int64_t C, const float* scale, const float* bias,
+                          const float* mean, const float* var_or_inv_std, float epsilon,
+                          float* alpha, float* beta);
 // SpatialBN's forward arguments and output count, checked the same way on every device.
 void EnforceSpatialBNForwardArgs(const OperatorBase& op, bool is_test, float momentum);
 
@@ -107,7 +124,7 @@ class SpatialBNOp final : public Operator<CPUContext> {
   void RunOnDevice() override;
 
  private:
-  bool is_test_;
+  bool is_test_, fuse_relu_;
   float epsilon_, momentum_;
   BNLayout layout_;
   std::vector<float> alpha_, beta_;
@@ -120,10 +137,10 @@ class SpatialBNGradientOp final : public Operator<CPUContext> {
   void RunOnDevice() override;
 
  private:
-  bool is_test_;
+  bool is_test_, fuse_relu_;
   float epsilon_;
   BNLayout layout_;
-  std::vector<float> inv_std_, coef_a_, coef_b_, coef_k_;
+  std::vector<float> inv_std_, coef_a_, coef_b_, coef_k_, alpha_, beta_;
   std::vector<double> sum_dy_, sum_dy_xhat_;
 };
 

@@ -70,6 +70,7 @@ class SpatialBNCudnnOp final : public Operator<CUDAContext> {
         order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
     EnforceSpatialBNForwardArgs(*this, is_test_, momentum_);
     RefuseChannelBlock(*this);
+    RefuseBNFuseRelu(*this);
   }
 
   void RunOnDevice() override {
@@ -170,6 +171,7 @@ class SpatialBNGradientCudnnOp final : public Operator<CUDAContext> {
         order_(ParseBNOrder(GetSingleArgument<std::string>("order", "NCHW"))) {
     EnforceBNSingleBatch(*this);
     RefuseChannelBlock(*this);
+    RefuseBNFuseRelu(*this);
   }
 
   void RunOnDevice() override {

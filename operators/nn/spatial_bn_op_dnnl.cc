@@ -41,6 +41,7 @@ void DeclineUnlessNhwcTraining(const OperatorBase& op) {
   if (ReadBNLayout(op).block != 0) {
     HALFCAF_UNSUPPORTED(op.type(), ": the default op runs channel-blocked tensors");
   }
+  if (ReadBNFuseRelu(op)) HALFCAF_UNSUPPORTED(op.type(), ": the default op runs fuse_relu");
   if (op.GetSingleArgument<int>("is_test", 0) != 0) {
     HALFCAF_UNSUPPORTED(op.type(), ": the DNNL engine runs training mode only");
   }

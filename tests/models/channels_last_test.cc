@@ -387,8 +387,9 @@ TEST(ChannelBlockedTest, Fp32GradientsEqualTheNchwStep) {
 
 // The blocked layout's training is the NCHW training bit for bit: oneDNN's NCHW convolutions
 // compute in the same blocks (reordering around each), and batch normalization sums each channel
-// in the NCHW order (spatial_bn_loops.h). ResNet-18 as built (ReLU, max pool), three steps of
-// momentum SGD: every loss and every parameter after them equal.
+// in the NCHW order (spatial_bn_loops.h), on both with the ReLU after it fused in (models/
+// bn_relu_fusion.h). ResNet-18 as built (ReLU, max pool), three steps of momentum SGD: every loss
+// and every parameter after them equal.
 TEST(ChannelBlockedTest, TrainingIsTheNchwTrainingBitForBit) {
   if (CpuConvChannelBlock() == 0) GTEST_SKIP() << "no oneDNN blocked kernels";
   ModelHelper h("resnet18", "NCHW", false);
@@ -399,6 +400,9 @@ TEST(ChannelBlockedTest, TrainingIsTheNchwTrainingBitForBit) {
     Trainer t(h.init_net(), h.net(), o);
     t.Initialize();
     EXPECT_EQ(t.channel_block() != 0, layout == "auto");
+    // Both run their batch normalizations and ReLUs fused (models/bn_relu_fusion.h).
+    EXPECT_NE(t.ConvolutionSummary().find("batch norm + ReLU fused (9)"), std::string::npos)
+        << t.ConvolutionSummary();
     for (int i = 0; i < 3; ++i) {
       t.Step();
       losses->push_back(t.ReadStats().loss);

@@ -1,7 +1,8 @@
 // One-operator nets for the ONNX export tests: each operator the exporter knows beyond the zoo
 // nets' (pads, PRelu, HardSigmoid, Floor / Ceil, ArgMax / ArgMin, BatchMatMul, Slice, Gather,
-// Squeeze / ExpandDims, legacy broadcast at a middle axis), with the arguments that change how it
-// maps. Shared by the round-trip test (tests/onnx) and the ONNX Runtime test (tests/tools).
+// Squeeze / ExpandDims, legacy broadcast at a middle axis, SpatialBN with fuse_relu), with the
+// arguments that change how it maps. Shared by the round-trip test (tests/onnx) and the ONNX
+// Runtime test (tests/tools).
 #pragma once
 
 #include <random>
@@ -74,6 +75,14 @@ inline std::vector<ExportCase> ExportCases() {
       {MakeOperatorDef("ArgMax", "", {"x"}, {"y"},
                        {MakeArgument("axis", 1), MakeArgument("keepdims", 0)})});
   add("argmin", image, {}, {MakeOperatorDef("ArgMin", "", {"x"}, {"y"})});
+  // halfcaf's batch normalization with its ReLU fused in: BatchNormalization, then Relu.
+  add("spatial_bn_fused_relu", image,
+      {RandomFill("s", {3}, 6), RandomFill("b", {3}, 7), RandomFill("m", {3}, 8),
+       MakeOperatorDef("GivenTensorFill", "", {}, {"v"},
+                       {MakeArgument("shape", std::vector<int64_t>{3}),
+                        MakeArgument("values", std::vector<float>{0.7f, 1.3f, 0.4f})})},
+      {MakeOperatorDef("SpatialBN", "", {"x", "s", "b", "m", "v"}, {"y"},
+                       {MakeArgument("is_test", 1), MakeArgument("fuse_relu", 1)})});
   add("batch_matmul_trans", {2, 3, 4}, {RandomFill("w", {2, 5, 4}, 4)},
       {MakeOperatorDef("BatchMatMul", "", {"x", "w"}, {"y"}, {MakeArgument("trans_b", 1)})});
   add("batch_matmul_trans_a", {2, 4, 3}, {RandomFill("w", {2, 4, 5}, 5)},

@@ -1,0 +1,30 @@
+// Batch normalization and the ReLU after it as one op, for FP32 training on the CPU: a training
+// SpatialBN (NCHW, or channel-blocked: models/channels_last.h ToChannelBlocked) whose output only
+// a Relu reads takes the Relu in (fuse_relu = 1, operators/nn/spatial_bn_op.h) and writes the
+// Relu's output itself. Its gradient gates dY by the ReLU recomputed from X, so the Relu's read
+// and write forward and the ReluGradient's three passes backward disappear; the results are the
+// separate ops' bit for bit.
+//
+// Fused: SpatialBN in training mode, order NCHW, on the CPU's default engines, without fuse_relu
+// yet, followed by a Relu on the CPU that is the first op to read its output Y; Y is read by
+// nothing else (unless the Relu is in place, where later readers read the Relu's output) and is
+// not in `keep` or an external output, the Relu's output is not the BN's input, and nothing
+// between the two touches it. The caller fuses only float32 nets whose batch normalization runs
+// on the CPU (the op takes float X there only).
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "proto/halfcaf.pb.h"
+
+namespace halfcaf {
+
+struct BNReluFusion {
+  NetDef net;
+  int fused = 0;  // SpatialBN + Relu pairs now one op
+};
+
+BNReluFusion FuseBNRelu(const NetDef& forward, const std::set<std::string>& keep);
+
+}  // namespace halfcaf
