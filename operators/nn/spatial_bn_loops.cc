@@ -66,10 +66,10 @@ inline double DotDeviationOf(const float* dy, const float* x, int64_t n, float m
 
 #define HALFCAF_BN_INLINE __attribute__((always_inline)) inline
 
-// The fused ReLU's gradient at one element (BNReluGate): the forward's y recomputed as it was
-// computed (this file is built without fused multiply-add), then ReluGradient's rule.
-// GatedGradient(y > 0, y, dy) for y = ReluNaN(v), written as three selects on v (y > 0 where v >
-// 0, and y is v where v is NaN) so that they vectorize as such.
+// The fused ReLU's gradient at one element (BNReluGate): v = x * a + b recomputed as the forward
+// computed it (this file is built without fused multiply-add), then ReluGradient's rule
+// GatedGradient(y > 0, y, dy) for y = ReluNaN(v), written as three selects on v (y > 0 where v > 0,
+// and y is v where v is NaN) so that they vectorize.
 HALFCAF_BN_INLINE float GatedDy(float x, float dy, float a, float b) {
   const float v = x * a + b;
   float g = v > 0.f ? dy : 0.f;
@@ -79,7 +79,7 @@ HALFCAF_BN_INLINE float GatedDy(float x, float dy, float a, float b) {
 
 // dy gated over n values whose channels repeat every `period` values (a, b: the first one's
 // coefficients), into this thread's buffer 3 (the loops read dy, x and dx through 0 to 2): NHWC
-// rows (period C) and NCHW planes (GatedPlane). The blocked loops gate in place (SlabDy).
+// rows (period C) and NCHW planes (GatedPlane). The blocked loops gate in place (SlabValues).
 const float* GatedRows(const float* dy, const float* x, int64_t n, int64_t period, const float* a,
                        const float* b) {
   float* g = ThreadFloats(3, static_cast<size_t>(n));
@@ -163,10 +163,10 @@ HALFCAF_BN_INLINE void SlabSums(int64_t S, const Term& term, const Wide& wide, d
   }
 }
 
-// A slab's dy as the gradient loops take it at element e of channel j: as stored, or with kGate
-// gated by the fused ReLU (GatedDy; a, b the block's coefficients).
+// A slab's values (x, or dy) as the loops sum them at element e of channel j: as stored, or with
+// kGate dy gated by the fused ReLU (GatedDy; x, a, b: the slab's x and the block's coefficients).
 template <bool kGate>
-struct SlabDy {
+struct SlabValues {
   const float *dy, *x, *a, *b;
   HALFCAF_BN_INLINE float operator()(int64_t e, int64_t j) const {
     if constexpr (kGate) {
@@ -221,7 +221,7 @@ HALFCAF_BN_INLINE void MeanVarOfBlocks(const BNShape* s, const FloatIn* x, doubl
     for (int64_t j = 0; j < B; ++j) mc[j] = vc[j] = 0;
     for (int64_t n = 0; n < N; ++n) {
       const float* xp = x->Read((n * CB + cb) * S * B, S * B, 0);
-      SlabSumsOf<B>(SlabDy<false>{xp, nullptr, nullptr, nullptr}, S, part);
+      SlabSumsOf<B>(SlabValues<false>{xp, nullptr, nullptr, nullptr}, S, part);
       for (int64_t j = 0; j < B; ++j) mc[j] += part[j];
     }
     for (int64_t j = 0; j < B; ++j) {
@@ -249,8 +249,8 @@ HALFCAF_BN_INLINE void GradSumsOfBlocks(const BNShape* s, const FloatIn* x, cons
     for (int64_t n = 0; n < N; ++n) {
       const int64_t off = (n * CB + cb) * S * B;
       const float* xp = x->Read(off, S * B, 1);
-      const SlabDy<kGate> g{dy->Read(off, S * B, 0), xp, kGate ? gate->alpha + cb * B : nullptr,
-                            kGate ? gate->beta + cb * B : nullptr};
+      const SlabValues<kGate> g{dy->Read(off, S * B, 0), xp, kGate ? gate->alpha + cb * B : nullptr,
+                                kGate ? gate->beta + cb * B : nullptr};
       SlabSumsOf<B>(g, S, part);
       for (int64_t j = 0; j < B; ++j) a[j] += part[j];
       SlabDotDeviations<B>(g, xp, S, mean + cb * B, part);
@@ -287,8 +287,8 @@ HALFCAF_BN_INLINE void BackwardOfSlabs(const BNShape* s, const FloatIn* dy, cons
     const int64_t c0 = (p % CB) * B;
     const float *mv = mean + c0, *av = a + c0, *bv = b + c0, *kv = k + c0;
     const float* xp = x->Read(p * n, n, 1);
-    const SlabDy<kGate> g{dy->Read(p * n, n, 0), xp, kGate ? gate->alpha + c0 : nullptr,
-                          kGate ? gate->beta + c0 : nullptr};
+    const SlabValues<kGate> g{dy->Read(p * n, n, 0), xp, kGate ? gate->alpha + c0 : nullptr,
+                              kGate ? gate->beta + c0 : nullptr};
     float* dxp = dx->Begin(p * n, n, 2);
     for (int64_t r = 0; r < s->S; ++r) {
       for (int64_t j = 0; j < B; ++j) {
