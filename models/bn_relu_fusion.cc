@@ -2,81 +2,67 @@
 
 #include <vector>
 
-#include "core/argument.h"
+#include "models/op_sequence.h"
+#include "models/op_types.h"
 
 namespace halfcaf {
 
 namespace {
 
-bool OnCpu(const OperatorDef& op) {
-  return !op.has_device_option() || op.device_option().device_type() == 0;
-}
-
-bool Reads(const OperatorDef& op, const std::string& b) {
-  for (const auto& in : op.input()) {
-    if (in == b) return true;
-  }
-  return false;
-}
-
-bool Touches(const OperatorDef& op, const std::string& b) {
-  if (Reads(op, b)) return true;
-  for (const auto& out : op.output()) {
-    if (out == b) return true;
-  }
-  return false;
-}
+using op_sequence::Ops;
 
 bool IsFusableBN(const OperatorDef& op) {
   const ArgumentHelper a(op);
-  const std::string order = a.GetSingleArgument<std::string>("order", "NCHW");
-  return op.type() == "SpatialBN" && op.output_size() == 5 && OnCpu(op) &&
-         op.engine().empty() && (order == "NCHW" || order == "nchw") &&
+  return op.type() == "SpatialBN" && op.output_size() == 5 && RunsOnCpu(op) &&
+         op.engine().empty() && op_sequence::OrderOf(op) == "NCHW" &&
          a.GetSingleArgument<int>("is_test", 0) == 0 &&
          a.GetSingleArgument<int>("fuse_relu", 0) == 0;
 }
 
 bool IsPlainRelu(const OperatorDef& op) {
-  return op.type() == "Relu" && op.input_size() == 1 && op.output_size() == 1 && OnCpu(op) &&
+  return op.type() == "Relu" && op.input_size() == 1 && op.output_size() == 1 && RunsOnCpu(op) &&
          op.engine().empty();
+}
+
+// The Relu op i's output Y can take in, or -1.
+int FusableRelu(const Ops& ops, int i, const std::set<std::string>& keep,
+                const std::set<std::string>& outputs) {
+  const std::string& y = ops[i].output(0);
+  if (keep.count(y) || outputs.count(y)) return -1;
+  bool escapes = false;
+  const std::vector<int> readers = op_sequence::ReadersOf(ops, i, y, &escapes);
+  if (readers.empty() || !IsPlainRelu(ops[readers[0]])) return -1;
+  const int j = readers[0];
+  const std::string& z = ops[j].output(0);
+  if (z == y) return j;  // in place: later readers read the Relu's output
+  // Y's value dies with the fusion: the Relu must be its only reader; Z is written earlier, so
+  // nothing in between may touch it, and it may not be the BN's input (the gradient reads X).
+  if (readers.size() != 1 || keep.count(z) || op_sequence::Reads(ops[i], z) ||
+      op_sequence::TouchedBetween(ops, i, j, z)) {
+    return -1;
+  }
+  return j;
 }
 
 }  // namespace
 
 BNReluFusion FuseBNRelu(const NetDef& forward, const std::set<std::string>& keep) {
-  std::set<std::string> outputs(forward.external_output().begin(), forward.external_output().end());
-  std::vector<OperatorDef> ops(forward.op().begin(), forward.op().end());
-  std::vector<bool> dropped(ops.size(), false);
+  const std::set<std::string> outputs(forward.external_output().begin(),
+                                      forward.external_output().end());
+  Ops ops(forward.op().begin(), forward.op().end());
   BNReluFusion r;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (dropped[i] || !IsFusableBN(ops[i])) continue;
-    const std::string y = ops[i].output(0);
-    if (keep.count(y) || outputs.count(y)) continue;
-    size_t j = i + 1;
-    while (j < ops.size() && (dropped[j] || !Touches(ops[j], y))) ++j;
-    if (j == ops.size() || !IsPlainRelu(ops[j]) || ops[j].input(0) != y) continue;
-    const std::string z = ops[j].output(0);
-    bool ok = true;
-    if (z != y) {
-      // Y dies with the fusion: nothing else may read it; Z is written earlier, so nothing in
-      // between may touch it.
-      if (keep.count(z) || Reads(ops[i], z)) ok = false;
-      for (size_t k = i + 1; k < ops.size() && ok; ++k) {
-        if (k != j && !dropped[k] && Touches(ops[k], y)) ok = false;
-        if (k < j && !dropped[k] && Touches(ops[k], z)) ok = false;
-      }
-    }
-    if (!ok) continue;
-    ops[i].set_output(0, z);
+  for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
+    if (!IsFusableBN(ops[i])) continue;
+    const int j = FusableRelu(ops, i, keep, outputs);
+    if (j < 0) continue;
+    ops[i].set_output(0, ops[j].output(0));
     SetArgument(&ops[i], "fuse_relu", 1);
-    dropped[j] = true;
+    ops.erase(ops.begin() + j);
     ++r.fused;
   }
   r.net = forward;
   r.net.clear_op();
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (!dropped[i]) *r.net.add_op() = ops[i];
-  }
+  for (const auto& op : ops) *r.net.add_op() = op;
   return r;
 }
 

@@ -68,17 +68,12 @@ std::vector<int64_t> ToNhwcDims(const std::vector<int64_t>& d) {
   return {d[0], d[2], d[3], d[1]};
 }
 
-// On the CPU's default engines (CreateOperator prefers DNNL there).
-bool OnCpu(const OperatorDef& op) {
-  return !op.has_device_option() || op.device_option().device_type() == 0;
-}
-
 // A convolution the channel-blocked rewrite converts: Conv / Conv2D, NCHW, on the CPU, one group,
 // a 2-D filter whose known shape (M, C, kH, kW) has M and C multiples of `block`.
 bool IsBlockableConv(const OperatorDef& op, int64_t block,
                      const std::map<std::string, std::vector<int64_t>>& param_dims) {
   if (op.type() != "Conv" && op.type() != "Conv2D") return false;
-  if (op.input_size() < 2 || op.output_size() != 1 || Order(op) != "NCHW" || !OnCpu(op)) {
+  if (op.input_size() < 2 || op.output_size() != 1 || Order(op) != "NCHW" || !RunsOnCpu(op)) {
     return false;
   }
   if (ArgumentHelper(op).GetSingleArgument<int>("group", 1) != 1) return false;
@@ -92,7 +87,7 @@ bool IsBlockableConv(const OperatorDef& op, int64_t block,
 bool IsBlockableBN(const OperatorDef& op) {
   const ArgumentHelper a(op);
   return op.type() == "SpatialBN" && op.input_size() >= 1 && op.output_size() >= 1 &&
-         op.input(0) != op.output(0) && Order(op) == "NCHW" && OnCpu(op) &&
+         op.input(0) != op.output(0) && Order(op) == "NCHW" && RunsOnCpu(op) &&
          a.GetSingleArgument<int>("is_test", 0) == 0;
 }
 
@@ -216,7 +211,7 @@ class Rewriter {
       ++r_->converted_convs;
     } else if (IsBlockableBN(op) && InNhwc(op.input(0))) {
       ConvertLayoutOp(op, 1);
-    } else if (all_blocked && OnCpu(op) &&
+    } else if (all_blocked && RunsOnCpu(op) &&
                (BlockedUnaryElementwise().count(t) ||
                 (NaryElementwise().count(t) && !HasLegacyBroadcast(op)))) {
       ConvertElementwise(op);

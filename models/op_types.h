@@ -5,7 +5,14 @@
 
 #include <string>
 
+#include "proto/halfcaf.pb.h"
+
 namespace halfcaf {
+
+// An op without a device option or with a CPU one (the CPU's default engines then run it).
+inline bool RunsOnCpu(const OperatorDef& op) {
+  return !op.has_device_option() || op.device_option().device_type() == 0;
+}
 
 inline bool IsConvType(const std::string& type) {
   return type == "Conv" || type == "Conv1D" || type == "Conv2D" || type == "Conv3D";
