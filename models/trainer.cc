@@ -21,6 +21,12 @@
 
 namespace halfcaf {
 
+void EnforceTrainingAllreduce(const std::string& algorithm) {
+  HALFCAF_ENFORCE(ParseAllreduceAlgorithm(algorithm) != AllreduceAlgorithm::kRing,
+                  "the ring all-reduce adds in a different order on each process, so their "
+                  "parameters would drift apart; use halving_doubling, ring_chunked or bcube");
+}
+
 Trainer::Trainer(const NetDef& init, const NetDef& forward, const TrainerOptions& options)
     : opt_(options) {
   HALFCAF_ENFORCE(opt_.batch_size > 0, "batch size must be positive, got ", opt_.batch_size);
@@ -30,9 +36,7 @@ Trainer::Trainer(const NetDef& init, const NetDef& forward, const TrainerOptions
     HALFCAF_ENFORCE(opt_.batch_size % shards_ == 0, "the batch size (", opt_.batch_size, ") is the "
                     "global batch of all ", shards_, " processes: it must be a multiple of their "
                     "number");
-    HALFCAF_ENFORCE(ParseAllreduceAlgorithm(opt_.allreduce_algorithm) != AllreduceAlgorithm::kRing,
-                    "the ring all-reduce adds in a different order on each process, so their "
-                    "parameters would drift apart; use halving_doubling, ring_chunked or bcube");
+    EnforceTrainingAllreduce(opt_.allreduce_algorithm);
     HALFCAF_ENFORCE(opt_.bucket_bytes > 0, "the gradient bucket size must be positive, got ",
                     opt_.bucket_bytes);
   }

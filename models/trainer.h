@@ -128,6 +128,11 @@ struct TrainerOptions {
   std::map<std::string, std::vector<int64_t>> blob_dims;
 };
 
+// Checks an all-reduce algorithm's name for training across processes (tools check the flag
+// before meeting the others, so that every process fails alike): unknown names and the ring,
+// whose sums differ between processes in the last bit, are refused.
+void EnforceTrainingAllreduce(const std::string& algorithm);
+
 // What Trainer::ReadStats reports about the steps since the previous read (the window).
 struct StepStats {
   int64_t iter = 0;   // iterations done

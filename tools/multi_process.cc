@@ -90,6 +90,7 @@ Shards ShardsFromFlags() {
                       FLAGS_gloo_timeout_s < 1e7,
                   "--gloo_timeout_s must be a positive number of seconds, got ",
                   FLAGS_gloo_timeout_s);
+  EnforceTrainingAllreduce(FLAGS_allreduce);  // before the rendezvous: every process fails alike
   HALFCAF_ENFORCE(std::isfinite(FLAGS_bucket_mb) && FLAGS_bucket_mb > 0 && FLAGS_bucket_mb < 1e6,
                   "--bucket_mb must be positive, got ", FLAGS_bucket_mb);
   s.run_id = FLAGS_run_id;

@@ -323,7 +323,15 @@ TEST_F(TrainNetDistributedTest, BadFlagsAreOneLineErrors) {
                      "train_net", "--gloo_timeout_s");
   ExpectOneLineError(RunTool("train_net", base + "--num_shards -1"), "train_net",
                      "--num_shards must be >= 0");
-  // The ring all-reduce would let the processes' parameters drift apart.
+  // The ring all-reduce would let the processes' parameters drift apart. The flag is checked
+  // before the rendezvous: a process alone fails at once, and two fail alike (neither sees the
+  // other's connection drop).
+  ExpectOneLineError(RunTool("train_net", base + "--num_shards 2 --shard_id 0 --rendezvous " +
+                                              dir_ + "/z --allreduce ring"),
+                     "train_net", "drift apart");
+  ExpectOneLineError(RunTool("train_net", base + "--num_shards 2 --shard_id 1 --rendezvous " +
+                                              dir_ + "/z --allreduce rings"),
+                     "train_net", "unknown all-reduce algorithm 'rings'");
   auto ring = RunAll(Shards(2, base + "--allreduce ring --gloo_timeout_s 10"), 60);
   for (const ProcRun& r : ring) {
     EXPECT_EQ(r.exit_code, 1) << r.err;
