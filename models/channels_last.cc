@@ -70,8 +70,11 @@ std::vector<int64_t> ToNhwcDims(const std::vector<int64_t>& d) {
 
 // A convolution the channel-blocked rewrite converts: Conv / Conv2D, NCHW, on the CPU, one group,
 // a 2-D filter whose known shape (M, C, kH, kW) has M and C multiples of `block`.
+// `plain_x`: instead, a first convolution, over fewer input channels than a block (an RGB image),
+// that reads X as it is and writes Y blocked.
 bool IsBlockableConv(const OperatorDef& op, int64_t block,
-                     const std::map<std::string, std::vector<int64_t>>& param_dims) {
+                     const std::map<std::string, std::vector<int64_t>>& param_dims,
+                     bool plain_x = false) {
   if (op.type() != "Conv" && op.type() != "Conv2D") return false;
   if (op.input_size() < 2 || op.output_size() != 1 || Order(op) != "NCHW" || !RunsOnCpu(op)) {
     return false;
@@ -79,7 +82,8 @@ bool IsBlockableConv(const OperatorDef& op, int64_t block,
   if (ArgumentHelper(op).GetSingleArgument<int>("group", 1) != 1) return false;
   auto w = param_dims.find(op.input(1));
   if (w == param_dims.end() || w->second.size() != 4) return false;
-  return w->second[0] % block == 0 && w->second[1] % block == 0;
+  const int64_t M = w->second[0], C = w->second[1];
+  return M % block == 0 && (plain_x ? C < block : C % block == 0);
 }
 
 // A training-mode SpatialBN the channel-blocked rewrite converts (its input already blocked):
@@ -89,6 +93,17 @@ bool IsBlockableBN(const OperatorDef& op) {
   return op.type() == "SpatialBN" && op.input_size() >= 1 && op.output_size() >= 1 &&
          op.input(0) != op.output(0) && Order(op) == "NCHW" && RunsOnCpu(op) &&
          a.GetSingleArgument<int>("is_test", 0) == 0;
+}
+
+// A 2-D pool the channel-blocked rewrite converts (its input already blocked): NCHW, on the CPU;
+// with blocks of 16 only. oneDNN's AVX-512 pooling kernels add a gradient's overlapping windows in
+// the same order on NCHW and on blocked tensors; its AVX2 ones (blocks of 8) do not, and the
+// blocked training is to be the NCHW training bit for bit.
+bool IsBlockablePool(const OperatorDef& op) {
+  if (!IsPool(op.type()) || op.input_size() != 1 || op.output_size() != 1) return false;
+  const ArgumentHelper a(op);
+  return Order(op) == "NCHW" && RunsOnCpu(op) &&
+         (!a.HasArgument("kernels") || a.GetRepeatedArgument<int>("kernels").size() == 2);
 }
 
 // A NumPy-broadcasting element-wise op (not Caffe2's legacy axis / broadcast form, whose axis
@@ -200,7 +215,7 @@ class Rewriter {
     }
   }
 
-  // The channel-blocked rewrite: convolutions that take it, then training SpatialBN and
+  // The channel-blocked rewrite: convolutions that take it, then training SpatialBN, pools and
   // element-wise ops whose inputs are all blocked.
   void RewriteBlocked(const OperatorDef& op) {
     const std::string& t = op.type();
@@ -209,7 +224,11 @@ class Rewriter {
     if (IsBlockableConv(op, block_, *param_dims_)) {
       ConvertLayoutOp(op, 1);  // X; the filter and the bias stay as they are
       ++r_->converted_convs;
-    } else if (IsBlockableBN(op) && InNhwc(op.input(0))) {
+    } else if (IsBlockableConv(op, block_, *param_dims_, true) && !InNhwc(op.input(0))) {
+      ConvertLayoutOp(op, 0);  // X stays NCHW; Y blocked
+      ++r_->converted_convs;
+    } else if ((IsBlockableBN(op) || (block_ == 16 && IsBlockablePool(op))) &&
+               InNhwc(op.input(0))) {
       ConvertLayoutOp(op, 1);
     } else if (all_blocked && RunsOnCpu(op) &&
                (BlockedUnaryElementwise().count(t) ||

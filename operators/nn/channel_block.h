@@ -1,8 +1,9 @@
-// The argument `channel_block` of Conv, ConvGradient, SpatialBN and SpatialBNGradient: B > 0 means
-// the activations (X, Y, dY, dX) are channel-blocked 5-D tensors (N, C / B, H, W, B)
-// (operators/tensor/channel_block_op.cc), the layout oneDNN's FP32 kernels compute in. The DNNL
-// engine's convolutions and the CPU batch normalization (spatial_bn_loops.h) read it; the other
-// operators refuse it with one clear error rather than misread the 5-D tensors.
+// The argument `channel_block` of Conv, ConvGradient, SpatialBN, SpatialBNGradient and the 2-D
+// pools and their gradients: B > 0 means the activations (X, Y, dY, dX) are channel-blocked 5-D
+// tensors (N, C / B, H, W, B) (operators/tensor/channel_block_op.cc), the layout oneDNN's FP32
+// kernels compute in. The DNNL engine's convolutions, the CPU batch normalization
+// (spatial_bn_loops.h) and the CPU pools (pool_op.h) read it; the other operators refuse it with
+// one clear error rather than misread the 5-D tensors.
 #pragma once
 
 #include <cstdint>

@@ -20,7 +20,9 @@
 // differently: results agree with the direct ones to ~1e-5 relative, not bit for bit.
 // With the argument channel_block = B (operators/nn/channel_block.h) X and Y (dY and dX) are
 // channel-blocked 5-D tensors that the primitives read and write as they are (nChw<B>c): no
-// reorders. There is no default op for them, so what oneDNN cannot run is then an error.
+// reorders. A 4-D X is plain NCHW (and so is dX): a first convolution over fewer channels than
+// a block (an RGB image) writes its Y blocked, as oneDNN's kernels for it do. There is no default
+// op for them, so what oneDNN cannot run is then an error.
 // Declines (HALFCAF_UNSUPPORTED, so the default op is created) for float16 inputs, for more than
 // 3 spatial dims and for NHWC other than 2-D; other dtypes arriving later (float16, mixed types,
 // bfloat16 with the BF16 kernels off), an empty tensor, or a shape oneDNN rejects (or has only
@@ -117,9 +119,10 @@ ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_
   return d;
 }
 
-// With channel_block B: X and Y are (N, C / B, H, W, B) tensors, oneDNN's nChw<B>c.
-void BlockActivations(int64_t block, ConvDescs* d) {
-  d->src = memory::desc(d->src.dims(), d->src.data_type(), ChannelBlockedTag(block));
+// With channel_block B: Y (and X when `x_blocked`) are (N, C / B, H, W, B) tensors, oneDNN's
+// nChw<B>c.
+void BlockActivations(int64_t block, bool x_blocked, ConvDescs* d) {
+  if (x_blocked) d->src = memory::desc(d->src.dims(), d->src.data_type(), ChannelBlockedTag(block));
   d->dst = memory::desc(d->dst.dims(), d->dst.data_type(), ChannelBlockedTag(block));
 }
 
@@ -230,7 +233,13 @@ class ConvDnnlBase : public ConvPoolOpBase<CPUContext> {
                     ": channel_block needs a 2-D convolution with order NCHW");
   }
 
-  // X's (or dY's) dims as the NCHW ones the checks and the geometry take.
+  // Whether X is blocked: with channel_block, unless it is a plain 4-D tensor.
+  bool XBlocked() const { return block_ != 0 && Input(0).ndim() != 4; }
+  // X's dims as the NCHW ones the checks and the geometry take.
+  std::vector<int64_t> XNchwDims() const {
+    return XBlocked() ? UnblockedDims(Input(0).dims(), block_, cp_.op_label, "X") : Input(0).dims();
+  }
+  // dY's.
   std::vector<int64_t> Unblocked(const Tensor& t, const char* what) const {
     return block_ == 0 ? t.dims() : UnblockedDims(t.dims(), block_, cp_.op_label, what);
   }
@@ -239,7 +248,7 @@ class ConvDnnlBase : public ConvPoolOpBase<CPUContext> {
   }
   ConvDescs Descs(const ConvPoolGeometry& g, int64_t M, bool bias, memory::data_type dt) const {
     ConvDescs d = MakeConvDescs(cp_, g, M, bias, dt);
-    if (block_ != 0) BlockActivations(block_, &d);
+    if (block_ != 0) BlockActivations(block_, XBlocked(), &d);
     return d;
   }
 
@@ -271,7 +280,7 @@ class ConvDnnlBase : public ConvPoolOpBase<CPUContext> {
     fallback_.Run(def_, ws_, cp_.op_label);
   }
 
-  const int64_t block_;  // channel_block: 0, or X / Y (dY / dX) are blocked
+  const int64_t block_;  // channel_block: 0, or Y / dY (and a 5-D X / dX) are blocked
   const bool winograd_;  // conv_algorithm 1: Winograd's kernels where oneDNN has them
   DnnlPrepared prepared_;
 
@@ -289,7 +298,7 @@ class ConvDnnlOp final : public ConvDnnlBase {
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const bool has_bias = InputSize() == 3;
-    const ConvPoolGeometry g = Geometry(Unblocked(X, "X"));
+    const ConvPoolGeometry g = Geometry(XNchwDims());
     const int64_t M = CheckConvFilter(cp_, g, W.dims());
     if (has_bias) CheckConvBias(cp_, Input(2).dims(), M, W.dims());
     Tensor* Y = Output(0, Blocked(g.OutputDims(M, cp_.order), "Y"));
@@ -410,7 +419,7 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const Tensor& dY = Input(2);
-    const std::vector<int64_t> x_dims = Unblocked(X, "X");
+    const std::vector<int64_t> x_dims = XNchwDims();
     const ConvPoolGeometry g = Geometry(x_dims);
     const int64_t M = CheckConvFilter(cp_, g, W.dims());
     CheckConvGradientDY(cp_, Unblocked(dY, "dY"), g.OutputDims(M, cp_.order), x_dims, W.dims());

@@ -326,7 +326,9 @@ std::vector<TensorShape> ConvShapeInference(const OperatorDef& def,
   ConvPoolGeometry g = ComputeConvPoolGeometry(a, InferenceNchwDims(def, in.at(0).dims));
   HALFCAF_ENFORCE(!in.at(1).dims.empty(), a.op_label, ": filter must not be a scalar");
   std::vector<int64_t> out = g.OutputDims(in[1].dims[0], a.order);
-  const int64_t block = ChannelBlockOf(def, in[0].dims);
+  // A blocked X, or a plain 4-D one under channel_block (a first convolution): Y blocked.
+  const int64_t arg = ArgumentHelper(def).GetSingleArgument<int64_t>("channel_block", 0);
+  const int64_t block = in[0].dims.size() == 4 ? arg : ChannelBlockOf(def, in[0].dims);
   if (block != 0) out = BlockedDimsOf(out, block, a.op_label, "Y");
   return {TensorShape{out, in[0].dtype}};
 }
@@ -334,8 +336,11 @@ std::vector<TensorShape> ConvShapeInference(const OperatorDef& def,
 std::vector<TensorShape> PoolShapeInference(const OperatorDef& def,
                                             const std::vector<TensorShape>& in) {
   ConvPoolArgs a = ParseConvPoolArgs(def, ConvPoolKind::kPool);
-  ConvPoolGeometry g = ComputeConvPoolGeometry(a, in.at(0).dims);
-  return {TensorShape{g.OutputDims(g.C, a.order), in[0].dtype}};
+  ConvPoolGeometry g = ComputeConvPoolGeometry(a, InferenceNchwDims(def, in.at(0).dims));
+  std::vector<int64_t> out = g.OutputDims(g.C, a.order);
+  const int64_t block = ChannelBlockOf(def, in[0].dims);
+  if (block != 0) out = BlockedDimsOf(out, block, a.op_label, "Y");
+  return {TensorShape{out, in[0].dtype}};
 }
 
 OpCost ConvCost(const OperatorDef& def, const std::vector<TensorShape>& in) {
@@ -355,7 +360,7 @@ OpCost ConvCost(const OperatorDef& def, const std::vector<TensorShape>& in) {
 
 OpCost PoolCost(const OperatorDef& def, const std::vector<TensorShape>& in) {
   ConvPoolArgs a = ParseConvPoolArgs(def, ConvPoolKind::kPool);
-  ConvPoolGeometry g = ComputeConvPoolGeometry(a, in.at(0).dims);
+  ConvPoolGeometry g = ComputeConvPoolGeometry(a, InferenceNchwDims(def, in.at(0).dims));
   OpCost c;
   const double outputs = static_cast<double>(g.N) * g.C * g.out_size();
   c.flops = outputs * g.kernel_size();

@@ -7,6 +7,7 @@
 #include "core/gradient.h"
 #include "core/nan_math.h"
 #include "operators/cpu_parallel.h"
+#include "operators/nn/channel_block.h"
 
 namespace halfcaf {
 
@@ -161,9 +162,35 @@ void CheckPoolLayout(const ConvPoolArgs& a) {
                   "-D window ", DimsString(a.kernel), "; use order NCHW");
 }
 
+int64_t ReadPoolChannelBlock(const OperatorBase& op, const ConvPoolArgs& args) {
+  const int64_t block = ReadChannelBlock(op);
+  HALFCAF_ENFORCE(block == 0 || (args.order == StorageOrder::NCHW &&
+                                 (args.global_pooling || args.num_spatial_dims() == 2)),
+                  args.op_label, ": channel_block needs 2-D windows and order NCHW");
+  return block;
+}
+
+PoolLayout PoolLayoutOf(const ConvPoolArgs& args, int64_t block,
+                        const std::vector<int64_t>& x_dims) {
+  PoolLayout p;
+  if (block == 0) {
+    p.g = ComputeConvPoolGeometry(args, x_dims);
+    p.order = args.order;
+    p.y_dims = p.g.OutputDims(p.g.C, p.order);
+    return p;
+  }
+  UnblockedDims(x_dims, block, args.op_label, "X");  // checks the rank and the block
+  ConvPoolArgs view = args;
+  view.order = StorageOrder::NHWC;
+  p.g = ComputeConvPoolGeometry(view, {x_dims[0] * x_dims[1], x_dims[2], x_dims[3], block});
+  p.order = StorageOrder::NHWC;
+  p.y_dims = {x_dims[0], x_dims[1], p.g.out[0], p.g.out[1], block};
+  return p;
+}
+
 template <PoolType kType>
 PoolOp<kType>::PoolOp(const OperatorDef& def, Workspace* ws)
-    : ConvPoolOpBase(def, ws, ConvPoolKind::kPool) {
+    : ConvPoolOpBase(def, ws, ConvPoolKind::kPool), block_(ReadPoolChannelBlock(*this, cp_)) {
   CheckPoolLayout(cp_);
 }
 
@@ -171,11 +198,12 @@ template <PoolType kType>
 void PoolOp<kType>::RunOnDevice() {
   const Tensor& X = Input(0);
   EnforceFloatType(X, "pooling input X");
-  const ConvPoolGeometry g = Geometry(X.dims());
-  Tensor* Y = Output(0, g.OutputDims(g.C, cp_.order));
+  const PoolLayout layout = PoolLayoutOf(cp_, block_, X.dims());
+  const ConvPoolGeometry& g = layout.g;
+  Tensor* Y = Output(0, layout.y_dims);
   const int64_t C = g.C;
   const float lowest = -std::numeric_limits<float>::infinity();
-  if (g.num_spatial_dims() == 2 && cp_.order == StorageOrder::NCHW) {
+  if (g.num_spatial_dims() == 2 && layout.order == StorageOrder::NCHW) {
     // Planes are independent: split them over the threads. 16-bit planes are converted one at a
     // time (FloatIn / FloatOut), not as tensor-sized float copies.
     const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
@@ -249,8 +277,10 @@ void PoolOp<kType>::RunOnDevice() {
           if (count == 0) {
             std::fill_n(yo, C, 0.f);
           } else if (kType == PoolType::kAverage) {
-            const float inv = 1.f / static_cast<float>(count);
-            for (int64_t c = 0; c < C; ++c) yo[c] *= inv;
+            // Divided, as the NCHW loop does (so a channel-blocked pool is the NCHW one bit for
+            // bit).
+            const float n = static_cast<float>(count);
+            for (int64_t c = 0; c < C; ++c) yo[c] /= n;
           }
         }
       }
@@ -261,7 +291,7 @@ void PoolOp<kType>::RunOnDevice() {
 
 template <PoolType kType>
 PoolGradientOp<kType>::PoolGradientOp(const OperatorDef& def, Workspace* ws)
-    : ConvPoolOpBase(def, ws, ConvPoolKind::kPool) {
+    : ConvPoolOpBase(def, ws, ConvPoolKind::kPool), block_(ReadPoolChannelBlock(*this, cp_)) {
   CheckPoolLayout(cp_);
 }
 
@@ -273,14 +303,15 @@ void PoolGradientOp<kType>::RunOnDevice() {
   EnforceFloatType(X, "pooling gradient input X");
   EnforceFloatType(Yt, "pooling gradient input Y");
   EnforceFloatType(dY, "pooling gradient input dY");
-  const ConvPoolGeometry g = Geometry(X.dims());
-  const std::vector<int64_t> y_dims = g.OutputDims(g.C, cp_.order);
+  const PoolLayout layout = PoolLayoutOf(cp_, block_, X.dims());
+  const ConvPoolGeometry& g = layout.g;
+  const std::vector<int64_t>& y_dims = layout.y_dims;
   HALFCAF_ENFORCE(Yt.dims() == y_dims && dY.dims() == y_dims, cp_.op_label,
                   ": Y and dY must have the pooled shape ", DimsString(y_dims), " of X ",
                   DimsString(X.dims()), ", got Y ", DimsString(Yt.dims()), " and dY ",
                   DimsString(dY.dims()));
   const int64_t C = g.C;
-  if (g.num_spatial_dims() == 2 && cp_.order == StorageOrder::NCHW) {
+  if (g.num_spatial_dims() == 2 && layout.order == StorageOrder::NCHW) {
     // A plane at a time, as in the forward pass.
     const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
     const FloatIn xin(X), dyin(dY);
@@ -336,6 +367,7 @@ void PoolGradientOp<kType>::RunOnDevice() {
     ParallelFor(g.N, work, [&](int64_t n0, int64_t n1) {
       std::vector<float> best(kType == PoolType::kMax ? C : 0);
       std::vector<int64_t> best_index(best.size());
+      std::vector<float> share(kType == PoolType::kAverage ? C : 0);
       for (int64_t n = n0; n < n1; ++n) {
         const float* ximg = x + n * H * W * C;
         float* dximg = dx + n * H * W * C;
@@ -362,11 +394,13 @@ void PoolGradientOp<kType>::RunOnDevice() {
               }
               for (int64_t c = 0; c < C; ++c) dximg[best_index[c] * C + c] += dyo[c];
             } else {
-              const float inv = 1.f / static_cast<float>(count);
+              // Each window's share dY / count, as the NCHW loop computes it.
+              const float n = static_cast<float>(count);
+              for (int64_t c = 0; c < C; ++c) share[c] = dyo[c] / n;
               for (int64_t h = win.h0; h < win.h1; h += win.dh) {
                 for (int64_t w = win.w0; w < win.w1; w += win.dw) {
                   float* dxs = dximg + (h * W + w) * C;
-                  for (int64_t c = 0; c < C; ++c) dxs[c] += dyo[c] * inv;
+                  for (int64_t c = 0; c < C; ++c) dxs[c] += share[c];
                 }
               }
             }
@@ -419,6 +453,9 @@ OpSchema& DescribePool(OpSchema& s, PoolType t) {
       .Arg("legacy_pad", "int, default 0: 0 NOTSET, 1 VALID, 2 SAME, 3 CAFFE_LEGACY_POOLING")
       .Arg("global_pooling", "int, default 0: pool over the whole image")
       .Arg("order", "string, default \"NCHW\": \"NCHW\" or \"NHWC\" (any case)")
+      .Arg("channel_block",
+           "int, default 0 (halfcaf): B > 0 means X and Y are channel-blocked, (N, C / B, H, W, "
+           "B) (2-D windows, order NCHW; CPU)")
       .Input(0, "X", "input images")
       .Output(0, "Y", "pooled images");
 }

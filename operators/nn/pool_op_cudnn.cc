@@ -24,6 +24,7 @@
 #include "gpu/cudnn_wrappers.h"
 #include "gpu/math_gpu.h"
 #include "gpu/pool_kernels.h"
+#include "operators/nn/channel_block.h"
 #include "operators/nn/conv_pool_op_base.h"
 #include "operators/nn/pool_op.h"
 
@@ -80,6 +81,7 @@ class PoolCUDAOpBase : public ConvPoolOpBase<CUDAContext> {
   PoolCUDAOpBase(const OperatorDef& def, Workspace* ws)
       : ConvPoolOpBase(def, ws, ConvPoolKind::kPool) {
     CheckPoolLayout(cp_);
+    RefuseChannelBlock(*this);
     // Global pooling takes its rank from X (checked at run time, in ShapeOf).
     const int nd = cp_.num_spatial_dims();
     HALFCAF_ENFORCE(cp_.global_pooling || (nd >= 1 && nd <= 3), cp_.op_label,

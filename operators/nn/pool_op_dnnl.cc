@@ -6,12 +6,17 @@
 // Same results as the default operators (pool_op.h): the maximum is exact and the gradient of a
 // max window goes to its first maximum in scan order, as there; averages divide by the in-image
 // taps (oneDNN's exclude-padding average) and may differ from the default op's sums in the last
-// bit. The default op runs instead for:
+// bit. Channel-blocked tensors (channel_block, pool_op.h) are pooled as the NHWC view the default
+// op takes. The default op runs instead for:
 //   - other dtypes (float16, mixed types, bfloat16 with the BF16 kernels off), empty tensors;
 //   - geometries with a window wholly in the padding (Caffe's legacy pooling can make one: the
 //     default op writes 0 there), or that oneDNN rejects or has only reference code for;
 //   - max pooling over an input holding inf or nan (forward: a scan of X; gradient: of Y). The
-//     default op's rules (nan wins, an all -inf window gives -inf) are not oneDNN's.
+//     default op's rules (nan wins, an all -inf window gives -inf) are not oneDNN's;
+//   - the bfloat16 gradient on NHWC (and channel-blocked) tensors whose windows overlap: oneDNN
+//     adds each window's share into the bfloat16 dX, rounding at every addition (ResNet's 3 x 3,
+//     stride 2 pooling: up to 4 % off for max, 45 % where shares cancel for average), where the
+//     default op and oneDNN's NCHW kernels add in float and round once.
 // The max gradient recomputes the forward pass into scratch for oneDNN's workspace (the index of
 // each window's maximum): Caffe2's gradient op takes X, Y and dY, not a workspace.
 #include <optional>
@@ -40,6 +45,14 @@ struct PoolDescs {
   memory::desc src, dst;
   memory::dims strides, kernel, dilation, pad_l, pad_r;
 };
+
+// Whether neighbouring windows share taps along some dim.
+bool WindowsOverlap(const ConvPoolGeometry& g) {
+  for (int d = 0; d < g.num_spatial_dims(); ++d) {
+    if (g.stride[d] < (g.kernel[d] - 1) * g.dilation[d] + 1 && g.out[d] > 1) return true;
+  }
+  return false;
+}
 
 // Whether every window of dim d has at least one in-image tap.
 bool EveryWindowTouchesImage(const ConvPoolGeometry& g, int d) {
@@ -96,7 +109,7 @@ memory Unbound(const memory::desc& desc) {
 class PoolDnnlBase : public ConvPoolOpBase<CPUContext> {
  protected:
   PoolDnnlBase(const OperatorDef& def, Workspace* ws)
-      : ConvPoolOpBase(def, ws, ConvPoolKind::kPool) {
+      : ConvPoolOpBase(def, ws, ConvPoolKind::kPool), block_(ReadPoolChannelBlock(*this, cp_)) {
     CheckPoolLayout(cp_);
     const int nd = cp_.num_spatial_dims();
     if (!cp_.global_pooling && nd != 2) {
@@ -104,17 +117,19 @@ class PoolDnnlBase : public ConvPoolOpBase<CPUContext> {
     }
   }
 
-  // The kernel type when every input has X's type, and X is a 4-D tensor with elements.
+  // The kernel type when every input has X's type, and X is a 4-D tensor (5-D blocked) with
+  // elements.
   std::optional<memory::data_type> KernelType() const {
     const Tensor& X = Input(0);
     for (int i = 1; i < InputSize(); ++i) {
       if (Input(i).dtype() != X.dtype()) return std::nullopt;
     }
-    if (X.ndim() != 4 || X.numel() == 0) return std::nullopt;
+    if (X.ndim() != (block_ == 0 ? 4 : 5) || X.numel() == 0) return std::nullopt;
     return PoolKernelType(X.dtype());
   }
   void RunFallback() { fallback_.Run(def_, ws_, cp_.op_label); }
 
+  const int64_t block_;
   DnnlPrepared prepared_;
 
  private:
@@ -130,10 +145,10 @@ class PoolDnnlOp final : public PoolDnnlBase {
     const auto dt = KernelType();
     if (!dt) return RunFallback();
     const Tensor& X = Input(0);
-    const ConvPoolGeometry g = Geometry(X.dims());
-    if (prepared_.Changed(X.dims(), *dt)) Prepare(g, *dt);
+    const PoolLayout layout = PoolLayoutOf(cp_, block_, X.dims());
+    if (prepared_.Changed(X.dims(), *dt)) Prepare(layout, *dt);
     if (!prepared_.usable || (kType == PoolType::kMax && !AllFinite(X))) return RunFallback();
-    Tensor* Y = Output(0, g.OutputDims(g.C, cp_.order));
+    Tensor* Y = Output(0, layout.y_dims);
     try {
       src_.set_data_handle(const_cast<void*>(X.raw_data()));
       dst_.set_data_handle(Y->raw_mutable_data(X.dtype()));
@@ -145,9 +160,9 @@ class PoolDnnlOp final : public PoolDnnlBase {
   }
 
  private:
-  void Prepare(const ConvPoolGeometry& g, memory::data_type dt) {
+  void Prepare(const PoolLayout& layout, memory::data_type dt) {
     try {
-      const auto d = MakePoolDescs(g, cp_.order, dt);
+      const auto d = MakePoolDescs(layout.g, layout.order, dt);
       if (!d) return;
       const auto pd = ForwardPd(*d, kType, dnnl::prop_kind::forward_inference);
       if (IsReferenceImpl(pd)) return;
@@ -176,11 +191,10 @@ class PoolGradientDnnlOp final : public PoolDnnlBase {
     const Tensor& X = Input(0);
     const Tensor& Yt = Input(1);
     const Tensor& dY = Input(2);
-    const ConvPoolGeometry g = Geometry(X.dims());
-    const std::vector<int64_t> y_dims = g.OutputDims(g.C, cp_.order);
+    const PoolLayout layout = PoolLayoutOf(cp_, block_, X.dims());
     // Wrong shapes: the default op reports them.
-    if (Yt.dims() != y_dims || dY.dims() != y_dims) return RunFallback();
-    if (prepared_.Changed(X.dims(), *dt)) Prepare(g, *dt);
+    if (Yt.dims() != layout.y_dims || dY.dims() != layout.y_dims) return RunFallback();
+    if (prepared_.Changed(X.dims(), *dt)) Prepare(layout, *dt);
     if (!prepared_.usable || (kType == PoolType::kMax && !AllFinite(Yt))) return RunFallback();
     void* dx = Output(0, X.dims())->raw_mutable_data(X.dtype());
     try {
@@ -205,9 +219,13 @@ class PoolGradientDnnlOp final : public PoolDnnlBase {
   }
 
  private:
-  void Prepare(const ConvPoolGeometry& g, memory::data_type dt) {
+  void Prepare(const PoolLayout& layout, memory::data_type dt) {
+    if (dt == memory::data_type::bf16 && layout.order == StorageOrder::NHWC &&
+        WindowsOverlap(layout.g)) {
+      return;  // oneDNN would round dX at every addition (see the top of this file)
+    }
     try {
-      const auto d = MakePoolDescs(g, cp_.order, dt);
+      const auto d = MakePoolDescs(layout.g, layout.order, dt);
       if (!d) return;
       const auto fwd = ForwardPd(*d, kType, dnnl::prop_kind::forward_training);
       const dnnl::pooling_v2_backward::desc desc(PoolAlgorithm(kType), d->src, d->dst, d->strides,

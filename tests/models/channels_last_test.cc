@@ -326,43 +326,59 @@ TEST(ChannelsLastTest, BFloat16AutoAndTraining) {
   }
 }
 
-// The channel-blocked variant (ToChannelBlocked): ResNet-18's convolutions but the first (3 input
-// channels) read and write blocked activations with their filters as they are, the batch
-// normalizations after them and the residual Sums and ReLUs stay blocked, the pools read NCHW: one
-// conversion after pool1 and one before pool5.
+// The channel-blocked variant (ToChannelBlocked): ResNet-18's convolutions read and write blocked
+// activations with their filters as they are, the first one (3 input channels) reading the NCHW
+// image; the batch normalizations, pools, residual Sums and ReLUs stay blocked: one conversion,
+// before the FC.
 std::map<std::string, std::vector<int64_t>> ParamDims(const ModelHelper& h) {
   std::map<std::string, std::vector<int64_t>> dims;
   for (const ParamInfo& p : h.params()) dims[p.name] = p.shape;
   return dims;
 }
 
-TEST(ChannelBlockedTest, ResNetRunsBlockedBetweenThePools) {
+TEST(ChannelBlockedTest, ResNetRunsBlockedFromTheFirstConvolutionToTheFC) {
   ModelHelper h("resnet18", "NCHW", false);
   BuildResNet(&h, 18, 10, 32);
   const ChannelsLastResult r = ToChannelBlocked(h.net(), {}, 16, ParamDims(h));
-  EXPECT_EQ(r.converted_convs, 19);
-  EXPECT_EQ(CountType(r.net, "NCHW2NCHWc"), 1);
+  EXPECT_EQ(r.converted_convs, 20);
+  EXPECT_EQ(CountType(r.net, "NCHW2NCHWc"), 0);
   EXPECT_EQ(CountType(r.net, "NCHWc2NCHW"), 1);
-  EXPECT_EQ(r.transposes, 2);
+  EXPECT_EQ(r.transposes, 1);
   for (const auto& op : r.net.op()) {
     const std::string& t = op.type();
     const int64_t block = ArgumentHelper(op).GetSingleArgument<int64_t>("channel_block", 0);
-    const bool stem = op.output(0) == "conv1" || op.output(0) == "conv1_bn" ||
-                      op.input(0) == "conv1" || op.input(0) == "conv1_bn";
-    if (t == "Conv" || t == "SpatialBN") {
-      EXPECT_EQ(block, stem ? 0 : 16) << t << " " << op.output(0);
-      EXPECT_EQ(EndsWith(op.input(0), "_blocked"), !stem) << t << " reads " << op.input(0);
-      EXPECT_EQ(EndsWith(op.output(0), "_blocked"), !stem) << t << " writes " << op.output(0);
+    const bool first = op.output(0) == ChannelBlockedName("conv1");
+    if (t == "Conv" || t == "SpatialBN" || t == "MaxPool" || t == "AveragePool") {
+      EXPECT_EQ(block, 16) << t << " " << op.output(0);
+      EXPECT_EQ(EndsWith(op.input(0), "_blocked"), !first) << t << " reads " << op.input(0);
+      EXPECT_TRUE(EndsWith(op.output(0), "_blocked")) << t << " writes " << op.output(0);
       EXPECT_EQ(OrderArg(op), "NCHW");
     }
     if (t == "Conv") EXPECT_FALSE(EndsWith(op.input(1), "_blocked")) << op.input(1);
-    if (t == "MaxPool" || t == "AveragePool" || t == "FC") {
-      EXPECT_FALSE(EndsWith(op.input(0), "_blocked")) << t;
-    }
+    if (t == "FC") EXPECT_FALSE(EndsWith(op.input(0), "_blocked")) << t;
     if (t == "Sum") {
       for (const auto& in : op.input()) EXPECT_TRUE(EndsWith(in, "_blocked")) << in;
     }
   }
+  // With blocks of 8 (AVX2) the pools stay NCHW: a conversion after pool1 and before pool5.
+  const ChannelsLastResult b8 = ToChannelBlocked(h.net(), {}, 8, ParamDims(h));
+  EXPECT_EQ(b8.converted_convs, 20);
+  EXPECT_EQ(CountType(b8.net, "NCHW2NCHWc"), 1);
+  EXPECT_EQ(CountType(b8.net, "NCHWc2NCHW"), 2);
+  for (const auto& op : b8.net.op()) {
+    if (op.type() == "MaxPool" || op.type() == "AveragePool") {
+      EXPECT_FALSE(EndsWith(op.input(0), "_blocked")) << op.type();
+    }
+  }
+  // A first convolution over as many channels as a block, or more, that are not a multiple of
+  // it stays NCHW (and what follows it).
+  ModelHelper wide("wide", "NCHW", false);
+  BuildResNet(&wide, 18, 10, 32);
+  std::map<std::string, std::vector<int64_t>> dims = ParamDims(wide);
+  dims["conv1_w"][1] = 20;
+  const ChannelsLastResult w = ToChannelBlocked(wide.net(), {}, 16, dims);
+  EXPECT_EQ(w.converted_convs, 19);
+  EXPECT_EQ(CountType(w.net, "NCHW2NCHWc"), 1);
   // Without the filters' shapes nothing is converted; a block oneDNN has no layout for is refused.
   EXPECT_EQ(ToChannelBlocked(h.net(), {}, 16, {}).converted_convs, 0);
   EXPECT_THROW(ToChannelBlocked(h.net(), {}, 12, ParamDims(h)), EnforceNotMet);

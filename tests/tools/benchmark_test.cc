@@ -182,11 +182,11 @@ TEST(BenchmarkTest, RecomputeRunsForwardOpsInTheBackwardPhase) {
   EXPECT_NE(r.out.find("halfcaf benchmark: resnet18, train (recomputing all)"), std::string::npos)
       << r.out;
   // FP32 training on the CPU runs on the channel-blocked layout by default where oneDNN computes
-  // in it; the header says what it took (ResNet-18: every convolution but the stem's, and the
+  // in it; the header says what it took (ResNet-18: every convolution, and the
   // batch normalizations followed by a ReLU: models/bn_relu_fusion.h).
   const int64_t block = CpuConvChannelBlock();
   EXPECT_EQ(r.out.find("[fp32: channel-blocked (" + std::to_string(block) +
-                       ": 19 convolutions), batch norm + ReLU fused (9)]") != std::string::npos,
+                       ": 20 convolutions), batch norm + ReLU fused (9)]") != std::string::npos,
             block != 0)
       << r.out;
   // --conv_algorithm winograd: ResNet-18's 3 x 3, stride 1 convolutions (13 of its 20).
