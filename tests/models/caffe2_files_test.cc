@@ -3,6 +3,7 @@
 // `engine: "CUDNN"`, cuDNN-only args (exhaustive_search), `order` on Relu, `cuda_gpu_id`, explicit
 // gradient ops and Print/Summarize with to_file: all must load and run on CPU unmodified, except
 // for the LevelDB path (see below).
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,15 +15,14 @@
 #include <random>
 #include <set>
 
-#include <gtest/gtest.h>
-
 #include "core/net.h"
-#include "models/backward.h"
 #include "core/proto_io.h"
 #include "core/workspace.h"
 #include "data/db.h"
+#include "models/backward.h"
 #include "tests/util/net_file.h"
 #include "tests/util/op_test_util.h"
+#include "tests/util/process_temp_dir.h"
 #include "tests/util/source_dir.h"
 
 namespace halfcaf {
@@ -38,10 +38,7 @@ NetDef ReadNet(const std::string& file) {
 }
 
 std::string MakeTempDir(const std::string& tag) {
-  std::string dir = ::testing::TempDir() + "/halfcaf_caffe2_" + tag + "_" +
-                    std::to_string(getpid());
-  mkdir(dir.c_str(), 0755);
-  return dir;
+  return ProcessTempDirs::Get("halfcaf_caffe2_" + tag + "_");
 }
 
 OperatorDef GivenFill(const std::string& name, const Tensor& t) {

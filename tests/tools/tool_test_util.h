@@ -1,6 +1,7 @@
 // Running the command-line tools from tests: exit code, stdout and stderr.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
+#include "tests/util/process_temp_dir.h"
 
 namespace halfcaf {
 namespace testing {
@@ -28,11 +29,8 @@ inline std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-inline std::string TestTempDir() {
-  std::string dir = ::testing::TempDir() + "/halfcaf_tools_" + std::to_string(getpid());
-  mkdir(dir.c_str(), 0755);
-  return dir;
-}
+// This test process's folder, removed when it exits (tests/util/process_temp_dir.h).
+inline std::string TestTempDir() { return ProcessTempDirs::Get("halfcaf_tools_"); }
 
 inline int ExitCode(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
