@@ -24,27 +24,26 @@ bool IsPlainRelu(const OperatorDef& op) {
          op.engine().empty();
 }
 
-// The Relu op i's output Y can take in, or -1.
-int FusableRelu(const Ops& ops, int i, const std::set<std::string>& keep,
-                const std::set<std::string>& outputs) {
+}  // namespace
+
+int ReluTakingOutput(const Ops& ops, int i, int end, const std::set<std::string>& keep,
+                     const std::set<std::string>& outputs) {
   const std::string& y = ops[i].output(0);
   if (keep.count(y) || outputs.count(y)) return -1;
   bool escapes = false;
   const std::vector<int> readers = op_sequence::ReadersOf(ops, i, y, &escapes);
-  if (readers.empty() || !IsPlainRelu(ops[readers[0]])) return -1;
+  if (readers.empty() || readers[0] >= end || !IsPlainRelu(ops[readers[0]])) return -1;
   const int j = readers[0];
   const std::string& z = ops[j].output(0);
   if (z == y) return j;  // in place: later readers read the Relu's output
   // Y's value dies with the fusion: the Relu must be its only reader; Z is written earlier, so
-  // nothing in between may touch it, and it may not be the BN's input (the gradient reads X).
+  // nothing in between may touch it, and it may not be op i's input (the BN's gradient reads X).
   if (readers.size() != 1 || keep.count(z) || op_sequence::Reads(ops[i], z) ||
       op_sequence::TouchedBetween(ops, i, j, z)) {
     return -1;
   }
   return j;
 }
-
-}  // namespace
 
 BNReluFusion FuseBNRelu(const NetDef& forward, const std::set<std::string>& keep) {
   const std::set<std::string> outputs(forward.external_output().begin(),
@@ -53,7 +52,7 @@ BNReluFusion FuseBNRelu(const NetDef& forward, const std::set<std::string>& keep
   BNReluFusion r;
   for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
     if (!IsFusableBN(ops[i])) continue;
-    const int j = FusableRelu(ops, i, keep, outputs);
+    const int j = ReluTakingOutput(ops, i, static_cast<int>(ops.size()), keep, outputs);
     if (j < 0) continue;
     ops[i].set_output(0, ops[j].output(0));
     SetArgument(&ops[i], "fuse_relu", 1);

@@ -15,6 +15,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "proto/halfcaf.pb.h"
 
@@ -26,5 +27,13 @@ struct BNReluFusion {
 };
 
 BNReluFusion FuseBNRelu(const NetDef& forward, const std::set<std::string>& keep);
+
+// The index of the Relu (on the CPU's default engine, before op `end`) that can take in op i's
+// output Y, or -1: it is the first op to read Y; Y is read by nothing else (unless the Relu is in
+// place, where later readers read the Relu's output) and is not in `keep` or `outputs`; the Relu's
+// output is not an input of op i, and nothing between the two touches it. Shared with
+// models/residual_relu_fusion.h.
+int ReluTakingOutput(const std::vector<OperatorDef>& ops, int i, int end,
+                     const std::set<std::string>& keep, const std::set<std::string>& outputs);
 
 }  // namespace halfcaf

@@ -92,6 +92,7 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   job.winograd = ResolveWinograd(opt_.conv_algorithm, opt_.precision, opt_.device.type);
   job.fuse_bn_relu = opt_.device.type == DeviceType::CPU && opt_.precision == DataType::FLOAT &&
                      !channels_last_;
+  job.fuse_residual_relu = opt_.device.type == DeviceType::CPU && opt_.precision == DataType::FLOAT;
   job.recompute = ParseRecompute(opt_.recompute, &job.recompute_convolutions);
   job.caller_reads.insert(opt_.keep_blobs.begin(), opt_.keep_blobs.end());
   job.caller_reads.insert(opt_.accuracy_blob);
@@ -102,6 +103,7 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   RunPasses(StandardPasses(), &job);
   const JobNet& built = job.nets[0];
   bn_relu_fused_ = job.bn_relu_fused;
+  residual_relu_fused_ = job.residual_relu_fused;
   blocked_convs_ = winograd_convs_ = 0;
   for (const auto& op : built.forward.op()) {
     if (!IsConvType(op.type())) continue;
@@ -357,6 +359,9 @@ std::string Trainer::ConvolutionSummary() const {
   }
   if (bn_relu_fused_ > 0) {
     parts.push_back("batch norm + ReLU fused (" + std::to_string(bn_relu_fused_) + ")");
+  }
+  if (residual_relu_fused_ > 0) {
+    parts.push_back("residual add + ReLU fused (" + std::to_string(residual_relu_fused_) + ")");
   }
   if (winograd_convs_ > 0) {
     parts.push_back("Winograd (" + std::to_string(winograd_convs_) + " convolutions)");

@@ -170,9 +170,10 @@ class Trainer {
   int64_t channel_block() const { return channel_block_; }
   int blocked_convolutions() const { return blocked_convs_; }
   // How the convolutions and what runs between them run, for the tools' headers: "channels last",
-  // "channel-blocked (16: 52 convolutions)", "batch norm + ReLU fused (33)" (models/
-  // bn_relu_fusion.h), "Winograd (13 convolutions)" (those asking for it: conv_algorithm), joined
-  // by ", "; empty when none applies.
+  // "channel-blocked (16: 53 convolutions)", "batch norm + ReLU fused (33)" (models/
+  // bn_relu_fusion.h), "residual add + ReLU fused (16)" (models/residual_relu_fusion.h),
+  // "Winograd (13 convolutions)" (those asking for it: conv_algorithm), joined by ", "; empty
+  // when none applies.
   std::string ConvolutionSummary() const;
 
   // Runs the init net (fresh start).
@@ -299,6 +300,7 @@ class Trainer {
   int blocked_convs_ = 0;
   int winograd_convs_ = 0;
   int bn_relu_fused_ = 0;  // SpatialBN + Relu pairs run as one op (models/bn_relu_fusion.h)
+  int residual_relu_fused_ = 0;  // Add + Relu pairs run as one op (models/residual_relu_fusion.h)
   ResumableReader* train_reader_ = nullptr;
   ResumableReader* test_reader_ = nullptr;
   // Multi-process.

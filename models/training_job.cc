@@ -60,6 +60,7 @@ std::vector<std::unique_ptr<TrainingPass>> StandardPasses() {
   passes.push_back(MakeConvAlgorithmPass());
   passes.push_back(MakeBNReluPass());
   passes.push_back(MakeBackwardPass());
+  passes.push_back(MakeResidualReluPass());
   passes.push_back(MakeRecomputePass());
   passes.push_back(MakeOptimizerPass());
   return passes;

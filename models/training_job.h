@@ -108,6 +108,13 @@ struct TrainingJob {
   // channels last). BNReluPass counts the pairs it fused in bn_relu_fused.
   bool fuse_bn_relu = false;
   int bn_relu_fused = 0;
+  // The ReLU after a residual Add in the Add, and the Sum of gradients before its ReluGradient in
+  // the ReluGradient (models/residual_relu_fusion.h): for float32 nets on the CPU.
+  // ResidualReluPass counts the Adds it fused in residual_relu_fused, the Sums in
+  // residual_sums_fused.
+  bool fuse_residual_relu = false;
+  int residual_relu_fused = 0;
+  int residual_sums_fused = 0;
   // Recomputation (models/recompute.h): the backward pass makes the outputs of batch
   // normalization and the element-wise ops (and with recompute_convolutions, the convolutions
   // between checkpoints) again instead of keeping them.

@@ -15,10 +15,12 @@ std::unique_ptr<TrainingPass> MakeChannelsLastPass();     // channels_last_pass.
 std::unique_ptr<TrainingPass> MakeConvAlgorithmPass();   // conv_algorithm_pass.cc
 std::unique_ptr<TrainingPass> MakeBNReluPass();          // bn_relu_pass.cc
 std::unique_ptr<TrainingPass> MakeBackwardPass();        // backward_pass.cc
+std::unique_ptr<TrainingPass> MakeResidualReluPass();    // residual_relu_pass.cc
 std::unique_ptr<TrainingPass> MakeRecomputePass();       // recompute_pass.cc
 std::unique_ptr<TrainingPass> MakeOptimizerPass();       // optimizer_pass.cc
 
-// Params, MixedPrecision, ChannelsLast, ConvAlgorithm, BNRelu, Backward, Recompute, Optimizer.
+// Params, MixedPrecision, ChannelsLast, ConvAlgorithm, BNRelu, Backward, ResidualRelu, Recompute,
+// Optimizer.
 std::vector<std::unique_ptr<TrainingPass>> StandardPasses();
 
 }  // namespace halfcaf

@@ -4,6 +4,7 @@
 
 #include "core/float_io.h"
 #include "core/gradient.h"
+#include "core/nan_math.h"
 #include "operators/cpu_parallel.h"
 
 namespace halfcaf {
@@ -12,21 +13,25 @@ namespace {
 
 struct AddFunctor {
   static constexpr bool kDivides = false;
+  static constexpr bool kFusesRelu = true;
   template <typename T>
   static T Apply(T a, T b) { return static_cast<T>(a + b); }
 };
 struct SubFunctor {
   static constexpr bool kDivides = false;
+  static constexpr bool kFusesRelu = false;
   template <typename T>
   static T Apply(T a, T b) { return static_cast<T>(a - b); }
 };
 struct MulFunctor {
   static constexpr bool kDivides = false;
+  static constexpr bool kFusesRelu = false;
   template <typename T>
   static T Apply(T a, T b) { return static_cast<T>(a * b); }
 };
 struct DivFunctor {
   static constexpr bool kDivides = true;
+  static constexpr bool kFusesRelu = false;
   template <typename T>
   static T Apply(T a, T b) { return static_cast<T>(a / b); }
 };
@@ -35,10 +40,29 @@ struct DivFunctor {
 
 template <class Functor>
 BinaryElementwiseOp<Functor>::BinaryElementwiseOp(const OperatorDef& def, Workspace* ws)
-    : Operator(def, ws), bargs_(ParseLegacyBroadcastArgs(args_)) {
+    : Operator(def, ws),
+      bargs_(ParseLegacyBroadcastArgs(args_)),
+      fuse_relu_(GetSingleArgument<int>("fuse_relu", 0) != 0) {
   HALFCAF_ENFORCE(!(bargs_.broadcast && IsInputOutputAlias(1, 0)), "with broadcast=1 only A ",
                   "may share its blob with the output C; B ('", input_name(1),
                   "') cannot be computed in place");
+  HALFCAF_ENFORCE(!fuse_relu_ || Functor::kFusesRelu, type(),
+                  ": argument fuse_relu is Add's only (Add + Relu as one op)");
+}
+
+template <class Functor>
+void BinaryElementwiseOp<Functor>::RunAddRelu(const Tensor& A, const Tensor& B) {
+  HALFCAF_ENFORCE(
+      A.dtype() == DataType::FLOAT && B.dtype() == DataType::FLOAT && A.dims() == B.dims(), type(),
+      ": fuse_relu (Add + Relu as one op) takes float A and B of one shape, "
+      "got ",
+      A.DebugString(), " and ", B.DebugString());
+  const float* a = A.data<float>();
+  const float* b = B.data<float>();
+  float* c = Output(0, A.dims())->mutable_data<float>();  // may be A or B
+  ForEachPiece(A.numel(), 1.0, [&](int64_t off, int64_t n) {
+    for (int64_t i = off; i < off + n; ++i) c[i] = ReluNaN(a[i] + b[i]);
+  });
 }
 
 template <class Functor>
@@ -63,6 +87,7 @@ template <class Functor>
 void BinaryElementwiseOp<Functor>::RunOnDevice() {
   const Tensor& A = Input(0);
   const Tensor& B = Input(1);
+  if (fuse_relu_) return RunAddRelu(A, B);
   numpy_ = nullptr;
   if (!bargs_.broadcast && A.dims() != B.dims()) {
     numpy_ = &plan_.Get(*this, A.dims(), B.dims());
@@ -253,17 +278,23 @@ void DescribeBinaryOp(OpSchema& s, const std::string& formula, const std::string
           "C may be A" +
           std::string(b_in_place ? ", or B when broadcast is off" : "") +
           ", when that input has C's shape. Gradient: Caffe2's ops for identical shapes and "
-          "for broadcast=1; under NumPy broadcasting, " + gradient +
+          "for broadcast=1; under NumPy broadcasting, " +
+          gradient +
           ", which sums dC down to A's and B's shapes, when the backward pass is built with "
           "the inputs' dims (Backward's blob_dims), else the identical-shape ops.")
       .Arg("broadcast", "bool, default 0: 1 = the legacy broadcast of B over A")
       .Arg("axis", "int, default -1: dimension of A where B's dims start (-1: trailing)")
-      .Arg("axis_str", "string, default \"\": the axis as one letter of `order` (e.g. \"C\"); "
-                       "exclusive with axis")
+      .Arg("axis_str",
+           "string, default \"\": the axis as one letter of `order` (e.g. \"C\"); "
+           "exclusive with axis")
       .Arg("order", "string, default \"NCHW\": layout used to look up axis_str")
+      .Arg("fuse_relu",
+           "int, default 0 (halfcaf, Add only): C = max(A + B, 0) (NaN stays NaN), "
+           "the Relu after it in the same pass; float A and B of one shape, CPU")
       .Input(0, "A", "first operand, any shape")
-      .Input(1, "B", "second operand: A's shape, a shape that broadcasts with A's, or (with "
-                     "broadcast=1) a shape aligned to A")
+      .Input(1, "B",
+             "second operand: A's shape, a shape that broadcasts with A's, or (with "
+             "broadcast=1) a shape aligned to A")
       .Output(0, "C", "result, A's type; A's shape with broadcast=1, else the broadcast shape");
   if (b_in_place) {
     s.AllowInplace({{0, 0}, {1, 0}});

@@ -11,6 +11,10 @@
 // Types: float, float16 (computed in float; A and B may mix float and float16), double, int32,
 // int64 (A and B of the same type).
 //
+// Add with fuse_relu = 1 (halfcaf's argument; models/residual_relu_fusion.h): C = ReluNaN(A + B),
+// the Relu after a residual merge in the same pass, bit for bit the two ops; float A and B of one
+// shape, CPU only.
+//
 // The gradient ops (DivGradient, AddGradient, ...) are in elementwise_gradient_op.h.
 #pragma once
 
@@ -33,6 +37,7 @@ class BinaryElementwiseOp final : public Operator<CPUContext> {
  private:
   template <typename T>
   void RunTyped(const Tensor& A, const Tensor& B);
+  void RunAddRelu(const Tensor& A, const Tensor& B);
   // c = f(a, b) over this run's walk: sizes_ (legacy or same shape) or *numpy_ (when set).
   template <typename T, typename U, class F>
   void Apply(const T* a, const T* b, U* c, F f) const {
@@ -44,6 +49,7 @@ class BinaryElementwiseOp final : public Operator<CPUContext> {
   }
 
   LegacyBroadcastArgs bargs_;
+  bool fuse_relu_ = false;
   BroadcastSizes sizes_;
   NumpyBroadcastPlan plan_;
   const NumpyBroadcast* numpy_ = nullptr;  // this run's NumPy walk (from plan_), or null

@@ -26,6 +26,8 @@ class BinaryElementwiseCUDAOp final : public Operator<CUDAContext> {
     HALFCAF_ENFORCE(!(bargs_.broadcast && IsInputOutputAlias(1, 0)), "with broadcast=1 only A ",
                     "may share its blob with the output C; B ('", input_name(1),
                     "') cannot be computed in place");
+    HALFCAF_ENFORCE(GetSingleArgument<int>("fuse_relu", 0) == 0, type(),
+                    ": fuse_relu (Add + Relu as one op) runs on the CPU only");
   }
 
   void RunOnDevice() override {

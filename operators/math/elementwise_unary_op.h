@@ -83,6 +83,7 @@ class UnaryElementwiseGradientOp final : public Operator<CPUContext> {
   void RunOnDevice() override {
     const char* t_name = kFromInput ? "X" : "Y";
     const Tensor& Y = Input(0);
+    if (InputSize() > 2) return RunSummed(Y, t_name);
     const Tensor& dY = Input(1);
     EnforceFloatType(Y, t_name);
     EnforceFloatType(dY, "dY");
@@ -113,6 +114,38 @@ class UnaryElementwiseGradientOp final : public Operator<CPUContext> {
   }
 
  private:
+  // More than one dY (where the schema allows it: ReluGradient with the Sum before it folded in,
+  // models/residual_relu_fusion.h): the gradient of their sum, added in float in input order as
+  // Sum adds them, so the results are Sum's and the op's bit for bit; float tensors only.
+  void RunSummed(const Tensor& Y, const char* t_name) {
+    std::vector<const float*> dys;
+    for (int k = 1; k < InputSize(); ++k) {
+      const Tensor& d = Input(k);
+      HALFCAF_ENFORCE(
+          Y.dtype() == DataType::FLOAT && d.dtype() == DataType::FLOAT && d.dims() == Y.dims(),
+          type(), ": with more than one dY (their sum) ", t_name,
+          " and every dY must be float tensors of one shape, got ", t_name, " ", Y.DebugString(),
+          " and dY ", k - 1, " ('", input_name(k), "') ", d.DebugString());
+      dys.push_back(d.data<float>());
+    }
+    const float* y = Y.data<float>();
+    float* dx = Output(0, Y.dims())->template mutable_data<float>();  // may be a dY
+    const size_t m = dys.size();
+    ForEachPiece(Y.numel(), static_cast<double>(m), [&](int64_t off, int64_t n) {
+      const Functor f = f_;
+      if (m == 2) {
+        const float *d0 = dys[0], *d1 = dys[1];
+        for (int64_t i = off; i < off + n; ++i) dx[i] = f.Backward(y[i], d0[i] + d1[i]);
+        return;
+      }
+      for (int64_t i = off; i < off + n; ++i) {
+        float sum = dys[0][i];
+        for (size_t k = 1; k < m; ++k) sum += dys[k][i];
+        dx[i] = f.Backward(y[i], sum);
+      }
+    });
+  }
+
   const Functor f_;
 };
 

@@ -1,6 +1,10 @@
 // Relu: Y = max(X, 0). Gradient ReluGradient: (Y, dY) -> dX = dY where Y > 0. NaN propagates
 // (core/nan_math.h): Relu(NaN) = NaN, and dX is NaN where Y or dY is. bfloat16 runs on the bit
-// patterns, with the same results.
+// patterns, with the same results. ReluGradient (Y, dY0, dY1, ...) with more than one dY
+// (halfcaf's; float, CPU) takes the gradient of their sum: the Sum before it folded in
+// (models/residual_relu_fusion.h), bit for bit the two ops.
+#include <limits>
+
 #include "core/gradient.h"
 #include "core/nan_math.h"
 #include "operators/math/elementwise_unary_op.h"
@@ -62,14 +66,17 @@ OPERATOR_SCHEMA(Relu)
     .Output(0, "Y", "output, same shape and type as X");
 
 OPERATOR_SCHEMA(ReluGradient)
-    .NumInputs(2)
+    .NumInputs(2, std::numeric_limits<int>::max())
     .NumOutputs(1)
-    .AllowInplace({{1, 0}})
+    .AllowInplace([](int in, int out) { return in >= 1 && out == 0; })
     .IdenticalTypeAndShapeOfInput(1)
     .PointwiseCost(1)
-    .SetDoc("Gradient of Relu: dX = dY where Y > 0, else 0; NaN where Y or dY is NaN.")
+    .SetDoc(
+        "Gradient of Relu: dX = dY where Y > 0, else 0; NaN where Y or dY is NaN. With more "
+        "than one dY (halfcaf; float, CPU), dY is their sum, added in input order (the Sum "
+        "before it folded in).")
     .Input(0, "Y", "forward output")
-    .Input(1, "dY", "gradient of Y")
+    .Input(1, "dY", "gradient of Y (more inputs: further terms of it, summed)")
     .Output(0, "dX", "gradient of X");
 
 }  // namespace halfcaf

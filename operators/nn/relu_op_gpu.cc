@@ -31,7 +31,10 @@ class ReluCUDAOp final : public Operator<CUDAContext> {
 
 class ReluGradientCUDAOp final : public Operator<CUDAContext> {
  public:
-  using Operator::Operator;
+  ReluGradientCUDAOp(const OperatorDef& def, Workspace* ws) : Operator(def, ws) {
+    HALFCAF_ENFORCE(InputSize() == 2, "ReluGradient on CUDA takes one dY (Y, dY), got ",
+                    InputSize() - 1, ": the summed form runs on the CPU only");
+  }
 
   void RunOnDevice() override {
     const Tensor& Y = Input(0);

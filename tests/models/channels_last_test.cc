@@ -354,8 +354,12 @@ TEST(ChannelBlockedTest, ResNetRunsBlockedFromTheFirstConvolutionToTheFC) {
       EXPECT_TRUE(EndsWith(op.output(0), "_blocked")) << t << " writes " << op.output(0);
       EXPECT_EQ(OrderArg(op), "NCHW");
     }
-    if (t == "Conv") EXPECT_FALSE(EndsWith(op.input(1), "_blocked")) << op.input(1);
-    if (t == "FC") EXPECT_FALSE(EndsWith(op.input(0), "_blocked")) << t;
+    if (t == "Conv") {
+      EXPECT_FALSE(EndsWith(op.input(1), "_blocked")) << op.input(1);
+    }
+    if (t == "FC") {
+      EXPECT_FALSE(EndsWith(op.input(0), "_blocked")) << t;
+    }
     if (t == "Sum") {
       for (const auto& in : op.input()) EXPECT_TRUE(EndsWith(in, "_blocked")) << in;
     }

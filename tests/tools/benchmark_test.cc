@@ -182,11 +182,13 @@ TEST(BenchmarkTest, RecomputeRunsForwardOpsInTheBackwardPhase) {
   EXPECT_NE(r.out.find("halfcaf benchmark: resnet18, train (recomputing all)"), std::string::npos)
       << r.out;
   // FP32 training on the CPU runs on the channel-blocked layout by default where oneDNN computes
-  // in it; the header says what it took (ResNet-18: every convolution, and the
-  // batch normalizations followed by a ReLU: models/bn_relu_fusion.h).
+  // in it; the header says what it took (ResNet-18: every convolution, the batch normalizations
+  // followed by a ReLU: models/bn_relu_fusion.h, and the residual Adds followed by one:
+  // models/residual_relu_fusion.h).
   const int64_t block = CpuConvChannelBlock();
   EXPECT_EQ(r.out.find("[fp32: channel-blocked (" + std::to_string(block) +
-                       ": 20 convolutions), batch norm + ReLU fused (9)]") != std::string::npos,
+                       ": 20 convolutions), batch norm + ReLU fused (9), residual add + ReLU "
+                       "fused (8)]") != std::string::npos,
             block != 0)
       << r.out;
   // --conv_algorithm winograd: ResNet-18's 3 x 3, stride 1 convolutions (13 of its 20).
@@ -194,7 +196,8 @@ TEST(BenchmarkTest, RecomputeRunsForwardOpsInTheBackwardPhase) {
                                                                  "--blocked_layout off "
                                                                  "--conv_algorithm winograd");
   ASSERT_EQ(w.exit_code, 0) << w.err;
-  EXPECT_NE(w.out.find("[fp32: batch norm + ReLU fused (9), Winograd (13 convolutions)]"),
+  EXPECT_NE(w.out.find("[fp32: batch norm + ReLU fused (9), residual add + ReLU fused (8), "
+                       "Winograd (13 convolutions)]"),
             std::string::npos)
       << w.out;
   EXPECT_NE(r.out.find("backward  Conv "), std::string::npos) << r.out;

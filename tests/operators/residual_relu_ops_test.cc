@@ -1,0 +1,136 @@
+// The two fused forms models/residual_relu_fusion.h writes: Add with fuse_relu (Add + Relu as one
+// op) and ReluGradient with more than one dY (Sum + ReluGradient as one op), bit for bit the
+// separate ops, NaN, inf and -0 included, in place on any input; the cases they refuse are one
+// clear error.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/op_schema.h"
+#include "core/workspace.h"
+#include "tests/util/error_of.h"
+#include "tests/util/op_test_util.h"
+
+namespace halfcaf {
+namespace testing {
+namespace {
+
+void RunNamed(Workspace* ws, const std::string& type, const std::vector<std::string>& in,
+              const std::vector<std::string>& out, std::vector<Argument> args = {}) {
+  CreateOperator(MakeOperatorDef(type, "", in, out, std::move(args)), ws)->Run(0);
+}
+
+// Random values with NaN, +-inf and -0 among them.
+Tensor Awkward(const std::vector<int64_t>& dims, uint32_t seed) {
+  Tensor t = RandomTensor(dims, seed, -2.f, 2.f);
+  float* d = t.mutable_data<float>();
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), -0.f, 0.f};
+  for (int k = 0; k < 5; ++k) d[(seed * 7 + k * 13) % t.numel()] = specials[k];
+  d[0] = -0.f;  // in every tensor: -0 + -0 is -0, which the ReLU makes +0
+  return t;
+}
+
+void ExpectBits(const Workspace& ws, const std::string& got, const std::string& want) {
+  const Tensor& g = ws.GetTensor(got);
+  const Tensor& w = ws.GetTensor(want);
+  ASSERT_EQ(g.dims(), w.dims()) << got;
+  ASSERT_EQ(g.dtype(), w.dtype()) << got;
+  EXPECT_EQ(std::memcmp(g.raw_data(), w.raw_data(), static_cast<size_t>(g.nbytes())), 0)
+      << got << " differs from " << want;
+}
+
+void ExpectError(const std::function<void()>& f, const std::string& what) {
+  const std::string e = ErrorOf(f);
+  EXPECT_NE(e.find(what), std::string::npos) << "expected '" << what << "', got '" << e << "'";
+}
+
+const std::vector<int64_t> kDims = {2, 3, 17, 13};  // a tail after every vector width
+
+TEST(ResidualReluOpsTest, AddWithFuseReluIsAddThenReluBitForBit) {
+  Workspace ws;
+  SetInput(&ws, "A", Awkward(kDims, 1));
+  SetInput(&ws, "B", Awkward(kDims, 2));
+  RunNamed(&ws, "Add", {"A", "B"}, {"S"});
+  RunNamed(&ws, "Relu", {"S"}, {"Y"});
+  RunNamed(&ws, "Add", {"A", "B"}, {"F"}, {MakeArgument("fuse_relu", 1)});
+  ExpectBits(ws, "F", "Y");
+  // In place on either input.
+  for (const std::string in_place : {"A", "B"}) {
+    Workspace w2;
+    SetInput(&w2, "A", Awkward(kDims, 1));
+    SetInput(&w2, "B", Awkward(kDims, 2));
+    RunNamed(&w2, "Add", {"A", "B"}, {in_place}, {MakeArgument("fuse_relu", 1)});
+    SetInput(&w2, "Y", ws.GetTensor("Y"));
+    ExpectBits(w2, in_place, "Y");
+  }
+}
+
+TEST(ResidualReluOpsTest, ReluGradientOfSummedDYsIsSumThenReluGradientBitForBit) {
+  for (const int terms : {2, 3}) {
+    SCOPED_TRACE(terms);
+    Workspace ws;
+    SetInput(&ws, "Y", Awkward(kDims, 3));
+    std::vector<std::string> dys;
+    for (int k = 0; k < terms; ++k) {
+      dys.push_back("dY" + std::to_string(k));
+      SetInput(&ws, dys.back(), Awkward(kDims, 10 + k));
+    }
+    RunNamed(&ws, "Sum", dys, {"T"});
+    RunNamed(&ws, "ReluGradient", {"Y", "T"}, {"dX"});
+    std::vector<std::string> in = {"Y"};
+    in.insert(in.end(), dys.begin(), dys.end());
+    RunNamed(&ws, "ReluGradient", in, {"F"});
+    ExpectBits(ws, "F", "dX");
+    // In place on any dY.
+    for (const std::string& out : dys) {
+      Workspace w2;
+      SetInput(&w2, "Y", ws.GetTensor("Y"));
+      for (const std::string& d : dys) SetInput(&w2, d, ws.GetTensor(d));
+      RunNamed(&w2, "ReluGradient", in, {out});
+      SetInput(&w2, "want", ws.GetTensor("dX"));
+      ExpectBits(w2, out, "want");
+    }
+  }
+}
+
+TEST(ResidualReluOpsTest, WhatTheFusedFormsRefuse) {
+  Workspace ws;
+  SetInput(&ws, "A", RandomTensor(kDims, 1));
+  SetInput(&ws, "B", RandomTensor(kDims, 2));
+  SetInput(&ws, "row", RandomTensor({13}, 3));
+  SetInput(&ws, "A16", ToHalf(RandomTensor(kDims, 4)));
+  const std::vector<Argument> fuse = {MakeArgument("fuse_relu", 1)};
+  ExpectError(
+      [&] {
+        RunNamed(&ws, "Add", {"A", "row"}, {"C"}, fuse);
+      },
+      "fuse_relu (Add + Relu as one op) takes float A and B of one shape");
+  ExpectError(
+      [&] {
+        RunNamed(&ws, "Add", {"A16", "A16"}, {"C"}, fuse);
+      },
+      "fuse_relu (Add + Relu as one op) takes float A and B of one shape");
+  ExpectError(
+      [&] {
+        RunNamed(&ws, "Sub", {"A", "B"}, {"C"}, fuse);
+      },
+      "argument fuse_relu is Add's only");
+  ExpectError(
+      [&] {
+        RunNamed(&ws, "ReluGradient", {"A", "B", "row"}, {"C"});
+      },
+      "with more than one dY (their sum) Y and every dY must be float tensors of one shape");
+  ExpectError([&] { RunNamed(&ws, "ReluGradient", {"A", "B", "A16"}, {"C"}); }, "dY 1 ('A16')");
+  // The other unary gradients keep one dY (their schemas).
+  EXPECT_THROW(RunNamed(&ws, "TanhGradient", {"A", "B", "B"}, {"C"}), EnforceNotMet);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace halfcaf
