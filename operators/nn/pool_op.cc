@@ -44,6 +44,34 @@ Window WindowAt(const ConvPoolGeometry& g, int64_t oh, int64_t ow) {
   return win;
 }
 
+// The first maximum (BeatsMax: the larger, or the first NaN) of NHWC channels [c0, c0 + lanes)
+// over a window's taps in scan order, as a pixel h * W + w per channel. kLanes > 1: exactly that
+// many channels, in fixed-size arrays so that the compare-and-select vectorizes; kLanes 1: any
+// `lanes`.
+constexpr int64_t kArgMaxLanes = 16;
+template <int64_t kLanes>
+void WindowArgMax(const float* ximg, int64_t W, int64_t C, const Window& win, int64_t c0,
+                  int64_t lanes, int32_t* at) {
+  const int64_t n = kLanes > 1 ? kLanes : lanes;
+  float best[kArgMaxLanes];
+  const int32_t first = static_cast<int32_t>(win.h0 * W + win.w0);
+  for (int64_t k = 0; k < n; ++k) {
+    best[k] = ximg[first * C + c0 + k];
+    at[k] = first;
+  }
+  for (int64_t h = win.h0; h < win.h1; h += win.dh) {
+    for (int64_t w = win.w0; w < win.w1; w += win.dw) {
+      const int32_t p = static_cast<int32_t>(h * W + w);
+      const float* xs = ximg + p * C + c0;
+      for (int64_t k = 0; k < n; ++k) {
+        const float v = xs[k], b = best[k];
+        const bool take = v > b || (v != v && b == b);  // BeatsMax(v, b)
+        best[k] = take ? v : b;
+        at[k] = take ? p : at[k];
+      }
+    }
+  }
+}
 const char* PoolName(PoolType t) { return t == PoolType::kMax ? "MaxPool" : "AveragePool"; }
 
 // ---- N-d NCHW pooling (1-D, 3-D, ...): the same window rules as the 2-D code above, on one
@@ -350,66 +378,64 @@ void PoolGradientOp<kType>::RunOnDevice() {
     });
     return;
   }
-  const float* x = ReadAsFloat(X, &x_);
-  const float* dy = ReadAsFloat(dY, &dy_);
-  FloatWriter dxw(Output(0, X.dims()), X.dtype(), &dx_);
-  float* dx = dxw.data();
-  std::fill_n(dx, X.numel(), 0.f);
   if (g.num_spatial_dims() != 2) {  // N-d: NCHW only (CheckPoolLayout)
-    PoolBackwardNd<kType>(g, x, dy, dx);
+    const float* x = ReadAsFloat(X, &x_);
+    const float* dy = ReadAsFloat(dY, &dy_);
+    FloatWriter dxw(Output(0, X.dims()), X.dtype(), &dx_);
+    std::fill_n(dxw.data(), X.numel(), 0.f);
+    PoolBackwardNd<kType>(g, x, dy, dxw.data());
     dxw.Commit();
     return;
   }
   const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
-  {
-    // NHWC. Windows overlap within an image, so images (not rows) are split over the threads.
-    const double work = static_cast<double>(OH * OW * C) * g.kernel_size();
-    ParallelFor(g.N, work, [&](int64_t n0, int64_t n1) {
-      std::vector<float> best(kType == PoolType::kMax ? C : 0);
-      std::vector<int64_t> best_index(best.size());
-      std::vector<float> share(kType == PoolType::kAverage ? C : 0);
-      for (int64_t n = n0; n < n1; ++n) {
-        const float* ximg = x + n * H * W * C;
-        float* dximg = dx + n * H * W * C;
-        for (int64_t oh = 0; oh < OH; ++oh) {
-          for (int64_t ow = 0; ow < OW; ++ow) {
-            const Window win = WindowAt(g, oh, ow);
-            const int64_t count = win.count();
-            if (count == 0) continue;
-            const float* dyo = dy + ((n * OH + oh) * OW + ow) * C;
-            if (kType == PoolType::kMax) {
-              const int64_t first = win.h0 * W + win.w0;
-              std::copy_n(ximg + first * C, C, best.begin());
-              std::fill(best_index.begin(), best_index.end(), first);
-              for (int64_t h = win.h0; h < win.h1; h += win.dh) {
-                for (int64_t w = win.w0; w < win.w1; w += win.dw) {
-                  const float* xs = ximg + (h * W + w) * C;
-                  for (int64_t c = 0; c < C; ++c) {
-                    if (BeatsMax(xs[c], best[c])) {
-                      best[c] = xs[c];
-                      best_index[c] = h * W + w;
-                    }
-                  }
-                }
+  // NHWC. Windows overlap within an image, so images (not rows) are split over the threads; an
+  // image at a time, 16-bit images converted into thread buffers.
+  HALFCAF_ENFORCE(H * W <= std::numeric_limits<int32_t>::max(), cp_.op_label,
+                  ": an image of more than 2^31 pixels");
+  const FloatIn xin(X), dyin(dY);
+  const FloatOut dxout(Output(0, X.dims()), X.dtype());
+  const int64_t image = H * W * C, out_image = OH * OW * C;
+  const double work = static_cast<double>(out_image) * g.kernel_size();
+  ParallelFor(g.N, work, [&](int64_t n0, int64_t n1) {
+    std::vector<float> share(kType == PoolType::kAverage ? C : 0);
+    for (int64_t n = n0; n < n1; ++n) {
+      const float* ximg = xin.Read(n * image, image, 0);
+      const float* dyimg = dyin.Read(n * out_image, out_image, 1);
+      float* dximg = dxout.Begin(n * image, image, 2);
+      std::fill_n(dximg, image, 0.f);
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const Window win = WindowAt(g, oh, ow);
+          const int64_t count = win.count();
+          if (count == 0) continue;
+          const float* dyo = dyimg + (oh * OW + ow) * C;
+          if (kType == PoolType::kMax) {
+            for (int64_t c0 = 0; c0 < C; c0 += kArgMaxLanes) {
+              const int64_t lanes = std::min(kArgMaxLanes, C - c0);
+              int32_t at[kArgMaxLanes];
+              if (lanes == kArgMaxLanes) {
+                WindowArgMax<kArgMaxLanes>(ximg, W, C, win, c0, kArgMaxLanes, at);
+              } else {
+                WindowArgMax<1>(ximg, W, C, win, c0, lanes, at);
               }
-              for (int64_t c = 0; c < C; ++c) dximg[best_index[c] * C + c] += dyo[c];
-            } else {
-              // Each window's share dY / count, as the NCHW loop computes it.
-              const float n = static_cast<float>(count);
-              for (int64_t c = 0; c < C; ++c) share[c] = dyo[c] / n;
-              for (int64_t h = win.h0; h < win.h1; h += win.dh) {
-                for (int64_t w = win.w0; w < win.w1; w += win.dw) {
-                  float* dxs = dximg + (h * W + w) * C;
-                  for (int64_t c = 0; c < C; ++c) dxs[c] += share[c];
-                }
+              for (int64_t k = 0; k < lanes; ++k) dximg[at[k] * C + c0 + k] += dyo[c0 + k];
+            }
+          } else {
+            // Each window's share dY / count, as the NCHW loop computes it.
+            const float taps = static_cast<float>(count);
+            for (int64_t c = 0; c < C; ++c) share[c] = dyo[c] / taps;
+            for (int64_t h = win.h0; h < win.h1; h += win.dh) {
+              for (int64_t w = win.w0; w < win.w1; w += win.dw) {
+                float* dxs = dximg + (h * W + w) * C;
+                for (int64_t c = 0; c < C; ++c) dxs[c] += share[c];
               }
             }
           }
         }
       }
-    });
-  }
-  dxw.Commit();
+      dxout.End(n * image, image, dximg);
+    }
+  });
 }
 
 namespace {
