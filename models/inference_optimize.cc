@@ -249,9 +249,11 @@ int Optimizer::FuseOne(int i) {
   const int j = o_.fuse && conv.output_size() == 1 ? single_reader(i, out) : -1;
   if (j >= 0) {
     const OperatorDef& next = ops_[j];
+    const ArgumentHelper na(next);  // an Add with fuse_relu keeps its ReLU: left alone
     const bool add = (next.type() == "Add" || next.type() == "Sum") && next.input_size() == 2 &&
                      next.output_size() == 1 && next.input(0) != next.input(1) &&
-                     ArgumentHelper(next).GetSingleArgument<int64_t>("broadcast", 0) == 0;
+                     na.GetSingleArgument<int64_t>("broadcast", 0) == 0 &&
+                     na.GetSingleArgument<int>("fuse_relu", 0) == 0;
     if (add) {
       const std::string& s = next.input(0) == out ? next.input(1) : next.input(0);
       const TensorShape& ys = in_shapes[j][next.input(0) == out ? 0 : 1];

@@ -64,6 +64,13 @@ bool Exporter::ConvertMath(const OperatorDef& op) {
         b = Reshaped(op, b, dims);
       }
     }
+    // fuse_relu (halfcaf's Add + Relu as one op): a Relu after it.
+    if (t == "Add" && a.GetSingleArgument<int>("fuse_relu", 0) != 0) {
+      const std::string sum = Fresh(op.output(0) + "_add");
+      Node(t, op, {op.input(0), b}, {sum});
+      Node("Relu", op, {sum}, {op.output(0)});
+      return true;
+    }
     Node(t, op, {op.input(0), b}, {op.output(0)});
     return true;
   }

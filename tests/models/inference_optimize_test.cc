@@ -271,6 +271,31 @@ TEST(InferenceOptimizeTest, AnAddThatBroadcastsIsNotFused) {
   EXPECT_EQ(r.sum_fused, 0);
 }
 
+// An Add with its ReLU fused in (halfcaf's fuse_relu, from a training step) keeps it: the plan
+// does not take it into the convolution as a plain sum.
+TEST(InferenceOptimizeTest, AnAddWithItsReluFusedInKeepsIt) {
+  NetDef net;
+  net.set_name("add_relu");
+  *net.add_op() = MakeOperatorDef("Conv", "conv", {"data", "w", "b"}, {"c"},
+                                  {MakeArgument("kernel", 3), MakeArgument("pad", 1)});
+  *net.add_op() = MakeOperatorDef("Add", "add", {"c", "t"}, {"r"}, {MakeArgument("fuse_relu", 1)});
+  net.add_external_output("r");
+  std::vector<float> out[2];
+  for (int plan = 0; plan < 2; ++plan) {
+    Workspace ws;
+    FillSmallNet(&ws);
+    SetInput(&ws, "t", RandomTensor({2, 8, 6, 6}, 9));
+    NetDef run = net;
+    if (plan) OptimizeForInference(&run, &ws, InferenceOptions());
+    ws.RunNetOnce(run);
+    out[plan] = ToFloatVector(ws.GetTensor("r"));
+  }
+  ExpectNear(out[1], out[0], 1e-5f, 1e-5f);
+  int negatives = 0;
+  for (float v : out[0]) negatives += v < 0.f;
+  EXPECT_EQ(negatives, 0);
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace halfcaf

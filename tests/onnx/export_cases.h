@@ -111,6 +111,9 @@ inline std::vector<ExportCase> ExportCases() {
       {MakeOperatorDef("Squeeze", "", {"x"}, {"s"}, {MakeArgument("dims", std::vector<int>{1})}),
        MakeOperatorDef("ExpandDims", "", {"s"}, {"y"},
                        {MakeArgument("dims", std::vector<int>{0, 3})})});
+  // halfcaf's Add with its ReLU fused in (a residual merge): Add, then Relu.
+  add("add_fused_relu", image, {RandomFill("r", {2, 3, 6, 5}, 9)},
+      {MakeOperatorDef("Add", "", {"x", "r"}, {"y"}, {MakeArgument("fuse_relu", 1)})});
   add("add_channel_broadcast", image, {RandomFill("b", {3}, 7)},
       {MakeOperatorDef("Add", "", {"x", "b"}, {"y"},
                        {MakeArgument("broadcast", 1), MakeArgument("axis", 1)})});
