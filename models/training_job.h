@@ -10,6 +10,8 @@
 //   BNReluPass          when the job asks: batch normalization and the ReLU after it as one op
 //   BackwardPass        gradients of the weighted losses (seeded with the loss scale), pruned to
 //                       what the trained parameters need
+//   ResidualReluPass    when the job asks: the ReLU after a residual Add in the Add, and the Sum
+//                       of gradients before its ReluGradient in the ReluGradient
 //   RecomputePass       when the job asks: cheap activations made again in the backward part
 //   OptimizerPass       overflow check, the update of every trained parameter (its group's rate
 //                       and decay), the loss-scale update, and their state in the init net
