@@ -59,7 +59,7 @@ void BinaryElementwiseOp<Functor>::RunAddRelu(const Tensor& A, const Tensor& B) 
       A.DebugString(), " and ", B.DebugString());
   const float* a = A.data<float>();
   const float* b = B.data<float>();
-  float* c = Output(0, A.dims())->mutable_data<float>();  // may be A or B
+  float* c = Output(0, A.dims())->template mutable_data<float>();  // may be A or B
   ForEachPiece(A.numel(), 1.0, [&](int64_t off, int64_t n) {
     for (int64_t i = off; i < off + n; ++i) c[i] = ReluNaN(a[i] + b[i]);
   });
