@@ -41,10 +41,11 @@
 #include "models/trainer.h"
 #include "models/zoo.h"
 #include "onnx/onnx_import.h"
+#include "tools/benchmark_ceiling.h"
 #include "tools/benchmark_max_batch.h"
-#include "tools/benchmark_overhead.h"
 #include "tools/benchmark_memory.h"
 #include "tools/benchmark_output.h"
+#include "tools/benchmark_overhead.h"
 #include "tools/benchmark_peer.h"
 #include "tools/benchmark_price.h"
 #include "tools/benchmark_profile.h"
@@ -91,6 +92,10 @@ DEFINE_bool(per_op, false, "also time every operator (a second pass of --iters i
 DEFINE_bool(observer_overhead, false, "also time the net's run without observer hooks (its ops "
             "in a loop), with the hooks and no observer (the default), and traced (--trace's "
             "observer), interleaved; prints the three");
+DEFINE_bool(
+    ceiling, false,
+    "CPU: also measure this machine's GEMM rate on these threads and give "
+    "each configuration's share of the ceiling it sets (rate / the step's FLOPs per image)");
 DEFINE_int32(per_op_top, 15, "--per_op: how many single operators to list (0: all)");
 DEFINE_string(json, "", "write the results as JSON");
 DEFINE_string(trace, "", "write a timeline of the sweep (every net and operator run, each "
@@ -163,25 +168,6 @@ void SyncDevice() {
     HALFCAF_ENFORCE(e == cudaSuccess, "cudaDeviceSynchronize: ", cudaGetErrorString(e));
   }
 #endif
-}
-
-std::vector<int64_t> ParsePositiveInts(const std::string& s, const char* flag) {
-  std::vector<int64_t> out;
-  for (const auto& item : SplitList(s)) {
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(item, &used);
-    } catch (...) {
-      used = 0;
-    }
-    HALFCAF_ENFORCE(used == item.size() && used > 0, "--", flag, ": '", item,
-                    "' is not an integer");
-    HALFCAF_ENFORCE(v > 0, "--", flag, ": values must be positive, got ", v);
-    out.push_back(v);
-  }
-  HALFCAF_ENFORCE(!out.empty(), "--", flag, " is empty");
-  return out;
 }
 
 bool IsOutOfMemory(const std::string& what) {
@@ -507,6 +493,7 @@ Result RunConfig(const Model& model, const std::string& precision, int64_t batch
     }
     std::tie(r.exchange_ms, r.exposed_ms) = s->ExchangeMs();
     r.skipped_steps = s->skipped_steps();
+    if (FLAGS_ceiling) r.step_flops = bench::StepFlops(s.get(), SyncDevice);
     if (FLAGS_per_op) {
       // The timed net, or each part's (the AC-GAN's two steps, in their own tables).
       std::vector<NetBase*> nets = s->PartNets();
@@ -648,6 +635,10 @@ int Main() {
   HALFCAF_ENFORCE(FLAGS_mem_limit_mb >= 0, "--mem_limit_mb must be >= 0, got ", FLAGS_mem_limit_mb);
   HALFCAF_ENFORCE(FLAGS_mem_limit_mb == 0 || FLAGS_device == "cpu",
                   "--mem_limit_mb limits CPU memory; on a GPU the limit is the device's memory");
+  HALFCAF_ENFORCE(!FLAGS_ceiling || (FLAGS_device == "cpu" && shards.size == 1 &&
+                                     g_place.replicas.empty() && !FLAGS_max_batch),
+                  "--ceiling measures the CPU's GEMM rate for one device in one process: it needs "
+                  "--device cpu, and no --num_shards, --replicas or --max_batch");
   if (FLAGS_max_batch) {
     HALFCAF_ENFORCE(FLAGS_device == "cuda" || FLAGS_mem_limit_mb > 0,
                     "--max_batch on CPU needs --mem_limit_mb (the memory the batch must fit in)");
@@ -724,12 +715,18 @@ int Main() {
     trace.Finish();
   }
   bench::ComputeSpeedups(&results);
+  std::vector<std::pair<std::string, std::vector<bench::GemmRate>>> rates;
+  for (const auto& p : FLAGS_ceiling ? precisions : std::vector<std::string>{}) {
+    rates.emplace_back(p, bench::MeasureGemmRates(p));
+  }
+  bench::ApplyCeiling(rates, &results);
   info.convolutions = bench::JoinNotes(g_conv_notes);
   RemoveTempRendezvous(shards);
   if (shards.rank != 0) return 0;  // rank 0 reports and writes the outputs
   // halfcaf's results first, so a peer that fails, hangs or is killed loses nothing; then again
   // with the peer's numbers beside them.
   bench::PrintTable(std::cout, info, results, false, false);
+  if (FLAGS_ceiling) bench::PrintCeiling(std::cout, rates, results, threads);
   bench::WriteOutputs(info, results, precisions, FLAGS_json, FLAGS_csv, FLAGS_plot);
   bool pytorch_ran = false, ort_ran = false;
   if (peers.pytorch) {
@@ -788,9 +785,11 @@ int Main() {
 int main(int argc, char** argv) {
   return halfcaf::RunTool(
       "benchmark",
-      "benchmark --model resnet50|resnet18|lenet|acgan | --net FILE --init_net FILE --input_shape C,H,W "
+      "benchmark --model resnet50|resnet18|lenet|acgan | --net FILE --init_net FILE --input_shape "
+      "C,H,W "
       "[--device cpu|cuda] [--precision fp32,fp16,bf16] [--batch_size 32,64] [--order NCHW|NHWC] "
-      "[--mode train|forward] [--iters 50] [--warmup 10] [--per_op] [--json F] [--csv F] "
+      "[--mode train|forward] [--iters 50] [--warmup 10] [--per_op] [--ceiling] [--json F] [--csv "
+      "F] "
       "[--plot F.svg] [--trace F.json] [--price_per_hour P] [--threads N] [--compare pytorch,ort]",
       argc, argv, halfcaf::Main);
 }

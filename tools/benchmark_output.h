@@ -65,6 +65,10 @@ struct Result {
   double op_total_ms = 0;
   // The peers (benchmark --compare pytorch,ort).
   PeerNumbers pytorch, ort;
+  // --ceiling (benchmark_ceiling.h): the step's FLOPs, the best GEMM rate for the precision,
+  // FLOPs per image, the images/s that rate would give and this run's share of it.
+  double step_flops = 0, gemm_gflops = 0, gflop_per_image = 0, ceiling_images_per_sec = 0,
+         share_of_ceiling = 0;
 };
 
 // Quantile q in [0, 1] with linear interpolation between order statistics.
@@ -187,6 +191,12 @@ inline std::string ResultJson(const RunInfo& info, const Result& r, const std::s
     field("halfcaf_vs_" + name,
           p.ok() && r.images_per_sec > 0 ? Num(r.images_per_sec / p.images_per_sec) : "null");
   }
+  if (r.ceiling_images_per_sec > 0) {
+    field("gflop_per_image", Num(r.gflop_per_image));
+    field("gemm_gflops_per_sec", Num(r.gemm_gflops));
+    field("ceiling_images_per_sec", Num(r.ceiling_images_per_sec));
+    field("share_of_ceiling", r.status == "ok" ? Num(r.share_of_ceiling) : "null");
+  }
   if (!r.op_types.empty()) {
     j << indent << "  \"per_op\": [\n";
     for (size_t i = 0; i < r.op_types.size(); ++i) {
@@ -228,7 +238,8 @@ inline std::string ResultsCsv(const RunInfo& info, const std::vector<Result>& re
        "ms_per_iter_min,ms_per_iter_max,ms_per_iter_p10,ms_per_iter_p90,images_per_sec,"
        "speedup_vs_fp32,peak_memory_mb,cost_per_million_images,pytorch_images_per_sec,"
        "halfcaf_vs_pytorch,ort_images_per_sec,halfcaf_vs_ort,ort_peak_memory_mb,"
-       "ms_per_1000_images,parts_ms_median,pytorch_parts_ms_median\n";
+       "ms_per_1000_images,parts_ms_median,pytorch_parts_ms_median,gflop_per_image,"
+       "ceiling_images_per_sec,share_of_ceiling\n";
   // "d_step=12.5;g_step=20.25": an iteration's parts, when it has them.
   auto parts = [](const std::vector<std::string>& names, const std::vector<double>& ms) {
     std::string out;
@@ -249,10 +260,17 @@ inline std::string ResultsCsv(const RunInfo& info, const std::vector<Result>& re
       << Num(r.ms_median) << "," << Num(r.ms_min) << "," << Num(r.ms_max) << "," << Num(r.ms_p10)
       << "," << Num(r.ms_p90) << "," << Num(r.images_per_sec) << ","
       << (r.speedup_vs_fp32 > 0 ? Num(r.speedup_vs_fp32) : "") << "," << Num(r.peak_memory_mb)
-      << "," << Num(r.cost_per_million_images) << "," << peer(r, r.pytorch) << ","
-      << peer(r, r.ort) << "," << (r.ort.ok() ? Num(r.ort.peak_memory_mb) : "") << ","
-      << Num(r.ms_per_1000_images) << "," << parts(r.part_names, r.part_ms_median) << ","
-      << parts(r.part_names, r.pytorch.part_ms) << "\n";
+      << "," << Num(r.cost_per_million_images) << "," << peer(r, r.pytorch) << "," << peer(r, r.ort)
+      << "," << (r.ort.ok() ? Num(r.ort.peak_memory_mb) : "") << "," << Num(r.ms_per_1000_images)
+      << "," << parts(r.part_names, r.part_ms_median) << ","
+      << parts(r.part_names, r.pytorch.part_ms) << ",";
+    if (r.ceiling_images_per_sec > 0) {
+      c << Num(r.gflop_per_image) << "," << Num(r.ceiling_images_per_sec) << ","
+        << (r.status == "ok" ? Num(r.share_of_ceiling) : "");
+    } else {
+      c << ",,";
+    }
+    c << "\n";
   }
   return c.str();
 }

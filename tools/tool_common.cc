@@ -250,6 +250,25 @@ float CheckedFloat(const char* flag, double v, double lo, double hi, bool hi_ope
   return static_cast<float>(v);
 }
 
+std::vector<int64_t> ParsePositiveInts(const std::string& s, const char* flag) {
+  std::vector<int64_t> out;
+  for (const auto& item : SplitList(s)) {
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (...) {
+      used = 0;
+    }
+    HALFCAF_ENFORCE(used == item.size() && used > 0, "--", flag, ": '", item,
+                    "' is not an integer");
+    HALFCAF_ENFORCE(v > 0, "--", flag, ": values must be positive, got ", v);
+    out.push_back(v);
+  }
+  HALFCAF_ENFORCE(!out.empty(), "--", flag, " is empty");
+  return out;
+}
+
 std::string Fmt(double v, int precision) {
   std::ostringstream ss;
   ss << std::setprecision(precision) << v;

@@ -54,6 +54,9 @@ void OutputBlobs(const Workspace& ws, const std::vector<std::string>& blobs,
 // Flag --`flag` must be a finite number in [lo, hi] (`hi_open`: [lo, hi)); returns it as a float.
 float CheckedFloat(const char* flag, double v, double lo, double hi, bool hi_open = false);
 
+// The comma-separated integers of flag --`flag`, each positive; throws naming the flag and item.
+std::vector<int64_t> ParsePositiveInts(const std::string& s, const char* flag);
+
 // `v` with `precision` significant digits.
 std::string Fmt(double v, int precision = 4);
 

@@ -506,6 +506,48 @@ TEST(BenchmarkTest, MaxBatchWithinAMemoryLimit) {
   EXPECT_NE(over.out.find("out of memory"), std::string::npos) << over.out;
 }
 
+// --ceiling: the step's FLOPs per image are LeNet's, counted by hand (convolutions and FCs,
+// forward, both gradients but conv1's input gradient: 13.182 MFLOP; the element-wise ops and the
+// update add ~1.5 % at batch 16); the ceiling is the best GEMM rate over them and the share this
+// run's images/s over the ceiling, in the JSON, the CSV and the table.
+TEST(BenchmarkTest, CeilingIsTheGemmRateOverTheStepsFlopsPerImage) {
+  const std::string json = TestTempDir() + "/ceiling.json", csv = TestTempDir() + "/ceiling.csv";
+  auto r = RunTool("benchmark",
+                   "--model lenet --precision fp32,bf16 --batch_size 16 --iters 2 "
+                   "--warmup 1 --threads 1 --ceiling --json " +
+                       json + " --csv " + csv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("GEMM ceiling (1 threads;"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  fp32: oneDNN sgemm "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("OpenBLAS sgemm ("), std::string::npos) << r.out;
+  const std::vector<std::string> results = ResultObjects(ReadFile(json));
+  ASSERT_EQ(results.size(), 2u);
+  const double lenet =
+      2 * (3 * (20 * 24 * 24 * 25 + 50 * 8 * 8 * 500 + 800 * 500 + 500 * 10) - 20 * 24 * 24 * 25) /
+      1e9;
+  for (const std::string& o : results) {
+    const double per_image = Number(o, "gflop_per_image"), gemm = Number(o, "gemm_gflops_per_sec");
+    const double ceiling = Number(o, "ceiling_images_per_sec");
+    EXPECT_GE(per_image, lenet) << o;
+    EXPECT_LE(per_image, 1.05 * lenet) << o;
+    EXPECT_GT(gemm, 1) << o;
+    EXPECT_NEAR(ceiling, gemm / per_image, 1e-4 * ceiling) << o;
+    EXPECT_NEAR(Number(o, "share_of_ceiling"), Number(o, "images_per_sec") / ceiling, 1e-4) << o;
+    EXPECT_LT(Number(o, "share_of_ceiling"), 1) << o;
+  }
+  const std::vector<std::string> head = CsvCells(ReadFile(csv), 0),
+                                 fp32 = CsvCells(ReadFile(csv), 1);
+  ASSERT_EQ(head.size(), fp32.size());
+  ASSERT_EQ(head.back(), "share_of_ceiling");
+  EXPECT_NEAR(std::stod(fp32.back()), Number(results[0], "share_of_ceiling"), 1e-5);
+
+  // Without the flag: none of it.
+  auto plain = RunTool("benchmark", std::string(kTinyLeNet) + "--precision fp32 --json " + json);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("GEMM ceiling"), std::string::npos);
+  EXPECT_EQ(ReadFile(json).find("ceiling"), std::string::npos);
+}
+
 TEST(BenchmarkTest, BadFlagsGiveOneClearErrorLine) {
   const std::pair<std::string, std::string> cases[] = {
       {"", "give --model"},
@@ -520,11 +562,13 @@ TEST(BenchmarkTest, BadFlagsGiveOneClearErrorLine) {
       {"--model lenet --order nhwc", "--order must be NCHW or NHWC"},
       {"--model lenet --device tpu", "--device must be cpu or cuda"},
       {"--model lenet --iters 0", "--iters must be positive"},
-      {"--model lenet --compare pytorch", "--compare pytorch needs --model resnet50, resnet18 or acgan"},
+      {"--model lenet --compare pytorch",
+       "--compare pytorch needs --model resnet50, resnet18 or acgan"},
       {"--model resnet18 --compare tensorflow", "--compare must be pytorch, ort or pytorch,ort"},
       {"--model resnet18 --compare ort,tf", "--compare must be pytorch, ort or pytorch,ort"},
-      {"--model lenet --compare ort", "--compare ort times inference in ONNX Runtime: it needs "
-                                      "--mode forward, got --mode train"},
+      {"--model lenet --compare ort",
+       "--compare ort times inference in ONNX Runtime: it needs "
+       "--mode forward, got --mode train"},
       {"--model resnet18 --mode train --compare pytorch,ort", "needs --mode forward"},
       {"--model lenet --mode forward --compare ort --device cuda", "it needs --device cpu"},
       {"--model lenet --mode forward --compare ort --order NHWC", "use --order NCHW"},
@@ -540,6 +584,8 @@ TEST(BenchmarkTest, BadFlagsGiveOneClearErrorLine) {
       {"--model lenet --mem_limit_mb -5", "--mem_limit_mb must be >= 0"},
       {"--model lenet --max_batch --mem_limit_mb 100 --replicas 2", "--max_batch searches one"},
       {"--model lenet --device cpu --gpus 0,1", "--gpus runs on CUDA devices"},
+      {"--model lenet --ceiling --replicas 2", "--ceiling measures the CPU's GEMM rate"},
+      {"--model lenet --ceiling --max_batch --mem_limit_mb 100", "no --num_shards, --replicas"},
       {"--net /nonexistent.pbtxt --init_net /nonexistent2.pbtxt --input_shape 1,28,28",
        "/nonexistent"},
   };
