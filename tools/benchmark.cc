@@ -775,7 +775,11 @@ int Main() {
     ort_ran = bench::RunOrtPeer(req, &results);
     if (ort_ran) bench::WriteOutputs(info, results, precisions, FLAGS_json, FLAGS_csv, FLAGS_plot);
   }
-  if (pytorch_ran || ort_ran) bench::PrintTable(std::cout, info, results, pytorch_ran, ort_ran);
+  if (pytorch_ran || ort_ran) {
+    bench::PrintTable(std::cout, info, results, pytorch_ran, ort_ran);
+    if (FLAGS_ceiling)
+      bench::PrintCeiling(std::cout, rates, results, threads, pytorch_ran, ort_ran);
+  }
   return 0;
 }
 

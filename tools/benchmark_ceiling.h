@@ -142,10 +142,12 @@ inline void ApplyCeiling(const std::vector<std::pair<std::string, std::vector<Ge
   }
 }
 
-// The rates, then a row per configuration.
+// The rates, then a row per configuration: halfcaf's share of the ceiling, and with `pytorch` /
+// `ort` the peer's (its images/s over the same ceiling), where it ran.
 inline void PrintCeiling(std::ostream& os,
                          const std::vector<std::pair<std::string, std::vector<GemmRate>>>& rates,
-                         const std::vector<Result>& results, int64_t threads) {
+                         const std::vector<Result>& results, int64_t threads, bool pytorch = false,
+                         bool ort = false) {
   os << "\nGEMM ceiling (" << threads << " threads; " << kCeilingGemmN << " x " << kCeilingGemmN
      << " x " << kCeilingGemmN << " products, the best of " << kCeilingReps << "):\n";
   for (const auto& kv : rates) {
@@ -159,14 +161,22 @@ inline void PrintCeiling(std::ostream& os,
   }
   os << std::left << std::setw(11) << "precision" << std::right << std::setw(6) << "batch"
      << std::setw(14) << "GFLOP/image" << std::setw(14) << "ceiling img/s" << std::setw(11)
-     << "images/s" << std::setw(12) << "of ceiling\n";
+     << "images/s" << std::setw(12) << "of ceiling";
+  if (pytorch) os << std::setw(14) << "PyTorch of it";
+  if (ort) os << std::setw(10) << "ORT of it";
+  os << "\n";
+  auto share = [&](bool ok, double images_per_sec, double ceiling) {
+    return ok ? Num(100 * images_per_sec / ceiling, 3) + " %" : std::string("-");
+  };
   for (const Result& r : results) {
-    if (r.ceiling_images_per_sec <= 0) continue;
+    const double c = r.ceiling_images_per_sec;
+    if (c <= 0) continue;
     os << std::left << std::setw(11) << r.precision << std::right << std::setw(6) << r.batch_size
-       << std::setw(14) << Num(r.gflop_per_image, 4) << std::setw(14)
-       << Num(r.ceiling_images_per_sec, 4) << std::setw(11) << Num(r.images_per_sec, 4)
-       << std::setw(10) << (r.status == "ok" ? Num(100 * r.share_of_ceiling, 3) + " %" : "-")
-       << "\n";
+       << std::setw(14) << Num(r.gflop_per_image, 4) << std::setw(14) << Num(c, 4) << std::setw(11)
+       << Num(r.images_per_sec, 4) << std::setw(12) << share(r.status == "ok", r.images_per_sec, c);
+    if (pytorch) os << std::setw(14) << share(r.pytorch.ok(), r.pytorch.images_per_sec, c);
+    if (ort) os << std::setw(10) << share(r.ort.ok(), r.ort.images_per_sec, c);
+    os << "\n";
   }
 }
 
