@@ -123,6 +123,7 @@ class MixedPrecisionAdamUpdateOp final : public Operator<CPUContext> {
     float* m2 = Output(1, P.dims())->mutable_data<float>();
     float* p = Output(2, P.dims())->mutable_data<float>();
     const int64_t n = P.numel();
+    const LowPrecisionCopy copy(args_.copy_dtype, OutputSize() > 3 ? Output(3, P.dims()) : nullptr);
     ForEachPiece(n, 10.0, [&](int64_t off, int64_t len) {
       const float* gp = g.Read(off, len, 0);
       for (int64_t j = 0; j < len; ++j) {
@@ -134,8 +135,8 @@ class MixedPrecisionAdamUpdateOp final : public Operator<CPUContext> {
         const float denom = std::sqrt(m2[i]) / bc2_sqrt + eps;
         p[i] = pi - step_size * (m1[i] / denom);
       }
+      copy.Write(p, off, len);
     });
-    if (OutputSize() > 3) WriteLowPrecisionCopy(p, n, args_.copy_dtype, Output(3, P.dims()));
   }
 
  private:

@@ -57,6 +57,8 @@ void RunFusedUpdate(Operator<CPUContext>& op, int states, const Rule& rule,
   float* p = op.Output(states, P.dims())->mutable_data<float>();
   const float inv = 1.f / scale, wd = args.weight_decay;
   const int64_t n = P.numel();
+  const LowPrecisionCopy copy(
+      args.copy_dtype, op.OutputSize() > states + 1 ? op.Output(states + 1, P.dims()) : nullptr);
   ForEachPiece(n, 12.0, [&](int64_t off, int64_t len) {
     const float* gp = g.Read(off, len, 0);
     float unused = 0.f;
@@ -65,10 +67,8 @@ void RunFusedUpdate(Operator<CPUContext>& op, int states, const Rule& rule,
       const float gi = gp[j] * inv + wd * p[i];
       p[i] -= lr * rule(gi, s0[i], s1 ? s1[i] : unused);
     }
+    copy.Write(p, off, len);
   });
-  if (op.OutputSize() > states + 1) {
-    WriteLowPrecisionCopy(p, n, args.copy_dtype, op.Output(states + 1, P.dims()));
-  }
 }
 
 }  // namespace halfcaf

@@ -43,11 +43,18 @@ void CheckMixedPrecisionUpdateInputs(const Tensor& grad, const Tensor& moment,
                   " and parameter ", DimsString(master.dims()), " must have the same shape");
 }
 
-void WriteLowPrecisionCopy(const float* master, int64_t n, DataType type, Tensor* copy) {
-  if (type == DataType::FLOAT16) {
-    FloatToHalfArray(master, copy->mutable_data<Half>(), n);
+LowPrecisionCopy::LowPrecisionCopy(DataType type, Tensor* copy) : type_(type) {
+  if (copy == nullptr) return;
+  data_ = type == DataType::FLOAT16 ? static_cast<void*>(copy->mutable_data<Half>())
+                                    : static_cast<void*>(copy->mutable_data<BFloat16>());
+}
+
+void LowPrecisionCopy::Write(const float* master, int64_t off, int64_t n) const {
+  if (data_ == nullptr) return;
+  if (type_ == DataType::FLOAT16) {
+    FloatToHalfArray(master + off, static_cast<Half*>(data_) + off, static_cast<size_t>(n));
   } else {
-    FloatToBFloat16Array(master, copy->mutable_data<BFloat16>(), n);
+    FloatToBFloat16Array(master + off, static_cast<BFloat16*>(data_) + off, static_cast<size_t>(n));
   }
 }
 
@@ -80,6 +87,7 @@ class MixedPrecisionMomentumSGDUpdateOp final : public Operator<CPUContext> {
     const float momentum = args_.momentum, weight_decay = args_.weight_decay;
     const bool nesterov = args_.nesterov;
     const int64_t n = P.numel();
+    const LowPrecisionCopy copy(args_.copy_dtype, OutputSize() > 2 ? Output(2, P.dims()) : nullptr);
     ForEachPiece(n, 4.0, [&](int64_t off, int64_t len) {
       const float* gp = g.Read(off, len, 0);  // 16-bit gradients converted a piece at a time
       for (int64_t j = 0; j < len; ++j) {
@@ -96,8 +104,8 @@ class MixedPrecisionMomentumSGDUpdateOp final : public Operator<CPUContext> {
           p[i] -= v;
         }
       }
+      copy.Write(p, off, len);
     });
-    if (OutputSize() > 2) WriteLowPrecisionCopy(p, n, args_.copy_dtype, Output(2, P.dims()));
   }
 
  private:

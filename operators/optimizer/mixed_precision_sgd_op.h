@@ -16,8 +16,20 @@ struct MomentumUpdateArgs {
   explicit MomentumUpdateArgs(const OperatorBase& op);
 };
 
-// The 16-bit copy (float16 or bfloat16 `type`) of n master values, into `copy` (already sized).
-void WriteLowPrecisionCopy(const float* master, int64_t n, DataType type, Tensor* copy);
+// The optional 16-bit copy (float16 or bfloat16) of a master parameter, which the CPU update
+// loops write a piece at a time, right after updating the piece (in cache, on every thread).
+class LowPrecisionCopy {
+ public:
+  // `copy` null: there is none, Write does nothing. Else `copy` (sized like the master) is
+  // allocated in `type` here, before the loop's threads start.
+  LowPrecisionCopy(DataType type, Tensor* copy);
+  // copy[off, off + n) from master[off, off + n) (`master`: the whole parameter).
+  void Write(const float* master, int64_t off, int64_t n) const;
+
+ private:
+  DataType type_;
+  void* data_ = nullptr;
+};
 
 // The value of a 1-element float tensor (lr, loss_scale, found_inf), with a clear error otherwise.
 float UpdateScalar(const Tensor& t, const char* what);

@@ -14,12 +14,6 @@ namespace {
 constexpr int kSteps = 20;
 constexpr float kB1 = 0.9f, kB2 = 0.999f;
 
-Tensor Int64Scalar(int64_t v) {
-  Tensor t({1}, DataType::INT64);
-  t.mutable_data<int64_t>()[0] = v;
-  return t;
-}
-
 // Caffe2's Adam: lr negative, iter counted before the step (t = iter + 1).
 TEST(AdamOpTest, CaffeFormulaOverTwentySteps) {
   const float lr = -0.01f, eps = 1e-5f;

@@ -14,12 +14,6 @@ GradientWrapper DenseGrad(const std::string& name) {
   return g;
 }
 
-Tensor Int64Scalar(int64_t v) {
-  Tensor t({1}, DataType::INT64);
-  t.mutable_data<int64_t>()[0] = v;
-  return t;
-}
-
 TEST(LearningRateOpTest, BaseLrTimesPolicy) {
   auto def = MakeOperatorDef("LearningRate", "", {"it"}, {"lr"},
                              {MakeArgument("base_lr", -0.1f), MakeArgument("policy", "step"),

@@ -129,6 +129,41 @@ TEST(MixedPrecisionSGDTest, BFloat16CopyAndGradient) {
               "copy_dtype must be float16 or bfloat16, got double");
 }
 
+// A parameter of several pieces, updated on several threads: every fused update writes its 16-bit
+// copy a piece at a time as it goes (LowPrecisionCopy), and every element of it is the new master
+// rounded once, float16 and bfloat16.
+TEST(MixedPrecisionUpdateCopyTest, EveryPieceOfALargeParameterIsCopied) {
+  const int64_t n = 3 * 4096 + 17;
+  struct Op {
+    const char* type;
+    std::vector<std::string> in, out;  // the copy is out.back()
+  };
+  const Op ops[] = {
+      {"MixedPrecisionMomentumSGDUpdate", {"g", "s0", "lr", "p"}, {"s0", "p", "copy"}},
+      {"MixedPrecisionAdamUpdate", {"g", "s0", "s1", "lr", "p", "iter"}, {"s0", "s1", "p", "copy"}},
+      {"MixedPrecisionAdagradUpdate", {"g", "s0", "lr", "p"}, {"s0", "p", "copy"}},
+      {"MixedPrecisionRmsPropUpdate", {"g", "s0", "s1", "lr", "p"}, {"s0", "s1", "p", "copy"}},
+  };
+  for (const Op& op : ops) {
+    for (const char* type : {"float16", "bfloat16"}) {
+      Workspace ws;
+      SetInput(&ws, "g", RandomTensor({n}, 1));
+      SetInput(&ws, "s0", RandomTensor({n}, 2, 0.f, 0.1f));
+      SetInput(&ws, "s1", RandomTensor({n}, 3, 0.f, 0.1f));
+      SetInput(&ws, "p", RandomTensor({n}, 4));
+      SetInput(&ws, "lr", FloatTensor({}, {0.1f}));
+      SetInput(&ws, "iter", Int64Scalar(1));
+      RunOp(MakeOperatorDef(op.type, "", op.in, op.out,
+                            {MakeArgument("copy_dtype", std::string(type))}),
+            {}, &ws);
+      const Tensor& copy = ws.GetTensor("copy");
+      ASSERT_EQ(copy.numel(), n) << op.type;
+      EXPECT_EQ(ToFloatVector(copy), ToFloatVector(RoundThrough(ws.GetTensor("p"), copy.dtype())))
+          << op.type << " " << type;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace halfcaf

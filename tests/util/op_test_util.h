@@ -50,6 +50,13 @@ inline Tensor IntTensor(std::vector<int64_t> dims, std::vector<int32_t> values) 
   return t;
 }
 
+// A 1-element int64 tensor (an iteration counter, as Iter makes it).
+inline Tensor Int64Scalar(int64_t v) {
+  Tensor t({1}, DataType::INT64);
+  t.mutable_data<int64_t>()[0] = v;
+  return t;
+}
+
 inline Tensor FloatTensor(std::vector<int64_t> dims, std::vector<float> values) {
   Tensor t(std::move(dims), DataType::FLOAT);
   EXPECT_EQ(static_cast<int64_t>(values.size()), t.numel());
