@@ -1,4 +1,4 @@
-// The ReLU after a residual merge, forward and backward, as part of the op before it, for FP32
+// The ReLU after a residual merge, forward and backward, as part of the op before it, for
 // training on the CPU (a training step net: forward part, then from `backward_begin` its gradient
 // ops). Forward: Add(A, B) -> S; Relu(S) -> Y becomes Add(A, B) -> Y with fuse_relu = 1
 // (operators/math/elementwise_op.h). Backward: Sum(dY0, dY1, ...) -> T; ReluGradient(Y, T) -> U
@@ -14,7 +14,8 @@
 // first by a ReluGradient (Y, T) on the CPU, and by nothing else (unless the ReluGradient is in
 // place); T does not outlive the net unless the ReluGradient writes it, is not in `keep` or an
 // external output, and no op between the two writes the Sum's inputs.
-// The caller fuses only float32 nets on the CPU (both fused ops take float tensors only).
+// The caller fuses nets on the CPU only (the CUDA ops refuse the fused forms); the fused ops take
+// float, float16 and bfloat16 tensors.
 #pragma once
 
 #include <map>

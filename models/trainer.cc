@@ -92,7 +92,7 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   job.winograd = ResolveWinograd(opt_.conv_algorithm, opt_.precision, opt_.device.type);
   job.fuse_bn_relu = opt_.device.type == DeviceType::CPU && opt_.precision == DataType::FLOAT &&
                      !channels_last_;
-  job.fuse_residual_relu = opt_.device.type == DeviceType::CPU && opt_.precision == DataType::FLOAT;
+  job.fuse_residual_relu = opt_.device.type == DeviceType::CPU;
   job.recompute = ParseRecompute(opt_.recompute, &job.recompute_convolutions);
   job.caller_reads.insert(opt_.keep_blobs.begin(), opt_.keep_blobs.end());
   job.caller_reads.insert(opt_.accuracy_blob);

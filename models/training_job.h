@@ -111,7 +111,8 @@ struct TrainingJob {
   bool fuse_bn_relu = false;
   int bn_relu_fused = 0;
   // The ReLU after a residual Add in the Add, and the Sum of gradients before its ReluGradient in
-  // the ReluGradient (models/residual_relu_fusion.h): for float32 nets on the CPU.
+  // the ReluGradient (models/residual_relu_fusion.h): for nets on the CPU (float32, float16,
+  // bfloat16).
   // ResidualReluPass counts the Adds it fused in residual_relu_fused, the Sums in
   // residual_sums_fused.
   bool fuse_residual_relu = false;

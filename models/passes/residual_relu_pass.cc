@@ -1,4 +1,4 @@
-// ResidualReluPass: in FP32 CPU jobs (fuse_residual_relu), the ReLU after each residual Add runs
+// ResidualReluPass: in CPU jobs (fuse_residual_relu), the ReLU after each residual Add runs
 // in the Add, and the Sum of gradients before each ReluGradient in the ReluGradient
 // (models/residual_relu_fusion.h): the separate ops' results bit for bit, a pass over the
 // activation fewer each. Runs after the backward pass (the fused Add's gradient is still the

@@ -53,10 +53,24 @@ BinaryElementwiseOp<Functor>::BinaryElementwiseOp(const OperatorDef& def, Worksp
 template <class Functor>
 void BinaryElementwiseOp<Functor>::RunAddRelu(const Tensor& A, const Tensor& B) {
   HALFCAF_ENFORCE(
-      A.dtype() == DataType::FLOAT && B.dtype() == DataType::FLOAT && A.dims() == B.dims(), type(),
-      ": fuse_relu (Add + Relu as one op) takes float A and B of one shape, "
+      IsFloatType(A.dtype()) && IsFloatType(B.dtype()) && A.dims() == B.dims(), type(),
+      ": fuse_relu (Add + Relu as one op) takes float, float16 or bfloat16 A and B of one shape, "
       "got ",
       A.DebugString(), " and ", B.DebugString());
+  if (A.dtype() != DataType::FLOAT || B.dtype() != DataType::FLOAT) {
+    // As the unfused Add: converted piece by piece, C in A's type. Rounding keeps the sign (and
+    // NaN), so rounding ReluNaN(a + b) is the Relu of the rounded sum.
+    const FloatIn a(A), b(B);  // before Output: C may be A or B
+    const FloatOut c(Output(0, A.dims()), A.dtype());
+    ForEachPiece(A.numel(), 1.0, [&](int64_t off, int64_t n) {
+      const float* ap = a.Read(off, n, 0);
+      const float* bp = b.Read(off, n, 1);
+      float* cp = c.Begin(off, n, 2);
+      for (int64_t i = 0; i < n; ++i) cp[i] = ReluNaN(ap[i] + bp[i]);
+      c.End(off, n, cp);
+    });
+    return;
+  }
   const float* a = A.data<float>();
   const float* b = B.data<float>();
   float* c = Output(0, A.dims())->template mutable_data<float>();  // may be A or B

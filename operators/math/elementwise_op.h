@@ -12,8 +12,9 @@
 // int64 (A and B of the same type).
 //
 // Add with fuse_relu = 1 (halfcaf's argument; models/residual_relu_fusion.h): C = ReluNaN(A + B),
-// the Relu after a residual merge in the same pass, bit for bit the two ops; float A and B of one
-// shape, CPU only.
+// the Relu after a residual merge in the same pass, bit for bit the two ops; A and B of one shape
+// (float, float16 or bfloat16; C has A's type, the sum rounded once as the unfused Add rounds
+// it, which the ReLU then leaves as it is), CPU only.
 //
 // The gradient ops (DivGradient, AddGradient, ...) are in elementwise_gradient_op.h.
 #pragma once

@@ -12,6 +12,7 @@
 //   static uint16_t BackwardBFloat16Bits(uint16_t t, uint16_t dy);
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -116,18 +117,25 @@ class UnaryElementwiseGradientOp final : public Operator<CPUContext> {
  private:
   // More than one dY (where the schema allows it: ReluGradient with the Sum before it folded in,
   // models/residual_relu_fusion.h): the gradient of their sum, added in float in input order as
-  // Sum adds them, so the results are Sum's and the op's bit for bit; float tensors only.
+  // Sum adds them, so the results are Sum's and the op's bit for bit. The dYs are of one type and
+  // Y's shape, as Sum takes them; 16-bit ones give dX in their type, the sum rounded once as Sum
+  // rounds it (ReluGradient selects dY, Y or 0, which rounding afterwards leaves the same).
   void RunSummed(const Tensor& Y, const char* t_name) {
-    std::vector<const float*> dys;
+    EnforceFloatType(Y, t_name);
+    const DataType dtype = Input(1).dtype();
+    bool all_float = Y.dtype() == DataType::FLOAT;
     for (int k = 1; k < InputSize(); ++k) {
       const Tensor& d = Input(k);
-      HALFCAF_ENFORCE(
-          Y.dtype() == DataType::FLOAT && d.dtype() == DataType::FLOAT && d.dims() == Y.dims(),
-          type(), ": with more than one dY (their sum) ", t_name,
-          " and every dY must be float tensors of one shape, got ", t_name, " ", Y.DebugString(),
-          " and dY ", k - 1, " ('", input_name(k), "') ", d.DebugString());
-      dys.push_back(d.data<float>());
+      HALFCAF_ENFORCE(IsFloatType(d.dtype()) && d.dtype() == dtype && d.dims() == Y.dims(), type(),
+                      ": with more than one dY (their sum) every dY must be a float, "
+                      "float16 or bfloat16 tensor of one type and of ",
+                      t_name, "'s shape, got ", t_name, " ", Y.DebugString(), " and dY ", k - 1,
+                      " ('", input_name(k), "') ", d.DebugString());
+      all_float &= d.dtype() == DataType::FLOAT;
     }
+    if (!all_float) return RunSummed16(Y, dtype);
+    std::vector<const float*> dys;
+    for (int k = 1; k < InputSize(); ++k) dys.push_back(Input(k).template data<float>());
     const float* y = Y.data<float>();
     float* dx = Output(0, Y.dims())->template mutable_data<float>();  // may be a dY
     const size_t m = dys.size();
@@ -142,6 +150,66 @@ class UnaryElementwiseGradientOp final : public Operator<CPUContext> {
         float sum = dys[0][i];
         for (size_t k = 1; k < m; ++k) sum += dys[k][i];
         dx[i] = f.Backward(y[i], sum);
+      }
+    });
+  }
+
+  // RunSummed with 16-bit dYs (or Y): converted a piece at a time, the sum in a thread buffer;
+  // bfloat16 Y and dYs take the bit-pattern gradient on the rounded sum (as ReluGradient after
+  // Sum does), the others the float one.
+  void RunSummed16(const Tensor& Y, DataType dtype) {
+    std::vector<FloatIn> dys;
+    for (int k = 1; k < InputSize(); ++k) dys.emplace_back(Input(k));
+    // The dYs' sum over [off, off + n) in float, in input order, in thread buffer 3.
+    auto sum_of = [&dys](int64_t off, int64_t n) {
+      float* sum = ThreadFloats(3, static_cast<size_t>(n));
+      const float* d0 = dys[0].Read(off, n, 1);
+      const float* d1 = dys[1].Read(off, n, 2);
+      for (int64_t i = 0; i < n; ++i) sum[i] = d0[i] + d1[i];
+      for (size_t k = 2; k < dys.size(); ++k) {
+        const float* dk = dys[k].Read(off, n, 1);
+        for (int64_t i = 0; i < n; ++i) sum[i] += dk[i];
+      }
+      return sum;
+    };
+    const double work = static_cast<double>(dys.size());
+    if constexpr (HasBFloat16Bits<Functor>::value) {
+      if (Y.dtype() == DataType::BFLOAT16 && dtype == DataType::BFLOAT16) {
+        return RunSummedBFloat16Bits(Y);
+      }
+    }
+    const FloatIn y(Y);
+    const FloatOut dx(Output(0, Y.dims()), dtype);  // may be a dY: every piece is read first
+    ForEachPiece(Y.numel(), work, [&](int64_t off, int64_t n) {
+      const Functor f = f_;
+      const float* sum = sum_of(off, n);
+      const float* yp = y.Read(off, n, 0);
+      float* dxp = dx.Begin(off, n, 2);
+      for (int64_t i = 0; i < n; ++i) dxp[i] = f.Backward(yp[i], sum[i]);
+      dx.End(off, n, dxp);
+    });
+  }
+
+  // bfloat16 Y and dYs: blocks of the sum in float on the stack, rounded into dX (Sum's T), then
+  // the bit-pattern gradient on it in place.
+  void RunSummedBFloat16Bits(const Tensor& Y) {
+    std::vector<const BFloat16*> dys;
+    for (int k = 1; k < InputSize(); ++k) dys.push_back(Input(k).template data<BFloat16>());
+    const auto* y = reinterpret_cast<const uint16_t*>(Y.data<BFloat16>());
+    BFloat16* dx = Output(0, Y.dims())->template mutable_data<BFloat16>();  // may be a dY
+    ForEachPiece(Y.numel(), static_cast<double>(dys.size()), [&](int64_t off, int64_t n) {
+      constexpr int64_t kBlock = 1024;
+      float acc[kBlock], x[kBlock];
+      for (int64_t b = off; b < off + n; b += kBlock) {
+        const size_t len = static_cast<size_t>(std::min(kBlock, off + n - b));
+        BFloat16ToFloatArray(dys[0] + b, acc, len);
+        for (size_t k = 1; k < dys.size(); ++k) {
+          BFloat16ToFloatArray(dys[k] + b, x, len);
+          for (size_t i = 0; i < len; ++i) acc[i] += x[i];
+        }
+        FloatToBFloat16Array(acc, dx + b, len);
+        auto* t = reinterpret_cast<uint16_t*>(dx + b);
+        for (size_t i = 0; i < len; ++i) t[i] = Functor::BackwardBFloat16Bits(y[b + i], t[i]);
       }
     });
   }

@@ -1,8 +1,8 @@
 // Relu: Y = max(X, 0). Gradient ReluGradient: (Y, dY) -> dX = dY where Y > 0. NaN propagates
 // (core/nan_math.h): Relu(NaN) = NaN, and dX is NaN where Y or dY is. bfloat16 runs on the bit
 // patterns, with the same results. ReluGradient (Y, dY0, dY1, ...) with more than one dY
-// (halfcaf's; float, CPU) takes the gradient of their sum: the Sum before it folded in
-// (models/residual_relu_fusion.h), bit for bit the two ops.
+// (halfcaf's; CPU; dYs of one type, as Sum takes them) takes the gradient of their sum: the Sum
+// before it folded in (models/residual_relu_fusion.h), bit for bit the two ops.
 #include <limits>
 
 #include "core/gradient.h"
@@ -73,8 +73,8 @@ OPERATOR_SCHEMA(ReluGradient)
     .PointwiseCost(1)
     .SetDoc(
         "Gradient of Relu: dX = dY where Y > 0, else 0; NaN where Y or dY is NaN. With more "
-        "than one dY (halfcaf; float, CPU), dY is their sum, added in input order (the Sum "
-        "before it folded in).")
+        "than one dY (halfcaf; CPU; of one type), dY is their sum, added in float in input order "
+        "and rounded once to their type (the Sum before it folded in).")
     .Input(0, "Y", "forward output")
     .Input(1, "dY", "gradient of Y (more inputs: further terms of it, summed)")
     .Output(0, "dX", "gradient of X");

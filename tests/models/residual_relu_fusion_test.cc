@@ -1,6 +1,7 @@
 // The residual ReLU fusion (models/residual_relu_fusion.h): ResNet-18's eight Add + Relu pairs and
 // the Sums before its ReluGradients become one op each, and three steps of momentum SGD train bit
-// for bit as without (every loss and parameter); what it leaves alone, on small nets.
+// for bit as without (every loss and parameter), in float32 and in bfloat16 mixed precision; what
+// it leaves alone, on small nets.
 #include "models/residual_relu_fusion.h"
 
 #include <gtest/gtest.h>
@@ -38,13 +39,19 @@ struct Trained {
   TrainingJob job;
 };
 
-Trained TrainResNet18(bool fuse) {
+// float32 on the channel-blocked layout with BN + ReLU fused, as the trainer runs it; bfloat16
+// mixed precision channels last (its BN on oneDNN, the sums and ReLUs in bfloat16).
+Trained TrainResNet18(bool fuse, DataType precision = DataType::FLOAT) {
   ModelHelper h("resnet18", "NCHW", false);
   BuildResNet(&h, 18, 10, 32);
   Trained t;
-  t.job = MakeJob(h.init_net(), DataType::FLOAT);
-  t.job.channel_block = CpuConvChannelBlock();
-  t.job.fuse_bn_relu = true;
+  t.job = MakeJob(h.init_net(), precision);
+  if (precision == DataType::FLOAT) {
+    t.job.channel_block = CpuConvChannelBlock();
+    t.job.fuse_bn_relu = true;
+  } else {
+    t.job.channels_last = true;
+  }
   t.job.fuse_residual_relu = fuse;
   OptimizerOptions o;
   o.base_lr = 0.05f;
@@ -68,9 +75,11 @@ Trained TrainResNet18(bool fuse) {
   return t;
 }
 
-TEST(ResidualReluFusionTest, ResNetTrainsBitForBitAsWithout) {
-  const Trained plain = TrainResNet18(false);
-  const Trained fused = TrainResNet18(true);
+class ResidualReluFusionTrainingTest : public ::testing::TestWithParam<DataType> {};
+
+TEST_P(ResidualReluFusionTrainingTest, ResNetTrainsBitForBitAsWithout) {
+  const Trained plain = TrainResNet18(false, GetParam());
+  const Trained fused = TrainResNet18(true, GetParam());
   const JobNet& p = plain.job.nets[0];
   const JobNet& f = fused.job.nets[0];
   EXPECT_EQ(fused.job.residual_relu_fused, 8);
@@ -81,7 +90,12 @@ TEST(ResidualReluFusionTest, ResNetTrainsBitForBitAsWithout) {
   EXPECT_EQ(CountType(f.step, "Sum"), CountType(p.step, "Sum") - 7);
   EXPECT_EQ(f.backward_begin, p.backward_begin - 8);
   EXPECT_EQ(CountType(f.step, "Add", 0, f.backward_begin), 8);
-  EXPECT_EQ(CountType(f.step, "ReluGradient", f.backward_begin), 8);
+  EXPECT_EQ(CountType(f.step, "ReluGradient", f.backward_begin),
+            CountType(p.step, "ReluGradient", p.backward_begin));
+  // float32: the other ReLUs went into the batch normalizations (BN + ReLU fusion).
+  if (GetParam() == DataType::FLOAT) {
+    EXPECT_EQ(CountType(f.step, "ReluGradient", f.backward_begin), 8);
+  }
 
   EXPECT_EQ(fused.losses, plain.losses);
   ASSERT_EQ(fused.params.size(), plain.params.size());
@@ -93,6 +107,12 @@ TEST(ResidualReluFusionTest, ResNetTrainsBitForBitAsWithout) {
     EXPECT_EQ(differ, 0) << name << ": " << differ << " of " << v.size() << " values differ";
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Precisions, ResidualReluFusionTrainingTest,
+                         ::testing::Values(DataType::FLOAT, DataType::BFLOAT16),
+                         [](const ::testing::TestParamInfo<DataType>& info) {
+                           return std::string(DataTypeName(info.param));
+                         });
 
 OperatorDef Op(const std::string& type, const std::vector<std::string>& in,
                const std::vector<std::string>& out, std::vector<Argument> args = {}) {

@@ -1,9 +1,10 @@
 // The two fused forms models/residual_relu_fusion.h writes: Add with fuse_relu (Add + Relu as one
 // op) and ReluGradient with more than one dY (Sum + ReluGradient as one op), bit for bit the
-// separate ops, NaN, inf and -0 included, in place on any input; the cases they refuse are one
-// clear error.
+// separate ops, NaN, inf and -0 included, in float, float16 and bfloat16, in place on any input;
+// the cases they refuse are one clear error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -99,6 +100,66 @@ TEST(ResidualReluOpsTest, ReluGradientOfSummedDYsIsSumThenReluGradientBitForBit)
   }
 }
 
+// Awkward values with sums that overflow float16 (to +inf and -inf), in `dtype`.
+Tensor Awkward16(const std::vector<int64_t>& dims, uint32_t seed, DataType dtype) {
+  Tensor t = Awkward(dims, seed);
+  float* d = t.mutable_data<float>();
+  d[7] = 60000.f;
+  d[8] = -60000.f;
+  return ToFloat16Type(t, dtype);
+}
+
+// float16 and bfloat16 (and a float operand beside them): the sums rounded once, as the unfused
+// Add and Sum round them, and the ReLU's choice after; in place too.
+TEST(ResidualReluOpsTest, SixteenBitFormsAreTheSeparateOpsBitForBit) {
+  for (const DataType dtype : {DataType::FLOAT16, DataType::BFLOAT16}) {
+    SCOPED_TRACE(DataTypeName(dtype));
+    Workspace ws;
+    SetInput(&ws, "A", Awkward16(kDims, 1, dtype));
+    SetInput(&ws, "B", Awkward16(kDims, 2, dtype));
+    SetInput(&ws, "B32", Awkward(kDims, 2));
+    for (const std::string b : {"B", "B32"}) {
+      RunNamed(&ws, "Add", {"A", b}, {"S"});
+      RunNamed(&ws, "Relu", {"S"}, {"Y"});
+      RunNamed(&ws, "Add", {"A", b}, {"F"}, {MakeArgument("fuse_relu", 1)});
+      ExpectBits(ws, "F", "Y");
+    }
+    Workspace w2;
+    SetInput(&w2, "A", ws.GetTensor("A"));
+    SetInput(&w2, "B", ws.GetTensor("B"));
+    RunNamed(&w2, "Add", {"A", "B"}, {"B"}, {MakeArgument("fuse_relu", 1)});
+    RunNamed(&ws, "Add", {"A", "B"}, {"S"});
+    RunNamed(&ws, "Relu", {"S"}, {"Y"});
+    SetInput(&w2, "Y", ws.GetTensor("Y"));
+    ExpectBits(w2, "B", "Y");
+
+    for (const int terms : {2, 3}) {
+      SCOPED_TRACE(terms);
+      SetInput(&ws, "Y16", Awkward16(kDims, 3, dtype));
+      SetInput(&ws, "Y32", Awkward(kDims, 3));
+      std::vector<std::string> dys;
+      for (int k = 0; k < terms; ++k) {
+        dys.push_back("dY" + std::to_string(k));
+        SetInput(&ws, dys.back(), Awkward16(kDims, 10 + k, dtype));
+      }
+      RunNamed(&ws, "Sum", dys, {"T"});
+      for (const std::string y : {"Y16", "Y32"}) {
+        RunNamed(&ws, "ReluGradient", {y, "T"}, {"dX"});
+        std::vector<std::string> in = {y};
+        in.insert(in.end(), dys.begin(), dys.end());
+        RunNamed(&ws, "ReluGradient", in, {"F"});
+        ExpectBits(ws, "F", "dX");
+        Workspace w3;  // in place on the last dY
+        SetInput(&w3, y, ws.GetTensor(y));
+        for (const std::string& d : dys) SetInput(&w3, d, ws.GetTensor(d));
+        RunNamed(&w3, "ReluGradient", in, {dys.back()});
+        SetInput(&w3, "want", ws.GetTensor("dX"));
+        ExpectBits(w3, dys.back(), "want");
+      }
+    }
+  }
+}
+
 TEST(ResidualReluOpsTest, WhatTheFusedFormsRefuse) {
   Workspace ws;
   SetInput(&ws, "A", RandomTensor(kDims, 1));
@@ -106,16 +167,17 @@ TEST(ResidualReluOpsTest, WhatTheFusedFormsRefuse) {
   SetInput(&ws, "row", RandomTensor({13}, 3));
   SetInput(&ws, "A16", ToHalf(RandomTensor(kDims, 4)));
   const std::vector<Argument> fuse = {MakeArgument("fuse_relu", 1)};
-  ExpectError(
-      [&] {
-        RunNamed(&ws, "Add", {"A", "row"}, {"C"}, fuse);
-      },
-      "fuse_relu (Add + Relu as one op) takes float A and B of one shape");
-  ExpectError(
-      [&] {
-        RunNamed(&ws, "Add", {"A16", "A16"}, {"C"}, fuse);
-      },
-      "fuse_relu (Add + Relu as one op) takes float A and B of one shape");
+  Tensor ints(kDims, DataType::INT32);
+  std::fill_n(ints.mutable_data<int32_t>(), ints.numel(), 1);
+  SetInput(&ws, "I", ints);
+  for (const char* b : {"row", "I"}) {
+    ExpectError(
+        [&] {
+          RunNamed(&ws, "Add", {"A", b}, {"C"}, fuse);
+        },
+        "fuse_relu (Add + Relu as one op) takes float, float16 or bfloat16 A and B of one "
+        "shape");
+  }
   ExpectError(
       [&] {
         RunNamed(&ws, "Sub", {"A", "B"}, {"C"}, fuse);
@@ -125,7 +187,8 @@ TEST(ResidualReluOpsTest, WhatTheFusedFormsRefuse) {
       [&] {
         RunNamed(&ws, "ReluGradient", {"A", "B", "row"}, {"C"});
       },
-      "with more than one dY (their sum) Y and every dY must be float tensors of one shape");
+      "with more than one dY (their sum) every dY must be a float, float16 or bfloat16 tensor "
+      "of one type and of Y's shape");
   ExpectError([&] { RunNamed(&ws, "ReluGradient", {"A", "B", "A16"}, {"C"}); }, "dY 1 ('A16')");
   // The other unary gradients keep one dY (their schemas).
   EXPECT_THROW(RunNamed(&ws, "TanhGradient", {"A", "B", "B"}, {"C"}), EnforceNotMet);
