@@ -53,8 +53,9 @@ bool IsConvertibleConv(const OperatorDef& op,
   if (!conv || op.type() == "Conv1D" || op.type() == "Conv3D") return false;
   if (op.input_size() < 2 || op.output_size() != 1 || Order(op) != "NCHW") return false;
   if (op.has_device_option() && op.device_option().device_type() != 0) return false;
-  if (op.type() == "Conv2D") return true;
   const ArgumentHelper a(op);
+  if (a.HasArgument("filter_order")) return false;  // a filter laid out otherwise already
+  if (op.type() == "Conv2D") return true;
   if (a.HasArgument("kernels")) return a.GetRepeatedArgument<int>("kernels").size() == 2;
   if (a.HasArgument("kernel") || a.HasArgument("kernel_h") || a.HasArgument("kernel_w")) {
     return true;
@@ -120,8 +121,9 @@ class Rewriter {
   // block 0: NHWC; block B: channel-blocked, with the filters' shapes in `param_dims`.
   Rewriter(const NetDef& forward, std::map<std::string, std::vector<int64_t>>* dims,
            int64_t block = 0,
-           const std::map<std::string, std::vector<int64_t>>* param_dims = nullptr)
-      : dims_(dims), block_(block), param_dims_(param_dims) {
+           const std::map<std::string, std::vector<int64_t>>* param_dims = nullptr,
+           bool nchw_filters = false)
+      : dims_(dims), block_(block), nchw_filters_(nchw_filters), param_dims_(param_dims) {
     for (const auto& op : forward.op()) {
       for (const auto& b : op.input()) names_.insert(b);
       for (const auto& b : op.output()) names_.insert(b);
@@ -203,7 +205,12 @@ class Rewriter {
     bool all_nhwc = op.input_size() > 0;
     for (const auto& in : op.input()) all_nhwc &= InNhwc(in);
     if (IsConvertibleConv(op, dims_)) {
-      ConvertLayoutOp(op, 2);  // X and W to NHWC; the bias stays
+      if (nchw_filters_ && IsConvType(op.type())) {
+        ConvertLayoutOp(op, 1);  // X; the filter (filter_order NCHW) and the bias stay
+        SetArgument(r_->net.mutable_op(r_->net.op_size() - 1), "filter_order", std::string("NCHW"));
+      } else {
+        ConvertLayoutOp(op, 2);  // X and W to NHWC; the bias stays
+      }
       ++r_->converted_convs;
     } else if ((t == "SpatialBN" || IsPool(t)) && op.input_size() >= 1 && InNhwc(op.input(0)) &&
                Order(op) == "NCHW") {
@@ -284,6 +291,7 @@ class Rewriter {
 
   std::map<std::string, std::vector<int64_t>>* dims_;
   int64_t block_ = 0;
+  bool nchw_filters_ = false;
   const std::map<std::string, std::vector<int64_t>>* param_dims_ = nullptr;
   std::set<std::string> names_;
   std::map<std::string, std::string> nhwc_name_;
@@ -324,9 +332,10 @@ int64_t ResolveChannelBlock(const std::string& setting, DataType precision, Devi
 }
 
 ChannelsLastResult ToChannelsLast(const NetDef& forward, const std::set<std::string>& keep,
-                                  std::map<std::string, std::vector<int64_t>>* dims) {
+                                  std::map<std::string, std::vector<int64_t>>* dims,
+                                  bool nchw_filters) {
   ChannelsLastResult r;
-  Rewriter(forward, dims).Run(forward, keep, &r);
+  Rewriter(forward, dims, 0, nullptr, nchw_filters).Run(forward, keep, &r);
   return r;
 }
 

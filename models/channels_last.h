@@ -6,16 +6,17 @@
 //
 // The net keeps computing the same function of the same blobs:
 //   - a Conv reads its filter through `NCHW2NHWC(W) -> W_nhwc` ((M, C, kH, kW) -> (M, kH, kW, C),
-//     Caffe2's NHWC filter), so parameters, their 16-bit copies, gradients handed to the optimizer
-//     and checkpoints stay in NCHW; the transposes' gradient ops bring dW back to it;
+//     Caffe2's NHWC filter), or with `nchw_filters` as it is (filter_order NCHW), so parameters,
+//     their 16-bit copies, gradients handed to the optimizer and checkpoints stay in NCHW; the
+//     transposes' gradient ops bring dW back to it;
 //   - an activation X that a converted op writes lives in `X_nhwc` (NHWC); an op that is not
 //     converted and reads it gets `NHWC2NCHW(X_nhwc) -> X` in front of it, so X is NCHW wherever
 //     the net's own ops see it; the net's external outputs and `keep` blobs are NCHW at its end;
 //   - converted: Conv / Conv2D / ConvTranspose with a 2-D kernel (from their args, or `dims`
-//     where given) and order NCHW; SpatialBN, MaxPool and AveragePool whose input is already NHWC; element-wise ops
-//     (ReLU and other unary ones, Dropout, the float casts; Sum, Add, Mul, Sub, Div, Max, Min
-//     when every input is NHWC: broadcasting between two permuted tensors is permuted alike).
-//     Everything else is left as it is.
+//     where given) and order NCHW; SpatialBN, MaxPool and AveragePool whose input is already NHWC;
+//     element-wise ops (ReLU and other unary ones, Dropout, the float casts; Sum, Add, Mul, Sub,
+//     Div, Max, Min when every input is NHWC: broadcasting between two permuted tensors is permuted
+//     alike). Everything else is left as it is.
 #pragma once
 
 #include <map>
@@ -37,8 +38,12 @@ struct ChannelsLastResult {
 
 // `keep`: blobs that must be NCHW (under their own name) when the net ends, besides its external
 // outputs. `dims`: known shapes of blobs (may be null); the NHWC blobs' permuted shapes are added.
+// `nchw_filters` (CPU nets): the converted Conv / Conv2D read their NCHW filters as they are
+// (filter_order NCHW: oneDNN reorders a filter into its own layout anyway) instead of transposed
+// copies, so neither the filter nor its gradient is transposed in the step.
 ChannelsLastResult ToChannelsLast(const NetDef& forward, const std::set<std::string>& keep,
-                                  std::map<std::string, std::vector<int64_t>>* dims = nullptr);
+                                  std::map<std::string, std::vector<int64_t>>* dims = nullptr,
+                                  bool nchw_filters = false);
 
 // The name of X's NHWC version in a net the transform wrote.
 std::string ChannelsLastName(const std::string& blob);

@@ -63,6 +63,7 @@ GanTrainer::GanTrainer(const GanTrainerOptions& options) : opt_(options) {
   job_.scale_growth_interval = opt_.scale_growth_interval;
   job_.channels_last =
       ResolveChannelsLast(opt_.channels_last, opt_.precision, opt_.device.type, "NCHW");
+  job_.nchw_filters = job_.channels_last && opt_.device.type == DeviceType::CPU;
   job_.caller_reads = {kAcGanDAccuracy};
   job_.recompute = ParseRecompute(opt_.recompute, &job_.recompute_convolutions);
   JobNet d = JobNet::Make("d", nets_.d_step, {{kAcGanDLoss, 1.f}}, opt_.d_optimizer);

@@ -13,6 +13,7 @@
 #include "core/operator.h"
 #include "models/op_sequence.h"
 #include "operators/nn/conv_op.h"
+#include "operators/tensor/transpose_op.h"
 
 namespace halfcaf {
 
@@ -332,7 +333,9 @@ void Optimizer::ChannelsLast() {
   auto classify = [&](size_t k) {
     const OperatorDef& op = ops_[k];
     const ArgumentHelper a(op);
-    if (op.type() == "ConvFusion" && OrderOf(op) == "NCHW" && four_d(k)) {
+    // (A filter_order filter is laid out otherwise: left alone.)
+    if (op.type() == "ConvFusion" && OrderOf(op) == "NCHW" && !a.HasArgument("filter_order") &&
+        four_d(k)) {
       const Tensor* w = Constant(op.input(1));
       if (w != nullptr && w->ndim() == 4) return Layout::kAware;
     }
@@ -397,16 +400,11 @@ void Optimizer::ChannelsLast() {
         if (it == filter_nhwc.end()) {
           // (M, C, kH, kW) -> (M, kH, kW, C)
           const Tensor& src = *Constant(w);
-          const int64_t M = src.dim(0), C = src.dim(1), HW = src.dim(2) * src.dim(3);
           Tensor* dst = nullptr;
-          const std::string name = NewParam(w + "_nhwc", {M, src.dim(2), src.dim(3), C}, &dst);
-          const float* s = src.data<float>();
-          float* d = dst->mutable_data<float>();
-          for (int64_t m = 0; m < M; ++m) {
-            for (int64_t c = 0; c < C; ++c) {
-              for (int64_t p = 0; p < HW; ++p) d[(m * HW + p) * C + c] = s[(m * C + c) * HW + p];
-            }
-          }
+          const std::string name =
+              NewParam(w + "_nhwc", TransposeDims(src.dims(), {0, 2, 3, 1}), &dst);
+          TransposeBytes(src.dims(), OrderSwitchAxes(4, true), sizeof(float), src.data<float>(),
+                         dst->mutable_data<float>());
           it = filter_nhwc.emplace(w, name).first;
         }
         op.set_input(1, it->second);

@@ -86,6 +86,7 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   channels_last_ =
       ResolveChannelsLast(opt_.channels_last, opt_.precision, opt_.device.type, opt_.order);
   job.channels_last = channels_last_;
+  job.nchw_filters = channels_last_ && opt_.device.type == DeviceType::CPU;
   channel_block_ = ResolveChannelBlock(opt_.blocked_layout, opt_.precision, opt_.device.type,
                                        opt_.order, channels_last_);
   job.channel_block = channel_block_;

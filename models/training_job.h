@@ -96,8 +96,10 @@ struct TrainingJob {
   // their names and layout (NCHW under channels last) and are never recomputed.
   std::set<std::string> caller_reads;
   // Channels last (models/channels_last.h): the forward nets' 2-D convolutions and the ops
-  // between them run in NHWC.
+  // between them run in NHWC; with nchw_filters (CPU jobs) the convolutions take their NCHW
+  // filters as they are (filter_order) instead of transposing them in every step.
   bool channels_last = false;
+  bool nchw_filters = false;
   // The channel-blocked layout (models/channels_last.h ToChannelBlocked) when not 0: the forward
   // nets' FP32 convolutions, training batch normalization and the element-wise ops between them
   // on oneDNN's channel blocks of this many channels. Not with channels_last.

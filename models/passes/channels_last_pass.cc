@@ -26,7 +26,8 @@ class ChannelsLastPass : public TrainingPass {
       std::map<std::string, std::vector<int64_t>>* dims =
           job->blob_dims.empty() ? nullptr : &job->blob_dims;
       if (job->channels_last) {
-        net.forward = ToChannelsLast(net.forward, job->ReadAfterStep(net), dims).net;
+        net.forward =
+            ToChannelsLast(net.forward, job->ReadAfterStep(net), dims, job->nchw_filters).net;
         continue;
       }
       std::map<std::string, std::vector<int64_t>> param_dims;

@@ -8,18 +8,19 @@
 #include "core/gradient.h"
 #include "core/math.h"
 #include "operators/nn/channel_block.h"
+#include "operators/tensor/transpose_op.h"
 
 namespace halfcaf {
 
 int64_t CheckConvFilter(const ConvPoolArgs& a, const ConvPoolGeometry& g,
                         const std::vector<int64_t>& w) {
-  const bool nchw = a.order == StorageOrder::NCHW;
+  const bool nchw = a.filter_order == StorageOrder::NCHW;
   const int nd = g.num_spatial_dims();
   const char* layout = nd != 2 ? (nchw ? "(M, C/group, kernel...)" : "(M, kernel..., C/group)")
                        : nchw  ? "(M, C/group, kH, kW)"
                                : "(M, kH, kW, C/group)";
   HALFCAF_ENFORCE(static_cast<int>(w.size()) == nd + 2, a.op_label, ": filter must have ", nd + 2,
-                  " dims ", layout, " in ", StorageOrderName(a.order), " order, got ",
+                  " dims ", layout, " in ", StorageOrderName(a.filter_order), " order, got ",
                   DimsString(w));
   HALFCAF_ENFORCE(g.C % a.group == 0, a.op_label, ": X has C = ", g.C,
                   " channels, which is not divisible by group ", a.group);
@@ -124,6 +125,25 @@ class NchwColumns {
 
 }  // namespace
 
+const float* FilterInOpOrder(const ConvPoolArgs& a, const std::vector<int64_t>& w_dims,
+                             const float* w, std::vector<float>* buf) {
+  if (a.filter_order == a.order) return w;
+  const std::vector<int> axes =
+      OrderSwitchAxes(static_cast<int>(w_dims.size()), a.order == StorageOrder::NHWC);
+  buf->resize(static_cast<size_t>(CheckedNumel(w_dims, "filter")));
+  TransposeBytes(w_dims, axes, sizeof(float), w, buf->data());
+  return buf->data();
+}
+
+void FilterToItsOrder(const ConvPoolArgs& a, const std::vector<int64_t>& w_dims,
+                      const float* op_order, float* out) {
+  const std::vector<int> to_op =
+      OrderSwitchAxes(static_cast<int>(w_dims.size()), a.order == StorageOrder::NHWC);
+  TransposeBytes(TransposeDims(w_dims, to_op),
+                 OrderSwitchAxes(static_cast<int>(w_dims.size()), a.order != StorageOrder::NHWC),
+                 sizeof(float), op_order, out);
+}
+
 ConvOp::ConvOp(const OperatorDef& def, Workspace* ws)
     : ConvPoolOpBase(def, ws, ConvPoolKind::kConv) {
   CheckConvLayout(cp_);
@@ -147,7 +167,7 @@ void ConvOp::RunOnDevice() {
   }
   Tensor* Y = Output(0, g.OutputDims(M, cp_.order));
   const float* x = ReadAsFloat(X, &x_);
-  const float* w = ReadAsFloat(W, &w_);
+  const float* w = FilterInOpOrder(cp_, W.dims(), ReadAsFloat(W, &w_), &w_op_);
   FloatWriter yw(Y, X.dtype(), &y_);
   float* y = yw.data();
 
@@ -230,12 +250,15 @@ void ConvGradientOp::RunOnDevice() {
   CheckConvGradientDY(cp_, dY.dims(), y_dims, X.dims(), W.dims());
   const bool compute_dx = OutputSize() == (no_bias_ ? 2 : 3);
   const float* x = ReadAsFloat(X, &x_);
-  const float* w = ReadAsFloat(W, &w_);
+  const float* w = FilterInOpOrder(cp_, W.dims(), ReadAsFloat(W, &w_), &w_op_);
   const float* dy = ReadAsFloat(dY, &dy_);
 
-  // Outputs are written in float (float16 outputs through scratch) and accumulated from zero.
+  // Outputs are written in float (float16 outputs through scratch) and accumulated from zero;
+  // dfilter in the op's order, then in the filter's when they differ.
   FloatWriter dww(Output(0, W.dims()), W.dtype(), &dw_);
-  float* dw = dww.data();
+  const bool dw_reordered = cp_.filter_order != cp_.order;
+  if (dw_reordered) dw_op_.resize(static_cast<size_t>(W.numel()));
+  float* dw = dw_reordered ? dw_op_.data() : dww.data();
   std::fill_n(dw, W.numel(), 0.f);
   std::optional<FloatWriter> dbw, dxw;
   float* db = nullptr;
@@ -335,6 +358,7 @@ void ConvGradientOp::RunOnDevice() {
       }
     }
   }
+  if (dw_reordered) FilterToItsOrder(cp_, W.dims(), dw, dww.data());
   dww.Commit();
   if (dbw) dbw->Commit();
   if (dxw) dxw->Commit();
@@ -429,6 +453,9 @@ OpSchema& DescribeConv(OpSchema& s) {
       .Arg("legacy_pad", "int, default 0: 0 NOTSET, 1 VALID, 2 SAME, 3 CAFFE_LEGACY_POOLING")
       .Arg("group", "int, default 1: C and M must be divisible by it")
       .Arg("order", "string, default \"NCHW\": \"NCHW\" or \"NHWC\" (any case)")
+      .Arg("filter_order",
+           "string, default: order (halfcaf's, CPU): the filter's layout, \"NCHW\" (M, C/group, "
+           "kH, kW) or \"NHWC\" (M, kH, kW, C/group), 2-D; dfilter of ConvGradient is in it too")
       .Arg("no_gradient_to_input", "int, default 0: the gradient op does not compute dX")
       .Arg("conv_algorithm",
            "int, default 0 (Caffe2's ideep argument): 1 = Winograd on engine DNNL (float32, "

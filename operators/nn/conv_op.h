@@ -2,7 +2,8 @@
 // of `kernels`; 2 for the kernel / kernel_h+kernel_w forms), Y = X (*) filter + bias, computed per
 // image and group as im2col + GEMM.
 //   X      NCHW (N, C, spatial...) or, 2-D only, NHWC (N, H, W, C); float or float16
-//   filter NCHW (M, C/group, kernel...) or NHWC (M, kH, kW, C/group)
+//   filter NCHW (M, C/group, kernel...) or NHWC (M, kH, kW, C/group), per filter_order (default:
+//          order; halfcaf's argument: an NHWC convolution with an NCHW filter)
 //   bias   optional, (M)
 //   Y      NCHW (N, M, out...) or NHWC (N, outH, outW, M), dtype of X
 // Arguments: the conv/pool set of conv_pool_op_base.h (kernel*, stride*, pad*, dilation*,
@@ -30,6 +31,14 @@ void CheckConvBias(const ConvPoolArgs& args, const std::vector<int64_t>& bias_di
 void CheckConvGradientDY(const ConvPoolArgs& args, const std::vector<int64_t>& dy_dims,
                          const std::vector<int64_t>& y_dims, const std::vector<int64_t>& x_dims,
                          const std::vector<int64_t>& filter_dims);
+// The filter (w_dims, in filter_order) in the op's order: w itself when they agree, else a
+// transposed copy in *buf.
+const float* FilterInOpOrder(const ConvPoolArgs& args, const std::vector<int64_t>& w_dims,
+                             const float* w, std::vector<float>* buf);
+// The inverse: a filter in the op's order written into `out` in filter_order (w_dims: its dims
+// there).
+void FilterToItsOrder(const ConvPoolArgs& args, const std::vector<int64_t>& w_dims,
+                      const float* op_order, float* out);
 // NHWC is 2-D only (as in Caffe2's non-cuDNN engines): throws naming the op otherwise.
 void CheckConvLayout(const ConvPoolArgs& args);
 // Checks ConvGradient's output count against no_bias: (dfilter[, dX]) or (dfilter, dbias[, dX]).
@@ -46,7 +55,7 @@ class ConvOp final : public ConvPoolOpBase<CPUContext> {
   void RunOnDevice() override;
 
  private:
-  std::vector<float> x_, w_, b_, y_, col_;
+  std::vector<float> x_, w_, w_op_, b_, y_, col_;
 };
 
 class ConvGradientOp final : public ConvPoolOpBase<CPUContext> {
@@ -56,7 +65,7 @@ class ConvGradientOp final : public ConvPoolOpBase<CPUContext> {
 
  private:
   bool no_bias_;
-  std::vector<float> x_, w_, dy_, dw_, db_, dx_, col_, col_grad_;
+  std::vector<float> x_, w_, w_op_, dy_, dw_, dw_op_, db_, dx_, col_, col_grad_;
 };
 
 }  // namespace halfcaf

@@ -63,6 +63,9 @@ class CudnnConvOpBase : public ConvPoolOpBase<CUDAContext> {
                     DimsString(cp_.kernel));
     CheckConvLayout(cp_);
     RefuseChannelBlock(*this);
+    HALFCAF_ENFORCE(cp_.filter_order == cp_.order, cp_.op_label, ": filter_order ",
+                    StorageOrderName(cp_.filter_order), " with order ", StorageOrderName(cp_.order),
+                    " runs on the CPU only; on CUDA the filter is in the convolution's order");
     if (cp_.legacy_pad == LegacyPadding::NOTSET) {
       for (int d = 0; d < nd; ++d) {
         if (cp_.pads[d] != cp_.pads[nd + d]) {

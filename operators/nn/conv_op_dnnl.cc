@@ -94,8 +94,9 @@ ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_
   }
   d.src = image(C, g.in);
   d.dst = image(M, g.out);
-  // Filter (out channel, in channel, kernel...): NCHW (M, Cg, k...), NHWC (M, k..., Cg).
-  const memory::dims ws = DenseStrides(Cg, g.kernel, nhwc);
+  // Filter (out channel, in channel, kernel...): NCHW (M, Cg, k...), NHWC (M, k..., Cg), per
+  // filter_order (oneDNN reorders it into its own layout either way).
+  const memory::dims ws = DenseStrides(Cg, g.kernel, a.filter_order == StorageOrder::NHWC);
   memory::dims wdims{M, Cg};
   wdims.insert(wdims.end(), g.kernel.begin(), g.kernel.end());
   if (G == 1) {

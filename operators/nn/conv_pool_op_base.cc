@@ -81,6 +81,12 @@ ConvPoolArgs ParseConvPoolArgs(const ArgumentHelper& a, ConvPoolKind kind,
   p.kind = kind;
   const bool pool = kind == ConvPoolKind::kPool;
   p.order = StringToStorageOrder(a.GetSingleArgument<std::string>("order", "NCHW"), op_label);
+  p.filter_order = p.order;
+  if (a.HasArgument("filter_order")) {
+    HALFCAF_ENFORCE(!pool, op_label, ": filter_order applies to convolutions only");
+    p.filter_order =
+        StringToStorageOrder(a.GetSingleArgument<std::string>("filter_order", ""), op_label);
+  }
   const int64_t legacy = a.GetSingleArgument<int64_t>("legacy_pad", 0);
   HALFCAF_ENFORCE(legacy >= 0 && legacy <= 3, op_label,
                   ": legacy_pad must be 0 (NOTSET), 1 "
@@ -96,6 +102,9 @@ ConvPoolArgs ParseConvPoolArgs(const ArgumentHelper& a, ConvPoolKind kind,
   // Kernel first: its length fixes the number of spatial dims (2 unless `kernels` says otherwise).
   p.kernel = ReadPerDim(a, op_label, "kernels", "kernel", {"kernel_h", "kernel_w"}, 2);
   const int nd = p.kernel.empty() ? 2 : static_cast<int>(p.kernel.size());
+  HALFCAF_ENFORCE(p.filter_order == p.order || nd == 2, op_label, ": filter_order ",
+                  StorageOrderName(p.filter_order), " with order ", StorageOrderName(p.order),
+                  " needs a 2-D convolution, got a ", nd, "-D kernel");
   p.stride = ReadPerDim(a, op_label, "strides", "stride", {"stride_h", "stride_w"}, nd);
   p.dilation = ReadPerDim(a, op_label, "dilations", "dilation", {"dilation_h", "dilation_w"}, nd);
   p.pads = ReadPerDim(a, op_label, "pads", "pad", {"pad_t", "pad_l", "pad_b", "pad_r"}, 2 * nd);

@@ -6,7 +6,9 @@
 //   dilations | dilation | dilation_h+dilation_w  default 1
 //   pads (heads then tails) | pad | pad_t+pad_l+pad_b+pad_r   default 0
 //   legacy_pad (0 NOTSET, 1 VALID, 2 SAME, 3 CAFFE_LEGACY_POOLING), global_pooling, group,
-//   order ("NCHW" / "NHWC", any case).
+//   order ("NCHW" / "NHWC", any case); convolutions also filter_order (halfcaf's; default:
+//   order): the layout of the filter, (M, C/group, kH, kW) for NCHW, (M, kH, kW, C/group) for
+//   NHWC, so an NHWC convolution can take an NCHW filter as it is (2-D only).
 // A plural list and its singular forms must not be given together; the _h/_w (and
 // _t/_l/_b/_r) forms must be given as a complete set.
 //
@@ -39,6 +41,7 @@ struct ConvPoolArgs {
   std::string op_label;  // "Conv 'conv1'", used in every error message
   ConvPoolKind kind = ConvPoolKind::kConv;
   StorageOrder order = StorageOrder::NCHW;
+  StorageOrder filter_order = StorageOrder::NCHW;  // convolutions: the filter's layout
   LegacyPadding legacy_pad = LegacyPadding::NOTSET;
   bool global_pooling = false;
   int group = 1;

@@ -88,6 +88,8 @@ ConvTransposeArgs ParseConvTransposeArgs(const ArgumentHelper& args, const std::
   HALFCAF_ENFORCE(p.legacy_pad != LegacyPadding::CAFFE_LEGACY_POOLING, label,
                   ": legacy_pad CAFFE_LEGACY_POOLING (3) does not apply to ConvTranspose (as in "
                   "Caffe2); use NOTSET, VALID or SAME");
+  HALFCAF_ENFORCE(p.filter_order == p.order, label,
+                  ": filter_order does not apply to ConvTranspose (its filter is in its order)");
   const int nd = p.num_spatial_dims();
   HALFCAF_ENFORCE(p.order == StorageOrder::NCHW || nd == 2, label,
                   ": NHWC order supports only 2-D transposed convolution, got a ", nd, "-D kernel ",

@@ -22,6 +22,7 @@
 #include "models/zoo.h"
 #include "operators/nn/bf16_kernels.h"
 #include "operators/nn/channel_block.h"
+#include "tests/util/resnet_job.h"
 #include "tests/util/tiny_training.h"
 
 namespace halfcaf {
@@ -86,6 +87,43 @@ TEST(ChannelsLastTest, ResNetRunsNhwcFromTheFirstConvolutionToThePool) {
   }
 }
 
+// With nchw_filters (CPU): the convolutions read the NCHW filters themselves (filter_order NCHW),
+// so the data's transpose is the only one in front; the forward is the NCHW net's.
+TEST(ChannelsLastTest, NchwFiltersAreReadAsTheyAre) {
+  ModelHelper h("resnet18", "NCHW", false);
+  BuildResNet(&h, 18, 10, 32);
+  const ChannelsLastResult r = ToChannelsLast(h.net(), {}, nullptr, true);
+  EXPECT_EQ(r.converted_convs, 20);
+  EXPECT_EQ(CountType(r.net, "NCHW2NHWC"), 1);  // the data
+  EXPECT_EQ(CountType(r.net, "NHWC2NCHW"), 1);  // pool5, for the FC
+  const std::vector<std::string> params = h.ParamNames();
+  for (const auto& op : r.net.op()) {
+    if (op.type() != "Conv") continue;
+    EXPECT_EQ(OrderArg(op), "NHWC");
+    EXPECT_EQ(ArgumentHelper(op).GetSingleArgument<std::string>("filter_order", ""), "NCHW");
+    EXPECT_TRUE(std::count(params.begin(), params.end(), op.input(1))) << op.input(1);
+  }
+}
+
+// Training with the filters read as they are is training with transposed copies, bit for bit:
+// BF16 mixed precision (oneDNN reorders either layout into the same blocked filter) and FP32.
+TEST(ChannelsLastTest, NchwFiltersTrainBitForBitAsTransposedOnes) {
+  for (const DataType precision : {DataType::BFLOAT16, DataType::FLOAT}) {
+    SCOPED_TRACE(DataTypeName(precision));
+    auto run = [&](bool nchw_filters) {
+      return TrainResNet18Job(precision, [&](TrainingJob* job) {
+        job->channels_last = true;
+        job->nchw_filters = nchw_filters;
+      });
+    };
+    const TrainedJob transposed = run(false), as_they_are = run(true);
+    // The data's, and in the backward part the gradient of pool5's way back to NCHW.
+    EXPECT_EQ(CountType(as_they_are.job.nets[0].step, "NCHW2NHWC"), 2);
+    EXPECT_GT(CountType(transposed.job.nets[0].step, "NCHW2NHWC"), 20);
+    ExpectSameTraining(transposed, as_they_are);
+  }
+}
+
 // Forward outputs of the NCHW and the rewritten net, one after the other in one workspace (the
 // same parameters; training-mode batch normalization normalizes by the batch's statistics).
 void ExpectSameForward(const NetDef& init, const NetDef& fwd, const NetDef& rewritten,
@@ -117,9 +155,12 @@ void ExpectSameForward(const NetDef& init, const NetDef& fwd, const NetDef& rewr
 TEST(ChannelsLastTest, ResNetForwardEqualsTheNchwNet) {
   ModelHelper h("resnet18", "NCHW", false);
   BuildResNet(&h, 18, 10, 64);
-  const NetDef rewritten = ToChannelsLast(h.net(), {}).net;
-  ExpectSameForward(h.init_net(), h.net(), rewritten, {4, 3, 64, 64}, 10,
-                    {"pred", "softmax", "loss"}, 1e-5f);
+  for (const bool nchw_filters : {false, true}) {
+    SCOPED_TRACE(nchw_filters);
+    const NetDef rewritten = ToChannelsLast(h.net(), {}, nullptr, nchw_filters).net;
+    ExpectSameForward(h.init_net(), h.net(), rewritten, {4, 3, 64, 64}, 10,
+                      {"pred", "softmax", "loss"}, 1e-5f);
+  }
 }
 
 // An activation the net's external outputs name, written in place by a ReLU after the

@@ -21,6 +21,7 @@
 #include "models/zoo.h"
 #include "operators/nn/channel_block.h"
 #include "tests/util/op_test_util.h"
+#include "tests/util/resnet_job.h"
 
 namespace halfcaf {
 namespace testing {
@@ -33,53 +34,26 @@ int CountType(const NetDef& net, const std::string& type, int from = 0, int to =
   return n;
 }
 
-struct Trained {
-  std::vector<float> losses;
-  std::map<std::string, std::vector<float>> params;
-  TrainingJob job;
-};
-
 // float32 on the channel-blocked layout with BN + ReLU fused, as the trainer runs it; bfloat16
 // mixed precision channels last (its BN on oneDNN, the sums and ReLUs in bfloat16).
-Trained TrainResNet18(bool fuse, DataType precision = DataType::FLOAT) {
-  ModelHelper h("resnet18", "NCHW", false);
-  BuildResNet(&h, 18, 10, 32);
-  Trained t;
-  t.job = MakeJob(h.init_net(), precision);
-  if (precision == DataType::FLOAT) {
-    t.job.channel_block = CpuConvChannelBlock();
-    t.job.fuse_bn_relu = true;
-  } else {
-    t.job.channels_last = true;
-  }
-  t.job.fuse_residual_relu = fuse;
-  OptimizerOptions o;
-  o.base_lr = 0.05f;
-  o.momentum = 0.9f;
-  t.job.nets.push_back(JobNet::Make("", h.net(), {{"loss", 1.f}}, o));
-  RunPasses(StandardPasses(), &t.job);
-  SetGlobalSeed(5);  // the same initial weights for both
-  Workspace ws;
-  SetInput(&ws, "data", RandomTensor({4, 3, 32, 32}, 19));
-  SetInput(&ws, "label", IntTensor({4}, {1, 3, 7, 9}));
-  JobRunner runner(t.job, &ws);
-  for (int i = 0; i < 3; ++i) {
-    SetInput(&ws, "data", RandomTensor({4, 3, 32, 32}, 20 + i));
-    SetInput(&ws, "label", IntTensor({4}, {i % 10, 3, 7, 9}));
-    runner.Iteration();
-    t.losses.push_back(ToFloatVector(ws.GetTensor("loss"))[0]);
-  }
-  for (const ParamInfo& p : t.job.nets[0].params) {
-    t.params[p.name] = ToFloatVector(ws.GetTensor(p.name));
-  }
-  return t;
+TrainedJob TrainResNet18(bool fuse, DataType precision) {
+  return TrainResNet18Job(precision, [&](TrainingJob* job) {
+    if (precision == DataType::FLOAT) {
+      job->channel_block = CpuConvChannelBlock();
+      job->fuse_bn_relu = true;
+    } else {
+      job->channels_last = true;
+      job->nchw_filters = true;
+    }
+    job->fuse_residual_relu = fuse;
+  });
 }
 
 class ResidualReluFusionTrainingTest : public ::testing::TestWithParam<DataType> {};
 
 TEST_P(ResidualReluFusionTrainingTest, ResNetTrainsBitForBitAsWithout) {
-  const Trained plain = TrainResNet18(false, GetParam());
-  const Trained fused = TrainResNet18(true, GetParam());
+  const TrainedJob plain = TrainResNet18(false, GetParam());
+  const TrainedJob fused = TrainResNet18(true, GetParam());
   const JobNet& p = plain.job.nets[0];
   const JobNet& f = fused.job.nets[0];
   EXPECT_EQ(fused.job.residual_relu_fused, 8);
@@ -97,15 +71,7 @@ TEST_P(ResidualReluFusionTrainingTest, ResNetTrainsBitForBitAsWithout) {
     EXPECT_EQ(CountType(f.step, "ReluGradient", f.backward_begin), 8);
   }
 
-  EXPECT_EQ(fused.losses, plain.losses);
-  ASSERT_EQ(fused.params.size(), plain.params.size());
-  for (const auto& [name, v] : plain.params) {
-    const std::vector<float>& g = fused.params.at(name);
-    ASSERT_EQ(g.size(), v.size()) << name;
-    int64_t differ = 0;
-    for (size_t i = 0; i < v.size(); ++i) differ += g[i] != v[i];
-    EXPECT_EQ(differ, 0) << name << ": " << differ << " of " << v.size() << " values differ";
-  }
+  ExpectSameTraining(plain, fused);
 }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, ResidualReluFusionTrainingTest,
