@@ -2,9 +2,10 @@
 // batch normalization, pooling and element-wise ops between them run in NHWC (models/
 // channels_last.h); with channel_block set, the FP32 convolutions, batch normalization and
 // element-wise ops run on oneDNN's channel-blocked layout instead (ToChannelBlocked, the filters'
-// shapes from the parameters ParamsPass found). Parameters and their 16-bit copies stay NCHW (the filters are transposed in
-// the forward net, their gradients back), so the optimizer, checkpoints and evaluation are as
-// without it. Runs after the mixed-precision pass (the casts it adds are element-wise) and before
+// shapes from the parameters ParamsPass found). Parameters and their 16-bit copies stay NCHW (the
+// convolutions read them as they are with nchw_filters, CPU jobs; otherwise the filters are
+// transposed in the forward net, their gradients back), so the optimizer, checkpoints and
+// evaluation are as without it. Runs after the mixed-precision pass (the casts it adds are element-wise) and before
 // the backward pass, which differentiates the transposes like any op.
 #include "core/enforce.h"
 #include "models/channels_last.h"
