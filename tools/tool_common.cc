@@ -302,9 +302,13 @@ std::string CpuPrecisionWarning(DataType precision, DeviceType device) {
   }
   const BFloat16ConvMath& m = CpuBFloat16ConvMath();
   if (m.in_bfloat16) return "";
-  return "bfloat16 will train about as fast as float32 here, not faster: this CPU's BF16 "
-         "convolution kernels are slower than its FP32 ones (" + m.why + "), so convolutions "
-         "compute in float32 over the bfloat16 tensors; bfloat16 still halves activation memory";
+  return "bfloat16 will not train faster than float32 here, and may train slower: this CPU's "
+         "BF16 convolution kernels are slower than its FP32 ones (" +
+         m.why +
+         "), so "
+         "convolutions compute in float32 over the bfloat16 tensors, converting them, and "
+         "float32 training has fused and channel-blocked paths that bfloat16 has not; use "
+         "--dtype float for speed (bfloat16 still halves activation memory)";
 }
 
 LossScaleSetting ParseLossScale(const std::string& flag, bool given, DataType precision,
