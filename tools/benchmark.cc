@@ -715,10 +715,8 @@ int Main() {
     trace.Finish();
   }
   bench::ComputeSpeedups(&results);
-  std::vector<std::pair<std::string, std::vector<bench::GemmRate>>> rates;
-  for (const auto& p : FLAGS_ceiling ? precisions : std::vector<std::string>{}) {
-    rates.emplace_back(p, bench::MeasureGemmRates(p));
-  }
+  const bench::PrecisionRates rates =
+      bench::MeasureGemmRates(FLAGS_ceiling ? precisions : std::vector<std::string>{});
   bench::ApplyCeiling(rates, &results);
   info.convolutions = bench::JoinNotes(g_conv_notes);
   RemoveTempRendezvous(shards);

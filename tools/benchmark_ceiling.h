@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "core/bfloat16.h"
-#include "core/math.h"
 #include "core/net.h"
 #include "tools/benchmark_output.h"
 #include "tools/benchmark_profile.h"
@@ -58,9 +57,12 @@ inline double BestGemmRate(int64_t n, int reps, const std::function<bool()>& pro
   return best_s > 0 ? flops / best_s / 1e9 : 0;
 }
 
-// The GEMMs usable for `precision`'s math on this CPU and their rates (those that run here).
-inline std::vector<GemmRate> MeasureGemmRates(const std::string& precision,
-                                              int64_t n = kCeilingGemmN, int reps = kCeilingReps) {
+// Each precision's GEMMs that run here and their rates: the SGEMMs (fp32, and fp16, which
+// computes in float on the CPU), with bf16 also oneDNN's BF16 matmul; each GEMM is timed once.
+using PrecisionRates = std::vector<std::pair<std::string, std::vector<GemmRate>>>;
+inline PrecisionRates MeasureGemmRates(const std::vector<std::string>& precisions,
+                                       int64_t n = kCeilingGemmN, int reps = kCeilingReps) {
+  if (precisions.empty()) return {};
   const size_t count = static_cast<size_t>(n * n);
   std::vector<float> a(count), b(count), c(count);
   for (size_t i = 0; i < count; ++i) {
@@ -68,35 +70,40 @@ inline std::vector<GemmRate> MeasureGemmRates(const std::string& precision,
     b[i] = 1.0f - static_cast<float>(i % 5) * 0.125f;
   }
   const int ni = static_cast<int>(n);
-  std::vector<GemmRate> out;
-  auto add = [&](const std::string& name, double rate) {
-    if (rate > 0) out.push_back({name, rate});
+  std::vector<GemmRate> sgemm, bf16;
+  auto add = [](std::vector<GemmRate>* to, const std::string& name, double rate) {
+    if (rate > 0) to->push_back({name, rate});
   };
 #ifdef HALFCAF_WITH_DNNL
-  add("oneDNN sgemm", BestGemmRate(n, reps, [&] {
-        return dnnl_sgemm('N', 'N', n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n) ==
-               dnnl_success;
-      }));
+  add(&sgemm, "oneDNN sgemm", BestGemmRate(n, reps, [&] {
+    return dnnl_sgemm('N', 'N', n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n) ==
+           dnnl_success;
+  }));
 #endif
   // OpenBLAS names the kernels it chose for this CPU (an older family's where it does not know it).
-  add(std::string("OpenBLAS sgemm (") + openblas_get_corename() + " kernels)",
+  add(&sgemm, std::string("OpenBLAS sgemm (") + openblas_get_corename() + " kernels)",
       BestGemmRate(n, reps, [&] {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.f, a.data(), ni,
                     b.data(), ni, 0.f, c.data(), ni);
         return true;
       }));
 #ifdef HALFCAF_WITH_DNNL
-  if (precision == "bf16") {
+  if (std::count(precisions.begin(), precisions.end(), "bf16")) {
     std::vector<BFloat16> ah(count), bh(count), ch(count);
     for (size_t i = 0; i < count; ++i) {
       ah[i] = BFloat16(a[i]);
       bh[i] = BFloat16(b[i]);
     }
-    add("oneDNN bf16 matmul", BestGemmRate(n, reps, [&] {
-          return DnnlBFloat16Gemm(false, false, n, n, n, ah.data(), bh.data(), nullptr, ch.data());
-        }));
+    add(&bf16, "oneDNN bf16 matmul", BestGemmRate(n, reps, [&] {
+      return DnnlBFloat16Gemm(false, false, n, n, n, ah.data(), bh.data(), nullptr, ch.data());
+    }));
   }
 #endif
+  PrecisionRates out;
+  for (const std::string& p : precisions) {
+    out.emplace_back(p, sgemm);
+    if (p == "bf16") out.back().second.insert(out.back().second.end(), bf16.begin(), bf16.end());
+  }
   return out;
 }
 
@@ -129,8 +136,7 @@ inline double StepFlops(Session* s, const std::function<void()>& sync) {
 
 // Fills each result's ceiling from its step FLOPs (Result::step_flops) and the best rate of its
 // precision's GEMMs (`rates`, by precision).
-inline void ApplyCeiling(const std::vector<std::pair<std::string, std::vector<GemmRate>>>& rates,
-                         std::vector<Result>* results) {
+inline void ApplyCeiling(const PrecisionRates& rates, std::vector<Result>* results) {
   for (Result& r : *results) {
     for (const auto& kv : rates) {
       if (kv.first != r.precision || kv.second.empty() || r.step_flops <= 0) continue;
@@ -144,8 +150,7 @@ inline void ApplyCeiling(const std::vector<std::pair<std::string, std::vector<Ge
 
 // The rates, then a row per configuration: halfcaf's share of the ceiling, and with `pytorch` /
 // `ort` the peer's (its images/s over the same ceiling), where it ran.
-inline void PrintCeiling(std::ostream& os,
-                         const std::vector<std::pair<std::string, std::vector<GemmRate>>>& rates,
+inline void PrintCeiling(std::ostream& os, const PrecisionRates& rates,
                          const std::vector<Result>& results, int64_t threads, bool pytorch = false,
                          bool ort = false) {
   os << "\nGEMM ceiling (" << threads << " threads; " << kCeilingGemmN << " x " << kCeilingGemmN
