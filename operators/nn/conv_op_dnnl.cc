@@ -10,7 +10,9 @@
 // kernels on the plain layouts (backward ~20% less, forward about the same).
 // bfloat16 (every input bfloat16) runs on oneDNN's BF16 kernels with FP32 accumulation when
 // DnnlBFloat16Enabled() (dnnl_util.h): AMX or AVX512_BF16, not switched off by HALFCAF_DNNL_BF16=0;
-// on its FP32 kernels over converted copies where those are faster (bf16_kernels.h).
+// on its FP32 kernels over converted copies where those are faster (bf16_kernels.h). The gradient
+// of a pointwise (1 x 1, stride 1) NHWC bfloat16 convolution computing in BF16 runs as two
+// matrix products (conv_1x1_matmul_dnnl.h): AMX's BF16 weight-gradient kernels are 3x slower.
 // With the argument conv_algorithm = 1 (Caffe2's ideep operators' CONV_ALGORITHM_WINOGRAD; 0, the
 // default, is direct) a float32 convolution and its gradients run on oneDNN's Winograd kernels
 // (F(4x4, 3x3) on AVX-512: 3 x 3 filters, stride 1) where it has them and the output is at least
@@ -32,12 +34,13 @@
 #include <unordered_map>
 
 #include "core/enforce.h"
+#include "operators/dnnl_util.h"
 #include "operators/nn/bf16_kernels.h"
 #include "operators/nn/channel_block.h"
+#include "operators/nn/conv_1x1_matmul_dnnl.h"
 #include "operators/nn/conv_dnnl_common.h"
 #include "operators/nn/conv_fusion_op.h"
 #include "operators/nn/conv_op.h"
-#include "operators/dnnl_util.h"
 
 namespace halfcaf {
 
@@ -436,7 +439,11 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
     void* db = no_bias_ ? nullptr : Output(1, {M})->raw_mutable_data(type);
     void* dx = compute_dx ? Output(no_bias_ ? 1 : 2, X.dims())->raw_mutable_data(type) : nullptr;
     try {
-      bwd_.Run(X.raw_data(), dY.raw_data(), W.raw_data(), dW->raw_mutable_data(type), db, dx);
+      if (matmul_) {
+        matmul_->Run(X.raw_data(), dY.raw_data(), W.raw_data(), dW->raw_mutable_data(type), dx);
+      } else {
+        bwd_.Run(X.raw_data(), dY.raw_data(), W.raw_data(), dW->raw_mutable_data(type), db, dx);
+      }
       prepared_.CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN convolution gradient failed: ", e.what());
@@ -446,8 +453,18 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
  private:
   void Prepare(const ConvPoolGeometry& g, int64_t M, bool compute_dx, const Tensor& X,
                const Tensor& W, memory::data_type dt) {
+    matmul_.reset();
     try {
       const ConvDescs d = Descs(g, M, !no_bias_, dt);
+      const bool bf16_math = dnnl_conv::ComputeType(d) == memory::data_type::bf16;
+      if (block_ == 0 && Conv1x1GradientIsMatmul(cp_, g, !no_bias_, bf16_math)) {
+        matmul_.emplace();
+        if (matmul_->Build(g.N * g.in_size(), g.C, M, dt, compute_dx)) {
+          prepared_.usable = true;
+          return;
+        }
+        matmul_.reset();
+      }
       prepared_.usable = WinogradOrDirect(winograd_, d, [&](dnnl::algorithm a) {
         return bwd_.Build(d, ForwardPdWith(d, a), a, !no_bias_, compute_dx);
       });
@@ -457,6 +474,8 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
   }
 
   bool no_bias_;
+  // A pointwise NHWC bfloat16 gradient as matrix products (conv_1x1_matmul_dnnl.h), or bwd_.
+  std::optional<Conv1x1MatmulGradient> matmul_;
   dnnl_conv::BackwardPrimitives<dnnl::convolution_backward_weights,
                                 dnnl::convolution_backward_data>
       bwd_;

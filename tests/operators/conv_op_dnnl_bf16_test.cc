@@ -15,6 +15,7 @@
 #ifdef HALFCAF_WITH_DNNL
 #include "operators/dnnl_util.h"
 #include "operators/nn/bf16_kernels.h"
+#include "operators/nn/conv_1x1_matmul_dnnl.h"
 #endif
 
 namespace halfcaf {
@@ -54,6 +55,9 @@ std::vector<Case> Cases() {
   pointwise.sh = pointwise.sw = 2;
   pointwise.bias = false;
   cases.push_back(pointwise);
+  Case unit{2, 32, 9, 7, 48, 1, 1};  // stride-1 1x1 (a bottleneck's): NHWC, matrix products
+  unit.bias = false;
+  cases.push_back(unit);
   Case grouped{2, 8, 7, 9, 8, 3, 3};
   grouped.group = 2;
   grouped.pt = grouped.pl = grouped.pb = grouped.pr = 1;
@@ -117,6 +121,94 @@ TEST(ConvDnnlBFloat16Test, Float32MathAndBFloat16MathBothMatchTheEmulatedPath) {
     setenv("HALFCAF_DNNL_BF16_MATH", saved.c_str(), 1);
   } else {
     unsetenv("HALFCAF_DNNL_BF16_MATH");
+  }
+}
+
+// Sets an environment variable for a scope (restored after).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_.c_str(), old_.c_str(), 1);
+    } else {
+      unsetenv(name_.c_str());
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
+
+// The gradient of a pointwise NHWC bfloat16 convolution computing in BF16 runs as two matrix
+// products (conv_1x1_matmul_dnnl.h): it must run for exactly those convolutions, and its dW and
+// dX must be those of the convolution primitives and of the float32 default op (on the same
+// bfloat16 values) within one bfloat16 rounding.
+TEST(ConvDnnlBFloat16Test, PointwiseGradientRunsAsMatrixProducts) {
+  if (OperatorRegistry::Find(DeviceType::CPU, "Conv", "DNNL") == nullptr) {
+    GTEST_SKIP() << "built without oneDNN";
+  }
+  if (!DnnlBFloat16Enabled()) GTEST_SKIP() << "no BF16 kernels here";
+  ScopedEnv math("HALFCAF_DNNL_BF16_MATH", "bf16");
+  ASSERT_TRUE(CpuBFloat16ConvMath().in_bfloat16);
+  struct Variant {
+    const char* what;
+    int64_t stride;
+    bool nhwc, bias, filter_nchw;
+    bool matmul;
+  };
+  const Variant variants[] = {{"NHWC 1x1", 1, true, false, false, true},
+                              {"NHWC 1x1, NCHW filter", 1, true, false, true, true},
+                              {"NHWC 1x1 with bias", 1, true, true, false, false},
+                              {"NHWC 1x1 stride 2", 2, true, false, false, false},
+                              {"NCHW 1x1", 1, false, false, false, false}};
+  uint32_t seed = 900;
+  for (const Variant& v : variants) {
+    Case c{2, 32, 9, 7, 48, 1, 1};
+    c.sh = c.sw = v.stride;
+    c.nhwc = v.nhwc;
+    c.bias = v.bias;
+    std::vector<Argument> args = c.Args();
+    if (v.filter_nchw) args.push_back(MakeArgument("filter_order", std::string("NCHW")));
+    auto fp32_in = c.Inputs(seed++);
+    // An NCHW filter of a 1x1 convolution holds the same values in the same order.
+    if (v.filter_nchw) fp32_in["W"].Reshape({c.M, c.C, 1, 1});
+    const std::map<std::string, Tensor> in = AsBFloat16(fp32_in);
+    for (bool with_dx : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << v.what << (with_dx ? ", with dX" : ", no dX"));
+      const OperatorDef def = ConvGradientOpDef("Conv", c.bias, with_dx, args);
+      const int64_t before = Conv1x1MatmulGradientRuns();
+      const std::vector<Tensor> got = RunOpOutputs(def, in);
+      EXPECT_EQ(Conv1x1MatmulGradientRuns() - before, v.matmul ? 1 : 0);
+      std::vector<Tensor> conv;
+      {
+        ScopedEnv off("HALFCAF_DNNL_1X1_MATMUL", "0");
+        conv = RunOpOutputs(def, in);
+      }
+      EXPECT_EQ(Conv1x1MatmulGradientRuns() - before, v.matmul ? 1 : 0) << "switched off";
+      // The float32 default op over the same (bfloat16-rounded) values.
+      std::map<std::string, Tensor> rounded;
+      for (const auto& kv : in) rounded[kv.first] = RoundThroughBFloat16(fp32_in.at(kv.first));
+      Workspace ws;
+      RunWithEngine(def, rounded, "", &ws);
+      ASSERT_EQ(got.size(), conv.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        const std::string name = def.output(i);
+        EXPECT_EQ(got[i].dtype(), DataType::BFLOAT16) << name;
+        ExpectNear(ToFloatVector(got[i]), ToFloatVector(conv[i]), 2e-2f, 8e-3f,
+                   name + " against the convolution primitives");
+        ExpectNear(ToFloatVector(got[i]), ToFloatVector(ws.GetTensor(name)), 1e-2f, 4e-3f,
+                   name + " against float32");
+      }
+    }
   }
 }
 

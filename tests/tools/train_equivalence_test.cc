@@ -128,6 +128,10 @@ std::vector<EquivalenceCase> Cases() {
       Case("bn_cnn_float16", "bn_cnn").Dtype("float16"),
       Case("bn_cnn_bfloat16", "bn_cnn").Dtype("bfloat16"),
       Case("resnet_block_bfloat16", "resnet_block").Dtype("bfloat16"),
+      // Its 1x1 stride-1 convolutions' gradients are matrix products in BF16 channels last
+      // (operators/nn/conv_1x1_matmul_dnnl.h); the FP32 case is the reference's own check.
+      Case("bottleneck", "bottleneck"),
+      Case("bottleneck_bfloat16", "bottleneck").Dtype("bfloat16"),
       // torch.optim's adaptive optimizers (PyTorch's epsilon placement and step count). Not on
       // bn_cnn: its convolution biases feed BatchNorm, which cancels them, so their gradients
       // are rounding noise, which Adam normalises into steps of size lr: they wander apart in

@@ -82,6 +82,31 @@ def resnet_block():
                          nn.Linear(16, 10))
 
 
+class Bottleneck(nn.Module):
+    """A ResNet bottleneck block (1x1, 3x3, 1x1) with a 1x1 projection shortcut, stride 1."""
+
+    def __init__(self, cin, width, cout):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.conv3 = nn.Conv2d(width, cout, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(cout)
+        self.short = nn.Sequential(nn.Conv2d(cin, cout, 1, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.bn2(self.conv2(y)))
+        return torch.relu(self.bn3(self.conv3(y)) + self.short(x))
+
+
+def bottleneck():
+    return nn.Sequential(nn.Conv2d(1, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
+                         Bottleneck(16, 8, 32), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                         nn.Linear(32, 10))
+
+
 def resnet18():
     """torchvision's ResNet-18 for 1-channel 28x28 input and 10 classes."""
     import torchvision
@@ -101,7 +126,7 @@ def mobilenet_v2():
 
 
 FAMILIES = {"mlp": mlp, "lenet": lenet, "bn_cnn": bn_cnn, "resnet_block": resnet_block,
-            "resnet18": resnet18, "mobilenet_v2": mobilenet_v2}
+            "bottleneck": bottleneck, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2}
 
 
 def write_idx(path, array):
