@@ -1,23 +1,26 @@
 // The gradient of a pointwise convolution as two matrix products, for ConvGradient's DNNL engine
-// (conv_op_dnnl.cc). A 2-D NHWC convolution with a 1 x 1 kernel, stride 1, no padding and one
-// group is a product: X is a (P, C) matrix (P = N * H * W rows of C channels), dY a (P, M) one
-// and the filter an (M, C) one in either filter order, so
+// (conv_op_dnnl.cc). A 2-D NHWC convolution with a 1 x 1 kernel, no padding and one group is a
+// product: with stride 1, X is a (P, C) matrix (P = N * H * W rows of C channels), dY a (P, M)
+// one and the filter an (M, C) one in either filter order, so
 //   dW = dY^T X   (M, C)        dX = dY W   (P, C)
 // which oneDNN's matmul primitive computes (FP32 accumulation, one rounding on output, as its
-// convolution gradients do; in a different order, so the two agree within that rounding).
+// convolution gradients do; in a different order, so the two agree within that rounding). With
+// a stride, X's rows at the strided positions are gathered into scratch first (N * Ho * Wo rows),
+// and dX is dY W at those positions and zero elsewhere.
 //
-// Why: with AMX, oneDNN 2.6's BF16 weight-gradient kernels for these convolutions run at a
-// quarter to a half of the rate of its BF16 matmul (ResNet-50's 1 x 1 shapes at batch 8, 2
-// threads: 26.5 ms against 9.0 ms for the twelve shapes, data gradients 7.8 against 6.5 ms); on
-// the AVX512_BF16 kernels without AMX the two take the same time within 5 %. So bfloat16 tensors
-// computing in BF16 (bf16_kernels.h) take this path, float32 ones and bfloat16 ones computing in
-// FP32 keep the convolution primitives, and so does a convolution with a bias (its gradient is
-// the convolution primitive's). HALFCAF_DNNL_1X1_MATMUL=0 in the environment turns it off.
+// Why: with AMX, oneDNN 2.6's BF16 gradient kernels for these convolutions are far slower than
+// its BF16 matmul (ResNet-50's 1 x 1 shapes at batch 8, 2 threads: the weight gradients of the
+// twelve stride-1 shapes 26.5 ms against 9.0 ms, their data gradients 7.8 against 6.5; the three
+// stride-2 projections 14.0 against 2.2 and 5.6 against 1.5); on the AVX512_BF16 kernels without
+// AMX the two take the same time within 5 %. So bfloat16 tensors computing in BF16
+// (bf16_kernels.h) take this path, float32 ones and bfloat16 ones computing in FP32 keep the
+// convolution primitives, and so does a convolution with a bias (its gradient is the convolution
+// primitive's). HALFCAF_DNNL_1X1_MATMUL=0 in the environment turns it off.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
-#include <unordered_map>
+#include <vector>
 
 #include "operators/dnnl_util.h"
 #include "operators/nn/conv_pool_op_base.h"
@@ -34,17 +37,26 @@ std::atomic<int64_t>& Conv1x1MatmulGradientRuns();
 
 class Conv1x1MatmulGradient {
  public:
-  // Builds the products for P rows, C input and M output channels in type `t` (dX's only with
-  // `compute_dx`); false when oneDNN has only reference code for them.
-  bool Build(int64_t P, int64_t C, int64_t M, dnnl::memory::data_type t, bool compute_dx);
+  // Builds the products for geometry `g` (N, C, H x W in, Ho x Wo out, the strides) and M output
+  // channels in type `t` (dX's only with `compute_dx`); false when oneDNN has only reference code
+  // for them.
+  bool Build(const ConvPoolGeometry& g, int64_t M, dnnl::memory::data_type t, bool compute_dx);
   // dW from x and dy; dx (when not null) from dy and w. Inside an operator run.
   void Run(const void* x, const void* dy, const void* w, void* dw, void* dx);
 
  private:
-  bool compute_dx_ = false;
+  // X's rows at the strided positions into `to` (N * Ho * Wo rows).
+  void Gather(const char* x, char* to) const;
+  // dX from the product at the strided positions (`from`), zero elsewhere.
+  void Scatter(const char* from, char* dx) const;
+
+  int64_t N_ = 0, H_ = 0, W_ = 0, Ho_ = 0, Wo_ = 0, sh_ = 1, sw_ = 1;
+  size_t row_bytes_ = 0;  // C elements
+  bool strided_ = false, compute_dx_ = false;
   dnnl::memory dy_t_, x_, dw_;  // dW = dY^T X
   dnnl::memory dy_, w_, dx_;    // dX = dY W
   DnnlPrimitive prim_w_, prim_d_;
+  std::vector<float> gathered_fallback_, product_fallback_;  // outside an operator run
 };
 
 }  // namespace halfcaf

@@ -11,8 +11,8 @@
 // bfloat16 (every input bfloat16) runs on oneDNN's BF16 kernels with FP32 accumulation when
 // DnnlBFloat16Enabled() (dnnl_util.h): AMX or AVX512_BF16, not switched off by HALFCAF_DNNL_BF16=0;
 // on its FP32 kernels over converted copies where those are faster (bf16_kernels.h). The gradient
-// of a pointwise (1 x 1, stride 1) NHWC bfloat16 convolution computing in BF16 runs as two
-// matrix products (conv_1x1_matmul_dnnl.h): AMX's BF16 weight-gradient kernels are 3x slower.
+// of a pointwise (1 x 1, unpadded) NHWC bfloat16 convolution computing in BF16 runs as two
+// matrix products (conv_1x1_matmul_dnnl.h): AMX's BF16 gradient kernels are 1.2-6x slower.
 // With the argument conv_algorithm = 1 (Caffe2's ideep operators' CONV_ALGORITHM_WINOGRAD; 0, the
 // default, is direct) a float32 convolution and its gradients run on oneDNN's Winograd kernels
 // (F(4x4, 3x3) on AVX-512: 3 x 3 filters, stride 1) where it has them and the output is at least
@@ -459,7 +459,7 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
       const bool bf16_math = dnnl_conv::ComputeType(d) == memory::data_type::bf16;
       if (block_ == 0 && Conv1x1GradientIsMatmul(cp_, g, !no_bias_, bf16_math)) {
         matmul_.emplace();
-        if (matmul_->Build(g.N * g.in_size(), g.C, M, dt, compute_dx)) {
+        if (matmul_->Build(g, M, dt, compute_dx)) {
           prepared_.usable = true;
           return;
         }

@@ -168,11 +168,12 @@ TEST(ConvDnnlBFloat16Test, PointwiseGradientRunsAsMatrixProducts) {
   const Variant variants[] = {{"NHWC 1x1", 1, true, false, false, true},
                               {"NHWC 1x1, NCHW filter", 1, true, false, true, true},
                               {"NHWC 1x1 with bias", 1, true, true, false, false},
-                              {"NHWC 1x1 stride 2", 2, true, false, false, false},
+                              {"NHWC 1x1 stride 2", 2, true, false, false, true},
+                              {"NHWC 1x1 stride 3", 3, true, false, false, true},
                               {"NCHW 1x1", 1, false, false, false, false}};
   uint32_t seed = 900;
   for (const Variant& v : variants) {
-    Case c{2, 32, 9, 7, 48, 1, 1};
+    Case c{2, 32, 9, 7, 48, 1, 1};  // 9 x 7 in: 5 x 4 out at stride 2, 3 x 3 at stride 3
     c.sh = c.sw = v.stride;
     c.nhwc = v.nhwc;
     c.bias = v.bias;
@@ -186,7 +187,14 @@ TEST(ConvDnnlBFloat16Test, PointwiseGradientRunsAsMatrixProducts) {
       SCOPED_TRACE(::testing::Message() << v.what << (with_dx ? ", with dX" : ", no dX"));
       const OperatorDef def = ConvGradientOpDef("Conv", c.bias, with_dx, args);
       const int64_t before = Conv1x1MatmulGradientRuns();
-      const std::vector<Tensor> got = RunOpOutputs(def, in);
+      // Outputs that hold stale values first (a strided dX is zero off the strided positions).
+      std::map<std::string, Tensor> stale = in;
+      stale["dW"] = ToBFloat16(RandomTensor(in.at("W").dims(), seed + 50, 5.f, 9.f));
+      if (with_dx) stale["dX"] = ToBFloat16(RandomTensor(in.at("X").dims(), seed + 60, 5.f, 9.f));
+      Workspace run_ws;
+      RunOp(def, stale, &run_ws);
+      std::vector<Tensor> got;
+      for (const std::string& name : def.output()) got.push_back(run_ws.GetTensor(name));
       EXPECT_EQ(Conv1x1MatmulGradientRuns() - before, v.matmul ? 1 : 0);
       std::vector<Tensor> conv;
       {
