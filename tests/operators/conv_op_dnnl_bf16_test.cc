@@ -164,16 +164,19 @@ TEST(ConvDnnlBFloat16Test, PointwiseGradientRunsAsMatrixProducts) {
     int64_t stride;
     bool nhwc, bias, filter_nchw;
     bool matmul;
+    int64_t C = 32, M = 48;
   };
   const Variant variants[] = {{"NHWC 1x1", 1, true, false, false, true},
                               {"NHWC 1x1, NCHW filter", 1, true, false, true, true},
                               {"NHWC 1x1 with bias", 1, true, true, false, false},
                               {"NHWC 1x1 stride 2", 2, true, false, false, true},
                               {"NHWC 1x1 stride 3", 3, true, false, false, true},
+                              {"NHWC 1x1, one output channel", 1, true, false, false, true, 5, 1},
+                              {"NHWC 1x1, one input channel", 2, true, false, false, true, 1, 3},
                               {"NCHW 1x1", 1, false, false, false, false}};
   uint32_t seed = 900;
   for (const Variant& v : variants) {
-    Case c{2, 32, 9, 7, 48, 1, 1};  // 9 x 7 in: 5 x 4 out at stride 2, 3 x 3 at stride 3
+    Case c{2, v.C, 9, 7, v.M, 1, 1};  // 9 x 7 in: 5 x 4 out at stride 2, 3 x 3 at stride 3
     c.sh = c.sw = v.stride;
     c.nhwc = v.nhwc;
     c.bias = v.bias;
