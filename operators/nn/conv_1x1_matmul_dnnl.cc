@@ -37,10 +37,6 @@ DnnlPrimitive MakeMatmul(const memory::desc& a, const memory::desc& b, const mem
   return DnnlPrimitive(dnnl::matmul(pd), pd);
 }
 
-size_t ElementBytes(memory::data_type t) {
-  return t == memory::data_type::f32 ? 4 : t == memory::data_type::bf16 ? 2 : 0;
-}
-
 }  // namespace
 
 bool Conv1x1MatmulGradient::Build(const ConvPoolGeometry& g, int64_t M, memory::data_type t,
@@ -54,11 +50,11 @@ bool Conv1x1MatmulGradient::Build(const ConvPoolGeometry& g, int64_t M, memory::
   sw_ = g.stride[1];
   strided_ = sh_ != 1 || sw_ != 1;
   const int64_t C = g.C, P = N_ * Ho_ * Wo_;  // the product's rows: X's at the output positions
-  row_bytes_ = static_cast<size_t>(C) * ElementBytes(t);
+  row_bytes_ = static_cast<size_t>(C) * memory::data_type_size(t);
   const memory::desc dy_t({M, P}, t, memory::dims{1, M});  // dY (P, M) read transposed
   const memory::desc x({P, C}, t, memory::dims{C, 1});
   const memory::desc dw({M, C}, t, memory::dims{C, 1});
-  bool reference = row_bytes_ == 0;
+  bool reference = false;
   prim_w_ = MakeMatmul(dy_t, x, dw, &reference);
   dy_t_ = memory(dy_t, DnnlEngine(), DNNL_MEMORY_NONE);
   x_ = memory(x, DnnlEngine(), DNNL_MEMORY_NONE);

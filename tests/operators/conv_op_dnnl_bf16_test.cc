@@ -101,10 +101,8 @@ TEST(ConvDnnlBFloat16Test, Float32MathAndBFloat16MathBothMatchTheEmulatedPath) {
   if (OperatorRegistry::Find(DeviceType::CPU, "Conv", "DNNL") == nullptr) {
     GTEST_SKIP() << "built without oneDNN";
   }
-  const char* old = std::getenv("HALFCAF_DNNL_BF16_MATH");
-  const std::string saved = old ? old : "";
   for (const char* math : {"f32", "bf16"}) {
-    setenv("HALFCAF_DNNL_BF16_MATH", math, 1);
+    ScopedEnv set_math("HALFCAF_DNNL_BF16_MATH", math);
     EXPECT_EQ(CpuBFloat16ConvMath().in_bfloat16, std::string(math) == "bf16");
     for (bool nhwc : {false, true}) {
       uint32_t seed = 700;
@@ -117,36 +115,7 @@ TEST(ConvDnnlBFloat16Test, Float32MathAndBFloat16MathBothMatchTheEmulatedPath) {
       }
     }
   }
-  if (old) {
-    setenv("HALFCAF_DNNL_BF16_MATH", saved.c_str(), 1);
-  } else {
-    unsetenv("HALFCAF_DNNL_BF16_MATH");
-  }
 }
-
-// Sets an environment variable for a scope (restored after).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_.c_str(), old_.c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_, old_;
-  bool had_ = false;
-};
 
 // The gradient of a pointwise NHWC bfloat16 convolution computing in BF16 runs as two matrix
 // products (conv_1x1_matmul_dnnl.h): it must run for exactly those convolutions, and its dW and

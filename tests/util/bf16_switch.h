@@ -1,6 +1,7 @@
-// ScopedBf16Off: sets HALFCAF_DNNL_BF16=0 for a scope (restored after), so the operators that
-// would run bfloat16 on oneDNN's BF16 kernels take the emulated path. Without it the tests run as
-// the environment says: `HALFCAF_DNNL_BF16=0 operators_tests` is a CPU without BF16 instructions.
+// ScopedEnv sets an environment variable for a scope. ScopedBf16Off sets HALFCAF_DNNL_BF16=0 for a
+// scope (restored after), so the operators that would run bfloat16 on oneDNN's BF16 kernels take
+// the emulated path. Without it the tests run as the environment says: `HALFCAF_DNNL_BF16=0
+// operators_tests` is a CPU without BF16 instructions.
 // ExpectBFloat16PathsAgree runs an op both ways and compares.
 #pragma once
 
@@ -17,27 +18,36 @@
 namespace halfcaf {
 namespace testing {
 
-class ScopedBf16Off {
+// Sets an environment variable for a scope (restored, or unset, after).
+class ScopedEnv {
  public:
-  ScopedBf16Off() {
-    const char* old = std::getenv("HALFCAF_DNNL_BF16");
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
     had_ = old != nullptr;
     if (had_) old_ = old;
-    setenv("HALFCAF_DNNL_BF16", "0", 1);
+    setenv(name, value, 1);
   }
-  ~ScopedBf16Off() {
+  ~ScopedEnv() {
     if (had_) {
-      setenv("HALFCAF_DNNL_BF16", old_.c_str(), 1);
+      setenv(name_.c_str(), old_.c_str(), 1);
     } else {
-      unsetenv("HALFCAF_DNNL_BF16");
+      unsetenv(name_.c_str());
     }
   }
-  ScopedBf16Off(const ScopedBf16Off&) = delete;
-  ScopedBf16Off& operator=(const ScopedBf16Off&) = delete;
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
 
  private:
-  std::string old_;
+  std::string name_, old_;
   bool had_ = false;
+};
+
+class ScopedBf16Off {
+ public:
+  ScopedBf16Off() : env_("HALFCAF_DNNL_BF16", "0") {}
+
+ private:
+  ScopedEnv env_;
 };
 
 // Runs `def` (created as nets create it: CreateOperator) on bfloat16 inputs `in` twice: with the
