@@ -18,11 +18,13 @@ namespace halfcaf {
 inline uint16_t FloatToBFloat16Bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
   // Adding 0x7fff (+1 when the kept part is odd) carries into bit 16 exactly when the dropped
   // 16 bits are above half, or at half with an odd kept part; a carry out of the mantissa moves
-  // to the next binade, and out of the largest finite value to inf.
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  // to the next binade, and out of the largest finite value to inf. A select rather than a branch
+  // for NaN, so that loops over this vectorize.
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const uint32_t quiet_nan = (u >> 16) | 0x40u;
+  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
 }
 
 inline float BFloat16BitsToFloat(uint16_t b) {

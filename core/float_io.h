@@ -60,6 +60,7 @@ class FloatIn {
   // Floats [off, off + n): t's own data for float, else converted into ThreadFloats(slot, n).
   const float* Read(int64_t off, int64_t n, int slot) const;
   DataType dtype() const { return dtype_; }
+  const void* raw() const { return data_; }  // the tensor's data as stored
 
  private:
   DataType dtype_;
@@ -74,6 +75,8 @@ class FloatOut {
   float* Begin(int64_t off, int64_t n, int slot) const;
   // Stores what was written at Begin's pointer (converts it for 16-bit outputs).
   void End(int64_t off, int64_t n, const float* written) const;
+  DataType dtype() const { return dtype_; }
+  void* raw() const { return data_; }  // the output's data as stored
 
  private:
   DataType dtype_;

@@ -14,7 +14,8 @@ using op_sequence::Ops;
 bool IsFusableBN(const OperatorDef& op) {
   const ArgumentHelper a(op);
   return op.type() == "SpatialBN" && op.output_size() == 5 && RunsOnCpu(op) &&
-         op.engine().empty() && op_sequence::OrderOf(op) == "NCHW" &&
+         op.engine().empty() &&
+         (op_sequence::OrderOf(op) == "NCHW" || op_sequence::OrderOf(op) == "NHWC") &&
          a.GetSingleArgument<int>("is_test", 0) == 0 &&
          a.GetSingleArgument<int>("fuse_relu", 0) == 0;
 }

@@ -1,16 +1,16 @@
-// Batch normalization and the ReLU after it as one op, for FP32 training on the CPU: a training
-// SpatialBN (NCHW, or channel-blocked: models/channels_last.h ToChannelBlocked) whose output only
-// a Relu reads takes the Relu in (fuse_relu = 1, operators/nn/spatial_bn_op.h) and writes the
-// Relu's output itself. Its gradient gates dY by the ReLU recomputed from X, so the Relu's read
-// and write forward and the ReluGradient's three passes backward disappear; the results are the
-// separate ops' bit for bit.
+// Batch normalization and the ReLU after it as one op, for training on the CPU: a training
+// SpatialBN (NCHW, channel-blocked: models/channels_last.h ToChannelBlocked, or NHWC) whose output
+// only a Relu reads takes the Relu in (fuse_relu = 1, operators/nn/spatial_bn_op.h) and writes
+// the Relu's output itself. Its gradient gates dY by the ReLU recomputed from X, so the Relu's
+// read and write forward and the ReluGradient's three passes backward disappear; the results are
+// the separate ops' bit for bit.
 //
-// Fused: SpatialBN in training mode, order NCHW, on the CPU's default engines, without fuse_relu
-// yet, followed by a Relu on the CPU that is the first op to read its output Y; Y is read by
-// nothing else (unless the Relu is in place, where later readers read the Relu's output) and is
-// not in `keep` or an external output, the Relu's output is not the BN's input, and nothing
-// between the two touches it. The caller fuses only float32 nets whose batch normalization runs
-// on the CPU (the op takes float X there only).
+// Fused: SpatialBN in training mode, order NCHW or NHWC, on the CPU's default engines, without
+// fuse_relu yet, followed by a Relu on the CPU that is the first op to read its output Y; Y is
+// read by nothing else (unless the Relu is in place, where later readers read the Relu's output)
+// and is not in `keep` or an external output, the Relu's output is not the BN's input, and
+// nothing between the two touches it. The caller fuses only nets whose fused ops will take their
+// X: float32, or bfloat16 in NHWC (the trainer's bfloat16 channels-last nets).
 #pragma once
 
 #include <set>

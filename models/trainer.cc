@@ -91,8 +91,10 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
                                        opt_.order, channels_last_);
   job.channel_block = channel_block_;
   job.winograd = ResolveWinograd(opt_.conv_algorithm, opt_.precision, opt_.device.type);
-  job.fuse_bn_relu = opt_.device.type == DeviceType::CPU && opt_.precision == DataType::FLOAT &&
-                     !channels_last_;
+  // The fused op takes float X in every layout, bfloat16 X in NHWC (spatial_bn_op.h).
+  job.fuse_bn_relu = opt_.device.type == DeviceType::CPU &&
+                     (opt_.precision == DataType::FLOAT ||
+                      (opt_.precision == DataType::BFLOAT16 && channels_last_));
   job.fuse_residual_relu = opt_.device.type == DeviceType::CPU;
   job.recompute = ParseRecompute(opt_.recompute, &job.recompute_convolutions);
   job.caller_reads.insert(opt_.keep_blobs.begin(), opt_.keep_blobs.end());

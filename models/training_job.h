@@ -107,9 +107,9 @@ struct TrainingJob {
   // Winograd's algorithm (conv_algorithm = 1) for the forward nets' 3 x 3, stride 1 convolutions
   // and their gradients: oneDNN's Winograd kernels where it has them (float32, AVX-512).
   bool winograd = false;
-  // Batch normalization and the ReLU after it as one op (models/bn_relu_fusion.h): for float32
-  // nets whose batch normalization runs on the CPU's own loops (NCHW or channel-blocked, not
-  // channels last). BNReluPass counts the pairs it fused in bn_relu_fused.
+  // Batch normalization and the ReLU after it as one op (models/bn_relu_fusion.h): for nets on
+  // the CPU in float32 (any layout) or bfloat16 channels last. BNReluPass counts the pairs it
+  // fused in bn_relu_fused.
   bool fuse_bn_relu = false;
   int bn_relu_fused = 0;
   // The ReLU after a residual Add in the Add, and the Sum of gradients before its ReluGradient in

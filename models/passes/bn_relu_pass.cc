@@ -1,7 +1,8 @@
-// BNReluPass: in FP32 CPU jobs (fuse_bn_relu), each training SpatialBN whose output only a Relu
-// reads takes the Relu in (models/bn_relu_fusion.h): the separate ops' results bit for bit, with
-// two element-wise passes fewer forward and three backward. Runs after the channels-last pass (which may block the batch normalization) and
-// before the backward pass (which makes the fused op's gradient).
+// BNReluPass: in CPU jobs that allow it (fuse_bn_relu: float32, bfloat16 channels last), each
+// training SpatialBN whose output only a Relu reads takes the Relu in (models/bn_relu_fusion.h):
+// the separate ops' results bit for bit, with two element-wise passes fewer forward and three
+// backward. Runs after the channels-last pass (which may block the batch normalization) and before
+// the backward pass (which makes the fused op's gradient).
 #include "models/bn_relu_fusion.h"
 #include "models/passes/passes.h"
 

@@ -9,14 +9,17 @@
 #include "core/enforce.h"
 #include "core/nan_math.h"
 #include "operators/cpu_parallel.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#define HALFCAF_X86 1
-#endif
+#include "operators/nn/spatial_bn_nhwc.h"
+#include "operators/nn/spatial_bn_wide.h"
 
 namespace halfcaf {
 
 namespace {
+
+using bn_wide::AffineOf;
+using bn_wide::GatedDy;
+using bn_wide::RunWide;
+using bn_wide::WithFlag;
 
 // Per-channel loops, parallel over channels (each channel is summed by one thread in a fixed
 // order, so results do not depend on the thread count). NCHW walks the N contiguous planes of S
@@ -64,19 +67,6 @@ inline double DotDeviationOf(const float* dy, const float* x, int64_t n, float m
   return s;
 }
 
-#define HALFCAF_BN_INLINE __attribute__((always_inline)) inline
-
-// The fused ReLU's gradient at one element (BNReluGate): v = x * a + b recomputed as the forward
-// computed it (this file is built without fused multiply-add), then ReluGradient's rule
-// GatedGradient(y > 0, y, dy) for y = ReluNaN(v), written as three selects on v (y > 0 where v > 0,
-// and y is v where v is NaN) so that they vectorize.
-HALFCAF_BN_INLINE float GatedDy(float x, float dy, float a, float b) {
-  const float v = x * a + b;
-  float g = v > 0.f ? dy : 0.f;
-  g = dy != dy ? dy : g;
-  return v != v ? v : g;
-}
-
 // dy gated over n values whose channels repeat every `period` values (a, b: the first one's
 // coefficients), into this thread's buffer 3 (the loops read dy, x and dx through 0 to 2): NHWC
 // rows (period C) and NCHW planes (GatedPlane). The blocked loops gate in place (SlabValues).
@@ -96,20 +86,6 @@ const float* GatedPlane(const float* dy, const float* x, int64_t n, float a, flo
   float* g = ThreadFloats(3, static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) g[i] = GatedDy(x[i], dy[i], a, b);
   return g;
-}
-
-// The forward's affine map at one element, then the fused ReLU with kRelu.
-template <bool kRelu>
-HALFCAF_BN_INLINE float AffineOf(float x, float a, float b) {
-  const float y = x * a + b;
-  return kRelu ? ReluNaN(y) : y;
-}
-
-// f(std::bool_constant<flag>{}): a run-time flag (the ReLU, the gate) as a template argument.
-template <typename F>
-void WithFlag(bool flag, F&& f) {
-  if (flag) return f(std::true_type{});
-  f(std::false_type{});
 }
 
 // NHWC: per-channel sums over the rows (N * S rows of C values). `add(r0, r1, acc)` adds rows
@@ -300,29 +276,7 @@ HALFCAF_BN_INLINE void BackwardOfSlabs(const BNShape* s, const FloatIn* dy, cons
   }
 }
 
-#ifdef HALFCAF_X86
-template <auto F, typename... A>
-__attribute__((target("avx512f"))) void OnAvx512(A... a) {
-  F(a...);
-}
-template <auto F, typename... A>
-__attribute__((target("avx2"))) void OnAvx2(A... a) {
-  F(a...);
-}
-#endif
-
 std::atomic<BNWidth> width_cap{BNWidth::kAvx512};
-
-// F(a...), F inlined into a copy compiled for the widest vectors this CPU has (up to the cap).
-template <auto F, typename... A>
-void RunWide(A... a) {
-#ifdef HALFCAF_X86
-  const BNWidth cap = width_cap.load(std::memory_order_relaxed);
-  if (cap == BNWidth::kAvx512 && CpuHasAvx512F()) return OnAvx512<F>(a...);
-  if (cap != BNWidth::kBaseline && CpuHasAvx2()) return OnAvx2<F>(a...);
-#endif
-  F(a...);
-}
 
 // f(std::integral_constant<int64_t, B>{}) for the block B (4, 8 or 16).
 template <typename F>
@@ -415,7 +369,9 @@ bool BNWidthAvailable(BNWidth width) {
   return false;
 }
 
-BNWidth CapBlockedBNWidth(BNWidth width) { return width_cap.exchange(width); }
+BNWidth CapBNWidth(BNWidth width) { return width_cap.exchange(width); }
+
+BNWidth bn_wide::WidthCap() { return width_cap.load(std::memory_order_relaxed); }
 
 // The loops below read float16 / bfloat16 data a plane (NCHW) or a chunk of rows (NHWC) at a time,
 // converted into per-thread buffers (core/float_io.h); float data is read in place, so FP32
@@ -444,7 +400,9 @@ void ChannelMeanVar(const BNShape& s, const BNLayout& l, const FloatIn& x, doubl
         var[c] = sq * inv_m;
       }
     });
-  } else {  // NHWC
+  } else if (NhwcBNLoopsTake(x.dtype())) {
+    NhwcMeanVar({N * S, C, x.dtype()}, x.raw(), mean, var);
+  } else {  // NHWC float16
     const int64_t rows = N * S;
     NhwcChannelSums(
         rows, C, 1,
@@ -490,7 +448,9 @@ void ChannelBackward(const BNShape& s, const BNLayout& l, const FloatIn& dy, con
         dx.End(p * S, S, dxp);
       }
     });
-  } else {  // NHWC
+  } else if (NhwcBNLoopsTake(x.dtype()) && dy.dtype() == x.dtype() && dx.dtype() == x.dtype()) {
+    NhwcBackward({N * S, C, x.dtype()}, dy.raw(), x.raw(), mean, a, b, k, gate, dx.raw());
+  } else {  // NHWC, float16 or mixed types
     ParallelFor(N * S, 4.0 * C, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const float* dyr = dy.Read(r * C, C, 0);
@@ -524,7 +484,9 @@ void ChannelGradSums(const BNShape& s, const BNLayout& l, const FloatIn& x, cons
         sum_dy_xc[c] = b;
       }
     });
-  } else {  // NHWC
+  } else if (NhwcBNLoopsTake(x.dtype()) && dy.dtype() == x.dtype()) {
+    NhwcGradSums({N * S, C, x.dtype()}, x.raw(), dy.raw(), mean, gate, sum_dy, sum_dy_xc);
+  } else {  // NHWC, float16 or mixed types
     std::vector<double> sums(static_cast<size_t>(2 * C));
     NhwcChannelSums(
         N * S, C, 2,
@@ -566,7 +528,9 @@ void ChannelAffine(const BNShape& s, const BNLayout& l, const FloatIn& x, const 
           y.End(p * S, S, yp);
         }
       });
-    } else {  // NHWC
+    } else if (NhwcBNLoopsTake(x.dtype()) && y.dtype() == x.dtype()) {
+      NhwcAffine({N * S, C, x.dtype()}, x.raw(), a, b, y.raw(), R);
+    } else {  // NHWC, float16 or mixed types
       ParallelFor(N * S, 2.0 * C, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
           const float* xr = x.Read(r * C, C, 0);

@@ -16,12 +16,13 @@
 
 namespace halfcaf {
 
-// The vector widths the channel-blocked loops are compiled for; they take the widest this CPU has.
+// The vector widths the channel-blocked and NHWC loops are compiled for; they take the widest this
+// CPU has.
 enum class BNWidth { kBaseline, kAvx2, kAvx512 };
 bool BNWidthAvailable(BNWidth width);
-// Caps the width the blocked loops take (tests run each width against the NCHW loops); returns
-// the previous cap. The default cap is kAvx512.
-BNWidth CapBlockedBNWidth(BNWidth width);
+// Caps the width the loops take (tests run each width against the NCHW loops); returns the
+// previous cap. The default cap is kAvx512.
+BNWidth CapBNWidth(BNWidth width);
 
 // y = x * a[c] + b[c], or with `relu` ReluNaN(x * a[c] + b[c]) (SpatialBN's fuse_relu); y may
 // alias x.

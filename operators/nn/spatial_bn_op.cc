@@ -77,6 +77,19 @@ bool ReadBNFuseRelu(const OperatorBase& op) {
   return v == 1;
 }
 
+void EnforceBNFuseReluTypes(const OperatorBase& op, bool fuse_relu, const BNLayout& layout,
+                            const Tensor& X, const Tensor* dY) {
+  if (!fuse_relu) return;
+  const bool nhwc = layout.order == BNOrder::NHWC && layout.block == 0;
+  const DataType t = X.dtype();
+  const bool ok = (t == DataType::FLOAT || (t == DataType::BFLOAT16 && nhwc)) &&
+                  (dY == nullptr || dY->dtype() == t);
+  HALFCAF_ENFORCE(ok, op.type(),
+                  ": fuse_relu takes float X (and dY), or bfloat16 X (and dY) in NHWC, got X ",
+                  X.DebugString(), dY != nullptr ? " and dY " + dY->DebugString() : "", " in ",
+                  layout.block > 0 ? "channel-blocked NCHW" : BNOrderName(layout.order));
+}
+
 void RefuseBNFuseRelu(const OperatorBase& op) {
   HALFCAF_ENFORCE(!ReadBNFuseRelu(op), op.type(),
                   ": fuse_relu (a ReLU fused into batch normalization) runs on the CPU only; "
@@ -159,8 +172,7 @@ float* BNRunningStat(Operator<CPUContext>* op, int in, int out, int64_t C, const
 void SpatialBNOp::RunOnDevice() {
   const Tensor& X = Input(0);
   EnforceFloatType(X, "X");
-  HALFCAF_ENFORCE(!fuse_relu_ || X.dtype() == DataType::FLOAT,
-                  "SpatialBN: fuse_relu takes float X, got ", X.DebugString());
+  EnforceBNFuseReluTypes(*this, fuse_relu_, layout_, X, nullptr);
   const std::vector<int64_t> dims = BNDimsOf(X, layout_, type());
   const DataType dtype = X.dtype();
   const BNShape s = ComputeBNShape(dims, layout_.order);
@@ -261,9 +273,7 @@ void SpatialBNGradientOp::RunOnDevice() {
   const FloatIn x(X), dy(dY);  // before Output: dX may be dY
   BNReluGate gate{nullptr, nullptr};
   if (fuse_relu_) {
-    HALFCAF_ENFORCE(X.dtype() == DataType::FLOAT && dY.dtype() == DataType::FLOAT,
-                    "SpatialBNGradient: fuse_relu takes float X and dY, got ", X.DebugString(),
-                    " and ", dY.DebugString());
+    EnforceBNFuseReluTypes(*this, true, layout_, X, &dY);
     const Tensor& bias_t = Input(5);
     EnforceBNChannelParam(bias_t, "bias", s, BNDimsOf(X, layout_, type()), layout_.order);
     alpha_.resize(C);
@@ -408,8 +418,9 @@ OPERATOR_SCHEMA(SpatialBN)
          "int, default 0 (halfcaf extension): 1 = the running variance takes the unbiased batch "
          "variance (times M / (M - 1)), as PyTorch's and cuDNN's do")
     .Arg("fuse_relu",
-         "int, default 0 (halfcaf extension, CPU, float X): 1 = Y = max(BN(X), 0) (NaN stays "
-         "NaN), a Relu fused in; its gradient takes bias as a sixth input")
+         "int, default 0 (halfcaf extension, CPU; float X, or bfloat16 X in NHWC): 1 = Y = "
+         "max(BN(X), 0) (NaN stays NaN), a Relu fused in; its gradient takes bias as a sixth "
+         "input")
     .Input(0, "X", "input (N, C, ...) or (N, ..., C), 3-D to 5-D")
     .Input(1, "scale", "float (C)")
     .Input(2, "bias", "float (C)")

@@ -1,28 +1,28 @@
-// SpatialBN and SpatialBNGradient in training mode on NHWC 4-D tensors with engine DNNL:
-// oneDNN's batch normalization primitives (statistics, normalisation and gradients in FP32), in
-// float, and in bfloat16 on oneDNN's BF16 kernels when DnnlBFloat16Enabled() (dnnl_util.h), with
-// the FP32 scale, bias and statistics of the default operators (spatial_bn_op.h). CreateOperator
-// prefers this engine on CPU.
+// SpatialBN and SpatialBNGradient in training mode on NHWC 4-D tensors with engine DNNL, where
+// the op names the engine: oneDNN's batch normalization primitives (statistics, normalisation and
+// gradients in FP32), in float, and in bfloat16 on oneDNN's BF16 kernels when
+// DnnlBFloat16Enabled() (dnnl_util.h), with the FP32 scale, bias and statistics of the default
+// operators (spatial_bn_op.h).
 //
-// Measured per op (8 x 56 x 56 x 256, 2 threads), forward and gradient: oneDNN's NHWC kernels
-// take about half the time of the default op's loops; on NCHW they take 2-3x longer, so NCHW,
-// test mode (is_test=1: the inference plan folds it into the convolution anyway) and other ranks
-// stay on the default operator (declined at creation). At run time the default op also runs for
-// float16, mixed types, bfloat16 with the BF16 kernels off, in-place calls and empty batches,
-// and it reports every bad input with its own messages.
+// CreateOperator's preference for DNNL on the CPU does not take it: the default op's NHWC loops
+// (spatial_bn_nhwc.h) are faster (8 x 56 x 56 x 256, 2 threads, forward / gradient: bfloat16
+// 1.0 / 1.1 ms against oneDNN's 1.8 / 3.0; float 1.7 / 2.2 against 2.1 / 3.7) and gate a fused
+// ReLU, which oneDNN's do only with a workspace passed from the forward op to the gradient op.
+// NCHW, channel-blocked X, fuse_relu and test mode are declined at creation; at run time the
+// default op also runs for float16, mixed types, bfloat16 with the BF16 kernels off, in-place
+// calls and empty batches, and it reports every bad input with its own messages.
 //
-// Channel-blocked X (channel_block, oneDNN's nChw<B>c) is declined too: oneDNN's kernels are fast
-// there, but they sum in float, and the training rewrite that makes those tensors promises the
-// NCHW results bit for bit, which the default op's blocked loops give (spatial_bn_loops.h).
-//
-// Results equal the default op's to rounding: oneDNN sums in float, the default op in double.
-// The gradient gets the variance back from the saved inverse std (var = 1 / inv_std^2 - epsilon;
-// oneDNN adds epsilon again).
+// Results equal the default op's to rounding (both sum in float within chunks of rows; the
+// default op adds the chunks in double). The gradient gets the variance back from the saved
+// inverse std (var = 1 / inv_std^2 - epsilon; oneDNN adds epsilon again).
+#include <algorithm>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/enforce.h"
+#include "core/strings.h"
 #include "operators/dnnl_util.h"
 #include "operators/nn/spatial_bn_op.h"
 
@@ -36,8 +36,15 @@ dnnl::normalization_flags ScaleShift() {
   return dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
 }
 
-// NHWC training SpatialBN only: the default op is made for the rest.
+// NHWC training SpatialBN only, and only where the op names the engine: the default op is made
+// for the rest.
 void DeclineUnlessNhwcTraining(const OperatorBase& op) {
+  const std::vector<std::string> engines = SplitList(op.def().engine());
+  if (std::find(engines.begin(), engines.end(), "DNNL") == engines.end()) {
+    HALFCAF_UNSUPPORTED(op.type(),
+                        ": the default op's NHWC loops are faster (engine DNNL only "
+                        "where named)");
+  }
   if (ReadBNLayout(op).block != 0) {
     HALFCAF_UNSUPPORTED(op.type(), ": the default op runs channel-blocked tensors");
   }

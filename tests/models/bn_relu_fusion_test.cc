@@ -1,5 +1,5 @@
-// The batch norm + ReLU fusion of FP32 CPU training nets (models/bn_relu_fusion.h): which pairs it
-// fuses and which it leaves, and when the trainer asks for it. The fused ops against the separate
+// The batch norm + ReLU fusion of CPU training nets (models/bn_relu_fusion.h): which pairs it
+// fuses and which it leaves, and where the trainer asks for it. The fused ops against the separate
 // ones are tests/operators/spatial_bn_relu_test.cc; ChannelBlockedTest.
 // TrainingIsTheNchwTrainingBitForBit trains fused on both layouts; the PyTorch equivalence suite
 // trains the zoo's ResNets with it.
@@ -7,10 +7,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "core/argument.h"
+#include "models/model_helper.h"
+#include "models/trainer.h"
+#include "models/zoo.h"
+#include "tests/util/tiny_training.h"
 
 namespace halfcaf {
 namespace testing {
@@ -42,11 +47,16 @@ bool Fused(const OperatorDef& op) {
 }
 
 TEST(BNReluFusionTest, FusesInPlaceAndNewOutputRelus) {
-  // NCHW as well as channel-blocked.
+  // NCHW and NHWC as well as channel-blocked.
   OperatorDef nchw = BlockedBN("x", "y");
   nchw.clear_arg();
   BNReluFusion plain = FuseBNRelu(Net({nchw, Relu("y", "y")}), {});
   EXPECT_EQ(plain.fused, 1);
+  OperatorDef nhwc = nchw;
+  SetArgument(&nhwc, "order", std::string("NHWC"));
+  plain = FuseBNRelu(Net({nhwc, Relu("y", "y")}), {});
+  EXPECT_EQ(plain.fused, 1);
+  EXPECT_TRUE(Fused(plain.net.op(0)));
   // In place (Caffe2's ResNets): the BN keeps its output name.
   BNReluFusion f = FuseBNRelu(Net({BlockedBN("x", "y"), Relu("y", "y"), Relu("y", "z")}), {});
   EXPECT_EQ(f.fused, 1);
@@ -88,12 +98,8 @@ TEST(BNReluFusionTest, LeavesWhatItCannotFuse) {
             {}, "r read before the Relu");
   // The Relu's output is the BN's input (the gradient needs X).
   unchanged(Net({BlockedBN("x", "y"), Relu("y", "x")}), {}, "r is X");
-  // Not a training NCHW BN on the default CPU engine: NHWC (oneDNN's), an engine asked for, test
-  // mode, already fused; nor a Relu with an engine or on CUDA.
-  OperatorDef nhwc = BlockedBN("x", "y");
-  nhwc.clear_arg();
-  SetArgument(&nhwc, "order", std::string("NHWC"));
-  unchanged(Net({nhwc, Relu("y", "y")}), {}, "NHWC BN");
+  // Not a training BN on the default CPU engine: an engine asked for, test mode, already fused;
+  // nor a Relu with an engine or on CUDA.
   OperatorDef dnnl = BlockedBN("x", "y");
   dnnl.set_engine("DNNL");
   unchanged(Net({dnnl, Relu("y", "y")}), {}, "BN with an engine");
@@ -112,6 +118,35 @@ TEST(BNReluFusionTest, LeavesWhatItCannotFuse) {
   unchanged(Net({BlockedBN("x", "y"), engine_relu}), {}, "Relu with an engine");
   unchanged(Net({BlockedBN("x", "y"), MakeOperatorDef("Sigmoid", "", {"y"}, {"y"})}), {},
             "not a Relu");
+}
+
+// The trainer fuses where the fused op takes the batch normalization's X: float32 in any layout,
+// bfloat16 channels last (NHWC); not bfloat16 NCHW nor float16 (ResNet-18: nine BN + ReLU pairs).
+TEST(BNReluFusionTest, TheTrainerFusesWhereTheFusedOpTakesX) {
+  ModelHelper h("resnet18", "NCHW", false);
+  BuildResNet(&h, 18, 10, 32);
+  struct Case {
+    DataType precision;
+    const char* channels_last;
+    bool fused;
+  };
+  for (const Case& c :
+       {Case{DataType::FLOAT, "off", true}, Case{DataType::FLOAT, "on", true},
+        Case{DataType::BFLOAT16, "on", true}, Case{DataType::BFLOAT16, "off", false},
+        Case{DataType::FLOAT16, "off", false}}) {
+    SCOPED_TRACE(std::string(DataTypeName(c.precision)) + " channels_last " + c.channels_last);
+    TrainerOptions o = SyntheticImageOptions({3, 32, 32}, 10, 2);
+    o.precision = c.precision;
+    o.channels_last = c.channels_last;
+    o.blocked_layout = "off";
+    Trainer t(h.init_net(), h.net(), o);
+    t.Initialize();
+    const bool fused =
+        t.ConvolutionSummary().find("batch norm + ReLU fused (9)") != std::string::npos;
+    EXPECT_EQ(fused, c.fused) << t.ConvolutionSummary();
+    t.Step();
+    EXPECT_TRUE(std::isfinite(t.ReadStats().loss));
+  }
 }
 
 }  // namespace

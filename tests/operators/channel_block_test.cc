@@ -235,8 +235,8 @@ TEST(ChannelBlockTest, SpatialBNAndGradientMatchNchwBitForBit) {
     DataType dtype;
   };
   struct Cap {  // the blocked loops' vector width, restored at the end
-    explicit Cap(BNWidth w) : previous(CapBlockedBNWidth(w)) {}
-    ~Cap() { CapBlockedBNWidth(previous); }
+    explicit Cap(BNWidth w) : previous(CapBNWidth(w)) {}
+    ~Cap() { CapBNWidth(previous); }
     BNWidth previous;
   };
   for (const BNWidth width : {BNWidth::kAvx512, BNWidth::kAvx2, BNWidth::kBaseline}) {

@@ -1,4 +1,4 @@
-// SpatialBN / SpatialBNGradient in training mode on NHWC with engine DNNL (oneDNN's batch
+// SpatialBN / SpatialBNGradient in training mode on NHWC with engine DNNL named (oneDNN's batch
 // normalization) against the default CPU implementation: every output (Y, running statistics,
 // saved mean and inverse std; dX, dscale, dbias) within rounding in float, within bfloat16
 // tolerance on the BF16 kernels (with proof they ran), and the cases left to the default op.
@@ -27,15 +27,21 @@ std::vector<Argument> Args(const std::string& order = "NHWC") {
           MakeArgument("momentum", 0.8f)};
 }
 
+// The ops name the engine: CreateOperator's preference for DNNL alone does not take it.
+OperatorDef Named(OperatorDef def) {
+  def.set_engine("DNNL");
+  return def;
+}
+
 OperatorDef Forward(const std::string& order = "NHWC") {
-  return MakeOperatorDef("SpatialBN", "", {"X", "scale", "bias", "rm", "rv"},
-                         {"Y", "rm", "rv", "saved_mean", "saved_inv_std"}, Args(order));
+  return Named(MakeOperatorDef("SpatialBN", "", {"X", "scale", "bias", "rm", "rv"},
+                               {"Y", "rm", "rv", "saved_mean", "saved_inv_std"}, Args(order)));
 }
 
 OperatorDef Gradient() {
-  return MakeOperatorDef("SpatialBNGradient", "",
-                         {"X", "scale", "dY", "saved_mean", "saved_inv_std"},
-                         {"dX", "dscale", "dbias"}, Args());
+  return Named(MakeOperatorDef("SpatialBNGradient", "",
+                               {"X", "scale", "dY", "saved_mean", "saved_inv_std"},
+                               {"dX", "dscale", "dbias"}, Args()));
 }
 
 // NHWC X with a per-channel offset and spread, the parameters, running statistics (or none), dY,
@@ -108,15 +114,17 @@ TEST(SpatialBNDnnlTest, BFloat16FastPathMatchesEmulatedPath) {
   }
 }
 
-TEST(SpatialBNDnnlTest, DefaultOpForNchwTestModeAndInPlace) {
+TEST(SpatialBNDnnlTest, DefaultOpUnlessNamedForNchwTestModeAndInPlace) {
   SKIP_WITHOUT_DNNL();
   const auto in = Inputs({2, 3, 4, 8}, 5, true);
   Workspace ws;
   for (const auto& kv : in) SetInput(&ws, kv.first, kv.second);
-  OperatorDef test_mode = MakeOperatorDef("SpatialBN", "", {"X", "scale", "bias", "rm", "rv"},
-                                          {"Y"}, {MakeArgument("order", std::string("NHWC")),
-                                                  MakeArgument("is_test", 1)});
-  for (const OperatorDef& def : {Forward("NCHW"), test_mode}) {
+  OperatorDef test_mode = Named(
+      MakeOperatorDef("SpatialBN", "", {"X", "scale", "bias", "rm", "rv"}, {"Y"},
+                      {MakeArgument("order", std::string("NHWC")), MakeArgument("is_test", 1)}));
+  OperatorDef unnamed = Forward();
+  unnamed.clear_engine();
+  for (const OperatorDef& def : {Forward("NCHW"), test_mode, unnamed}) {
     auto chosen = CreateOperator(def, &ws);
     auto plain = (*OperatorRegistry::Find(DeviceType::CPU, "SpatialBN", ""))(def, &ws);
     EXPECT_EQ(typeid(*chosen), typeid(*plain)) << def.type() << " " << ArgumentHelper(def).GetSingleArgument<std::string>("order", "");

@@ -63,8 +63,8 @@ std::vector<int64_t> DimsOf(const Layout& l, int64_t N, int64_t C, int64_t H, in
 
 TEST(SpatialBNReluTest, FusedEqualsSpatialBNThenReluBitForBit) {
   struct Cap {
-    explicit Cap(BNWidth w) : previous(CapBlockedBNWidth(w)) {}
-    ~Cap() { CapBlockedBNWidth(previous); }
+    explicit Cap(BNWidth w) : previous(CapBNWidth(w)) {}
+    ~Cap() { CapBNWidth(previous); }
     BNWidth previous;
   };
   const float nan = std::numeric_limits<float>::quiet_NaN();
