@@ -2,10 +2,12 @@
 
 #include <type_traits>
 
+#include "core/bfloat16.h"
 #include "core/float_io.h"
 #include "core/gradient.h"
 #include "core/nan_math.h"
 #include "operators/cpu_parallel.h"
+#include "operators/math/bf16_vector_loops.h"
 
 namespace halfcaf {
 
@@ -57,6 +59,20 @@ void BinaryElementwiseOp<Functor>::RunAddRelu(const Tensor& A, const Tensor& B) 
       ": fuse_relu (Add + Relu as one op) takes float, float16 or bfloat16 A and B of one shape, "
       "got ",
       A.DebugString(), " and ", B.DebugString());
+  if (A.dtype() == DataType::BFLOAT16 && B.dtype() == DataType::BFLOAT16) {
+    // Bit patterns, on vectors where the CPU has them (bf16_vector_loops.h); before Output: C may
+    // be A or B.
+    const auto* a = reinterpret_cast<const uint16_t*>(A.data<BFloat16>());
+    const auto* b = reinterpret_cast<const uint16_t*>(B.data<BFloat16>());
+    auto* c = reinterpret_cast<uint16_t*>(Output(0, A.dims())->template mutable_data<BFloat16>());
+    ForEachPiece(A.numel(), 1.0, [&](int64_t off, int64_t n) {
+      for (int64_t i = off + AddReluBFloat16Vectors(a + off, b + off, c + off, n); i < off + n;
+           ++i) {
+        c[i] = FloatToBFloat16Bits(ReluNaN(BFloat16BitsToFloat(a[i]) + BFloat16BitsToFloat(b[i])));
+      }
+    });
+    return;
+  }
   if (A.dtype() != DataType::FLOAT || B.dtype() != DataType::FLOAT) {
     // As the unfused Add: converted piece by piece, C in A's type. Rounding keeps the sign (and
     // NaN), so rounding ReluNaN(a + b) is the Relu of the rounded sum.

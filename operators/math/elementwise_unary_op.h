@@ -21,6 +21,7 @@
 #include "core/gradient.h"
 #include "core/operator.h"
 #include "operators/cpu_parallel.h"
+#include "operators/math/bf16_vector_loops.h"
 
 namespace halfcaf {
 
@@ -38,6 +39,13 @@ Functor MakeUnaryFunctor(const OperatorBase& op, bool for_gradient) {
     return Functor();
   }
 }
+
+// A Functor whose gradient is ReLU's gate (kReluGate) runs bfloat16 gradients on AVX-512F vectors
+// where the CPU has them (operators/math/bf16_vector_loops.h).
+template <class F, class = void>
+struct IsReluGate : std::false_type {};
+template <class F>
+struct IsReluGate<F, std::void_t<decltype(F::kReluGate)>> : std::bool_constant<F::kReluGate> {};
 
 template <class Functor>
 class UnaryElementwiseOp final : public Operator<CPUContext> {
@@ -97,7 +105,12 @@ class UnaryElementwiseGradientOp final : public Operator<CPUContext> {
         auto* dx =
             reinterpret_cast<uint16_t*>(Output(0, Y.dims())->template mutable_data<BFloat16>());
         ForEachPiece(Y.numel(), 1.0, [&](int64_t off, int64_t n) {
-          for (int64_t i = off; i < off + n; ++i) dx[i] = Functor::BackwardBFloat16Bits(y[i], dy[i]);
+          int64_t i = off;
+          if constexpr (IsReluGate<Functor>::value) {
+            const uint16_t* dys[1] = {dy + off};
+            i += ReluGradientBFloat16Vectors(y + off, dys, 1, dx + off, n);
+          }
+          for (; i < off + n; ++i) dx[i] = Functor::BackwardBFloat16Bits(y[i], dy[i]);
         });
         return;
       }
@@ -198,9 +211,16 @@ class UnaryElementwiseGradientOp final : public Operator<CPUContext> {
     const auto* y = reinterpret_cast<const uint16_t*>(Y.data<BFloat16>());
     BFloat16* dx = Output(0, Y.dims())->template mutable_data<BFloat16>();  // may be a dY
     ForEachPiece(Y.numel(), static_cast<double>(dys.size()), [&](int64_t off, int64_t n) {
+      int64_t done = 0;
+      if constexpr (IsReluGate<Functor>::value) {
+        std::vector<const uint16_t*> d;
+        for (const BFloat16* p : dys) d.push_back(reinterpret_cast<const uint16_t*>(p + off));
+        done = ReluGradientBFloat16Vectors(y + off, d.data(), d.size(),
+                                           reinterpret_cast<uint16_t*>(dx + off), n);
+      }
       constexpr int64_t kBlock = 1024;
       float acc[kBlock], x[kBlock];
-      for (int64_t b = off; b < off + n; b += kBlock) {
+      for (int64_t b = off + done; b < off + n; b += kBlock) {
         const size_t len = static_cast<size_t>(std::min(kBlock, off + n - b));
         BFloat16ToFloatArray(dys[0] + b, acc, len);
         for (size_t k = 1; k < dys.size(); ++k) {

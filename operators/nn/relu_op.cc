@@ -25,6 +25,7 @@ inline uint16_t NaNMask(uint16_t b) {
 }
 
 struct ReluFunctor {
+  static constexpr bool kReluGate = true;  // bfloat16 gradients on vectors (elementwise_unary_op.h)
   static float Forward(float x) { return ReluNaN(x); }
   static float Backward(float y, float dy) { return GatedGradient(y > 0.f, y, dy); }
 

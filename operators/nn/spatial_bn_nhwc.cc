@@ -4,12 +4,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/bfloat16_avx512.h"
 #include "core/enforce.h"
 #include "operators/cpu_parallel.h"
 #include "operators/nn/spatial_bn_wide.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
+#ifdef HALFCAF_BF16_AVX512
 #define HALFCAF_NHWC_AVX512 1
 #endif
 
@@ -159,34 +158,14 @@ HALFCAF_BN_INLINE void BackwardRows(const T* dy, const T* x, T* dx, int64_t C, i
 
 #ifdef HALFCAF_NHWC_AVX512
 
-#define HALFCAF_AVX512 __attribute__((target("avx512f"), always_inline)) inline
-
-HALFCAF_AVX512 __m512 LoadBf16(const uint16_t* p) {
-  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
-// FloatToBFloat16Bits of each lane, in the lane's low 16 bits.
-HALFCAF_AVX512 __m512i Bf16Bits(__m512 v) {
-  const __m512i u = _mm512_castps_si512(v);
-  const __m512i top = _mm512_srli_epi32(u, 16);
-  const __m512i bias =
-      _mm512_add_epi32(_mm512_set1_epi32(0x7fff), _mm512_and_si512(top, _mm512_set1_epi32(1)));
-  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(u, bias), 16);
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                _mm512_set1_epi32(0x7f800000));
-  return _mm512_mask_blend_epi32(nan, rounded, _mm512_or_si512(top, _mm512_set1_epi32(0x40)));
-}
-
-HALFCAF_AVX512 void StoreBf16(uint16_t* p, __m512 v) {
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(Bf16Bits(v)));
-}
+using bf16_avx512::Load;
+using bf16_avx512::Store;
 
 // GOf<uint16_t, true> lane by lane, from v = x * alpha + beta: the stored ReLU output is positive
 // exactly where v's bits, as a signed integer, exceed 0x8000 (smaller positive values round to
 // zero); where v is NaN the gradient is v as stored (quiet, its low 16 bits cleared), where dY is
 // NaN it is dY.
-HALFCAF_AVX512 __m512 GatedBf16(__m512 v, __m512 dy) {
+HALFCAF_AVX512_INLINE __m512 GatedBf16(__m512 v, __m512 dy) {
   const __m512i u = _mm512_castps_si512(v);
   const __mmask16 pass = _mm512_cmpgt_epi32_mask(u, _mm512_set1_epi32(0x8000)) |
                          _mm512_cmp_ps_mask(dy, dy, _CMP_UNORD_Q);
@@ -197,7 +176,8 @@ HALFCAF_AVX512 __m512 GatedBf16(__m512 v, __m512 dy) {
 }
 
 template <bool kGate>
-HALFCAF_AVX512 __m512 GV(__m512 x, __m512 dy, const float* alpha, const float* beta, int64_t c) {
+HALFCAF_AVX512_INLINE __m512 GV(__m512 x, __m512 dy, const float* alpha, const float* beta,
+                                int64_t c) {
   if constexpr (kGate) {
     const __m512 v =
         _mm512_add_ps(_mm512_mul_ps(x, _mm512_loadu_ps(alpha + c)), _mm512_loadu_ps(beta + c));
@@ -217,7 +197,7 @@ __attribute__((target("avx512f"))) void SumBf16(const uint16_t* x, int64_t C, in
   for (int64_t r = r0; r < r1; ++r) {
     const uint16_t* row = x + r * C + c0;
     for (int64_t j = 0; j < wv; j += 16) {
-      __m512 v = LoadBf16(row + j);
+      __m512 v = Load(row + j);
       if constexpr (kDeviation) {
         const __m512 d = _mm512_sub_ps(v, _mm512_loadu_ps(m + c0 + j));
         v = _mm512_mul_ps(d, d);
@@ -248,8 +228,8 @@ __attribute__((target("avx512f"))) void GradSumBf16(const uint16_t* x, const uin
     const uint16_t* dyr = dy + r * C;
     for (int64_t j = 0; j < wv; j += 16) {
       const int64_t c = c0 + j;
-      const __m512 xv = LoadBf16(xr + c);
-      const __m512 g = GV<kGate>(xv, LoadBf16(dyr + c), alpha, beta, c);
+      const __m512 xv = Load(xr + c);
+      const __m512 g = GV<kGate>(xv, Load(dyr + c), alpha, beta, c);
       _mm512_store_ps(sg + j, _mm512_add_ps(_mm512_load_ps(sg + j), g));
       const __m512 gx = _mm512_mul_ps(g, _mm512_sub_ps(xv, _mm512_loadu_ps(mean + c)));
       _mm512_store_ps(sgx + j, _mm512_add_ps(_mm512_load_ps(sgx + j), gx));
@@ -269,13 +249,13 @@ __attribute__((target("avx512f"))) void AffineBf16(const uint16_t* x, uint16_t* 
     const uint16_t* xr = x + r * C;
     uint16_t* yr = y + r * C;
     for (int64_t c = 0; c < cv; c += 16) {
-      __m512 v = _mm512_add_ps(_mm512_mul_ps(LoadBf16(xr + c), _mm512_loadu_ps(a + c)),
+      __m512 v = _mm512_add_ps(_mm512_mul_ps(Load(xr + c), _mm512_loadu_ps(a + c)),
                                _mm512_loadu_ps(b + c));
       if constexpr (kRelu) {
         v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LE_OQ),
                                _mm512_setzero_ps());
       }
-      StoreBf16(yr + c, v);
+      Store(yr + c, v);
     }
     for (int64_t c = cv; c < C; ++c) Store(yr, c, AffineOf<kRelu>(Load(xr, c), a[c], b[c]));
   }
@@ -293,12 +273,12 @@ __attribute__((target("avx512f"))) void BackwardBf16(const uint16_t* dy, const u
     const uint16_t* dyr = dy + r * C;
     uint16_t* dxr = dx + r * C;
     for (int64_t c = 0; c < cv; c += 16) {
-      const __m512 xv = LoadBf16(xr + c);
-      const __m512 g = GV<kGate>(xv, LoadBf16(dyr + c), alpha, beta, c);
+      const __m512 xv = Load(xr + c);
+      const __m512 g = GV<kGate>(xv, Load(dyr + c), alpha, beta, c);
       const __m512 ga = _mm512_mul_ps(g, _mm512_loadu_ps(a + c));
       const __m512 xb =
           _mm512_mul_ps(_mm512_sub_ps(xv, _mm512_loadu_ps(mean + c)), _mm512_loadu_ps(b + c));
-      StoreBf16(dxr + c, _mm512_add_ps(_mm512_add_ps(ga, xb), _mm512_loadu_ps(k + c)));
+      Store(dxr + c, _mm512_add_ps(_mm512_add_ps(ga, xb), _mm512_loadu_ps(k + c)));
     }
     for (int64_t c = cv; c < C; ++c) {
       const float xv = Load(xr, c);

@@ -2,6 +2,7 @@
 
 #include "core/bfloat16.h"
 #include "core/nan_math.h"
+#include "tests/util/bf16_switch.h"
 #include "tests/util/gradient_checker.h"
 #include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
@@ -75,7 +76,7 @@ Tensor BFloat16Bits(const std::vector<uint16_t>& bits) {
 
 uint16_t ViaFloat(float v) { return FloatToBFloat16Bits(v); }
 
-TEST(ReluOpTest, BFloat16BitsEqualTheFloatPath) {
+void ExpectBFloat16BitsEqualTheFloatPath() {
   std::vector<uint16_t> all(65536);
   for (uint32_t b = 0; b < 65536; ++b) all[b] = static_cast<uint16_t>(b);
   const std::vector<uint16_t> specials{0x0000, 0x8000, 0x0001, 0x8001, 0x007f, 0x0080, 0x3f80,
@@ -105,6 +106,11 @@ TEST(ReluOpTest, BFloat16BitsEqualTheFloatPath) {
   }
   EXPECT_EQ(bad_forward, 0);
   EXPECT_EQ(bad_gradient, 0);
+}
+
+// Every bit pattern, on AVX-512F vectors where the CPU has them and on the scalar loops.
+TEST(ReluOpTest, BFloat16BitsEqualTheFloatPath) {
+  WithAndWithoutBFloat16Vectors(ExpectBFloat16BitsEqualTheFloatPath);
 }
 
 }  // namespace

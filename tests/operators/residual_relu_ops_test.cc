@@ -13,6 +13,7 @@
 
 #include "core/op_schema.h"
 #include "core/workspace.h"
+#include "tests/util/bf16_switch.h"
 #include "tests/util/error_of.h"
 #include "tests/util/op_test_util.h"
 
@@ -111,7 +112,7 @@ Tensor Awkward16(const std::vector<int64_t>& dims, uint32_t seed, DataType dtype
 
 // float16 and bfloat16 (and a float operand beside them): the sums rounded once, as the unfused
 // Add and Sum round them, and the ReLU's choice after; in place too.
-TEST(ResidualReluOpsTest, SixteenBitFormsAreTheSeparateOpsBitForBit) {
+void ExpectSixteenBitFormsAreTheSeparateOps() {
   for (const DataType dtype : {DataType::FLOAT16, DataType::BFLOAT16}) {
     SCOPED_TRACE(DataTypeName(dtype));
     Workspace ws;
@@ -158,6 +159,11 @@ TEST(ResidualReluOpsTest, SixteenBitFormsAreTheSeparateOpsBitForBit) {
       }
     }
   }
+}
+
+// bfloat16 on AVX-512F vectors where the CPU has them, and on the scalar loops.
+TEST(ResidualReluOpsTest, SixteenBitFormsAreTheSeparateOpsBitForBit) {
+  WithAndWithoutBFloat16Vectors(ExpectSixteenBitFormsAreTheSeparateOps);
 }
 
 TEST(ResidualReluOpsTest, WhatTheFusedFormsRefuse) {

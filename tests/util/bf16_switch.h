@@ -2,13 +2,16 @@
 // scope (restored after), so the operators that would run bfloat16 on oneDNN's BF16 kernels take
 // the emulated path. Without it the tests run as the environment says: `HALFCAF_DNNL_BF16=0
 // operators_tests` is a CPU without BF16 instructions.
-// ExpectBFloat16PathsAgree runs an op both ways and compares.
+// ExpectBFloat16PathsAgree runs an op both ways and compares. WithAndWithoutBFloat16Vectors runs a
+// check on the AVX-512F bfloat16 vectors of the element-wise ops and on their scalar loops.
 #pragma once
 
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "operators/math/bf16_vector_loops.h"
 #include "tests/util/op_test_util.h"
 
 #ifdef HALFCAF_WITH_DNNL
@@ -17,6 +20,17 @@
 
 namespace halfcaf {
 namespace testing {
+
+// f() on the element-wise ops' bfloat16 vectors (operators/math/bf16_vector_loops.h, where the
+// CPU has AVX-512F), then on their scalar loops (the loops of a CPU without it).
+inline void WithAndWithoutBFloat16Vectors(const std::function<void()>& f) {
+  for (const bool vectors : {true, false}) {
+    SCOPED_TRACE(vectors ? "bfloat16 vectors" : "scalar loops");
+    const bool was = UseBFloat16Vectors(vectors);
+    f();
+    UseBFloat16Vectors(was);
+  }
+}
 
 // Sets an environment variable for a scope (restored, or unset, after).
 class ScopedEnv {
