@@ -7,6 +7,7 @@
 #include "core/gradient.h"
 #include "core/nan_math.h"
 #include "operators/cpu_parallel.h"
+#include "operators/math/bf16_vector_loops.h"
 #include "operators/nn/channel_block.h"
 
 namespace halfcaf {
@@ -396,10 +397,16 @@ void PoolGradientOp<kType>::RunOnDevice() {
   const FloatOut dxout(Output(0, X.dims()), X.dtype());
   const int64_t image = H * W * C, out_image = OH * OW * C;
   const double work = static_cast<double>(out_image) * g.kernel_size();
+  // bfloat16 max pooling: X's windows read as stored, on vectors (bf16_vector_loops.h).
+  const uint16_t* xbits = kType == PoolType::kMax && X.dtype() == DataType::BFLOAT16 &&
+                                  image <= std::numeric_limits<int32_t>::max() &&
+                                  MaxPoolBFloat16VectorsRun(C)
+                              ? static_cast<const uint16_t*>(xin.raw())
+                              : nullptr;
   ParallelFor(g.N, work, [&](int64_t n0, int64_t n1) {
     std::vector<float> share(kType == PoolType::kAverage ? C : 0);
     for (int64_t n = n0; n < n1; ++n) {
-      const float* ximg = xin.Read(n * image, image, 0);
+      const float* ximg = xbits != nullptr ? nullptr : xin.Read(n * image, image, 0);
       const float* dyimg = dyin.Read(n * out_image, out_image, 1);
       float* dximg = dxout.Begin(n * image, image, 2);
       std::fill_n(dximg, image, 0.f);
@@ -409,7 +416,10 @@ void PoolGradientOp<kType>::RunOnDevice() {
           const int64_t count = win.count();
           if (count == 0) continue;
           const float* dyo = dyimg + (oh * OW + ow) * C;
-          if (kType == PoolType::kMax) {
+          if (xbits != nullptr) {
+            MaxPoolWindowGradientBFloat16(xbits + n * image, W, C, win.h0, win.h1, win.dh, win.w0,
+                                          win.w1, win.dw, dyo, dximg);
+          } else if (kType == PoolType::kMax) {
             for (int64_t c0 = 0; c0 < C; c0 += kArgMaxLanes) {
               const int64_t lanes = std::min(kArgMaxLanes, C - c0);
               int32_t at[kArgMaxLanes];

@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
+#include "operators/math/bf16_vector_loops.h"
 #include "tests/util/conv_case.h"
 #include "tests/util/gradient_checker.h"
 #include "tests/util/nan_check.h"
@@ -133,6 +136,54 @@ TEST(PoolOpTest, Fp16MatchesFp32) {
         SCOPED_TRACE(type + (nhwc ? " NHWC" : " NCHW") + " dilation " + std::to_string(dilation));
         CheckPoolFp16MatchesFp32(c.Def(type), c.XDims(), c.YDims());
       }
+    }
+  }
+}
+
+// The bfloat16 NHWC max pooling gradient of the default op on AVX-512F vectors (16 channels a
+// window; operators/math/bf16_vector_loops.h) is its scalar loops' bit for bit, and the float
+// op's dX rounded once: overlapping and dilated windows, ties (the first maximum in scan order
+// takes the gradient), NaN and -inf in X, C a multiple of 16.
+TEST(PoolOpTest, BFloat16NhwcMaxGradientOnVectorsIsTheScalarLoops) {
+  PoolCase overlap{2, 32, 9, 11, 3, 3};
+  overlap.sh = overlap.sw = 2;
+  overlap.pt = overlap.pl = overlap.pb = overlap.pr = 1;
+  PoolCase dilated{1, 48, 8, 9, 3, 2};
+  dilated.dh = 2, dilated.sh = 1, dilated.sw = 2, dilated.pt = 2, dilated.pr = 1;
+  for (PoolCase c : {overlap, dilated}) {
+    c.nhwc = true;
+    SCOPED_TRACE(DimsString(c.XDims()));
+    // Multiples of 0.25 in [-1, 1]: many ties.
+    Tensor x = RandomTensor(c.XDims(), 5, -1.f, 1.f);
+    float* xd = x.mutable_data<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) xd[i] = std::round(xd[i] * 4) / 4;
+    xd[37] = std::numeric_limits<float>::quiet_NaN();
+    xd[x.numel() / 2] = -std::numeric_limits<float>::infinity();
+    const Tensor dy = RoundThroughBFloat16(RandomTensor(c.YDims(), 6));
+    const OperatorDef fwd = c.Def("MaxPool");
+    const auto args = fwd.arg();
+    const OperatorDef grad = MakeOperatorDef("MaxPoolGradient", "", {"X", "Y", "dY"}, {"dX"},
+                                             std::vector<Argument>(args.begin(), args.end()));
+    std::map<std::string, Tensor> in32{{"X", x}, {"Y", RandomTensor(c.YDims(), 7)}, {"dY", dy}};
+    std::map<std::string, Tensor> in16{
+        {"X", ToBFloat16(x)}, {"Y", ToBFloat16(in32["Y"])}, {"dY", ToBFloat16(dy)}};
+    Workspace ws32;
+    RunWithEngine(grad, in32, "", &ws32);
+    const std::vector<float> want = ToFloatVector(RoundThroughBFloat16(ws32.GetTensor("dX")));
+    for (const bool vectors : {true, false}) {
+      SCOPED_TRACE(vectors ? "vectors" : "scalar loops");
+      const bool was = UseBFloat16Vectors(vectors);
+      Workspace ws;
+      RunWithEngine(grad, in16, "", &ws);
+      UseBFloat16Vectors(was);
+      EXPECT_EQ(ws.GetTensor("dX").dtype(), DataType::BFLOAT16);
+      const std::vector<float> v = ToFloatVector(ws.GetTensor("dX"));
+      ASSERT_EQ(v.size(), want.size());
+      int64_t differ = 0;
+      for (size_t i = 0; i < v.size(); ++i) {
+        differ += !(v[i] == want[i] || (std::isnan(v[i]) && std::isnan(want[i])));
+      }
+      EXPECT_EQ(differ, 0) << " of " << v.size();
     }
   }
 }
