@@ -375,7 +375,8 @@ BNWidth bn_wide::WidthCap() { return width_cap.load(std::memory_order_relaxed); 
 
 // The loops below read float16 / bfloat16 data a plane (NCHW) or a chunk of rows (NHWC) at a time,
 // converted into per-thread buffers (core/float_io.h); float data is read in place, so FP32
-// results are those of plain pointer loops.
+// results are those of plain pointer loops. NHWC tensors all float or all bfloat16 go to the
+// loops of spatial_bn_nhwc.h (the rest: float16, mixed types).
 
 namespace {
 

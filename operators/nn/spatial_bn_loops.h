@@ -1,7 +1,8 @@
 // SpatialBN's per-channel loops on CPU (spatial_bn_op.cc): statistics, the affine map and the
 // gradient's sums and map, for X in NCHW, NHWC or NCHW's channel-blocked form (block B > 0: X is
 // (N, C / B, H, W, B), operators/nn/channel_block.h). Every sum runs in a fixed order whatever
-// the thread count; float, float16 and bfloat16 data are read as floats (core/float_io.h).
+// the thread count; float, float16 and bfloat16 data are read as floats (core/float_io.h), except
+// NHWC tensors all float or all bfloat16, which the loops of spatial_bn_nhwc.h read as stored.
 //
 // The blocked loops sum each channel in the order the NCHW loops do (its values over a plane in
 // eight float lanes, lanes and planes added in double), so a blocked X gives bit for bit the
