@@ -311,7 +311,7 @@ bool ResolveChannelsLast(const std::string& setting, DataType precision, DeviceT
                   "channels_last must be auto, on or off, got '", setting, "'");
   if (setting != "auto") return setting == "on";
   return precision == DataType::BFLOAT16 && device == DeviceType::CPU && order == "NCHW" &&
-         CpuBFloat16KernelsEnabled() && CpuBFloat16ConvMath().in_bfloat16;
+         CpuBFloat16KernelsEnabled();
 }
 
 int64_t ResolveChannelBlock(const std::string& setting, DataType precision, DeviceType device,

@@ -72,9 +72,10 @@ ChannelsLastResult ToChannelBlocked(const NetDef& forward, const std::set<std::s
 std::string ChannelBlockedName(const std::string& blob);
 
 // A trainer's channels-last setting resolved: "on" / "off" as said; "auto" is on for BF16 on a
-// CPU whose convolutions compute in BF16 (operators/nn/bf16_kernels.h; FP32 kernels prefer
-// oneDNN's blocked layouts) for an NCHW net (an NHWC one has nothing to convert). Throws on
-// another setting.
+// CPU whose oneDNN runs BF16 kernels (operators/nn/bf16_kernels.h), whether its convolutions
+// compute in BF16 or, where its BF16 kernels are slower, in FP32 over converted copies (ResNet-50
+// under an AVX512_CORE_BF16 cap: 0.91-0.94x the NCHW step), for an NCHW net (an NHWC one has
+// nothing to convert). Throws on another setting.
 bool ResolveChannelsLast(const std::string& setting, DataType precision, DeviceType device,
                          const std::string& order);
 

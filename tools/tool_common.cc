@@ -307,7 +307,7 @@ std::string CpuPrecisionWarning(DataType precision, DeviceType device) {
          m.why +
          "), so "
          "convolutions compute in float32 over the bfloat16 tensors, converting them, and "
-         "float32 training has fused and channel-blocked paths that bfloat16 has not; use "
+         "float32 training has a channel-blocked path that bfloat16 has not; use "
          "--dtype float for speed (bfloat16 still halves activation memory)";
 }
 
