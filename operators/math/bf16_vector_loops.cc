@@ -1,19 +1,16 @@
 #include "operators/math/bf16_vector_loops.h"
 
-#include <atomic>
-
 #include "core/bfloat16.h"
 #include "core/bfloat16_avx512.h"
+#include "core/vector_width.h"
 
 namespace halfcaf {
 
 namespace {
 
-std::atomic<bool> use_vectors{true};
-
 #ifdef HALFCAF_BF16_AVX512
 
-bool VectorsRun() { return use_vectors.load(std::memory_order_relaxed) && CpuHasAvx512F(); }
+bool VectorsRun() { return LoopVectorWidth() == VectorWidth::kAvx512; }
 
 __attribute__((target("avx512f"))) void AddRelu16(const uint16_t* a, const uint16_t* b, uint16_t* c,
                                                   int64_t n) {
@@ -27,8 +24,8 @@ __attribute__((target("avx512f"))) void AddRelu16(const uint16_t* a, const uint1
 
 __attribute__((target("avx512f"))) void ReluGradient16(const uint16_t* y,
                                                        const uint16_t* const* dys, size_t m,
-                                                       uint16_t* dx, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
+                                                       uint16_t* dx, int64_t off, int64_t n) {
+  for (int64_t i = off; i < off + n; i += 16) {
     // The sum is rounded once, at the store: the gate passes it, y or 0 whole, and is NaN where
     // the sum is, rounded or not.
     __m512 s = bf16_avx512::Load(dys[0] + i);
@@ -73,8 +70,6 @@ __attribute__((target("avx512f"))) void MaxWindow16(const uint16_t* x, int64_t W
 
 }  // namespace
 
-bool UseBFloat16Vectors(bool on) { return use_vectors.exchange(on); }
-
 int64_t AddReluBFloat16Vectors(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t n) {
 #ifdef HALFCAF_BF16_AVX512
   if (VectorsRun()) {
@@ -87,11 +82,11 @@ int64_t AddReluBFloat16Vectors(const uint16_t* a, const uint16_t* b, uint16_t* c
 }
 
 int64_t ReluGradientBFloat16Vectors(const uint16_t* y, const uint16_t* const* dys, size_t m,
-                                    uint16_t* dx, int64_t n) {
+                                    uint16_t* dx, int64_t off, int64_t n) {
 #ifdef HALFCAF_BF16_AVX512
   if (VectorsRun()) {
     const int64_t done = n / 16 * 16;
-    ReluGradient16(y, dys, m, dx, done);
+    ReluGradient16(y, dys, m, dx, off, done);
     return done;
   }
 #endif

@@ -1,6 +1,8 @@
 // Loops over bfloat16 tensors as 16-float AVX-512F vectors (core/bfloat16_avx512.h), with the
 // results of the ops' scalar loops bit for bit; the library's own loops are built for baseline
-// x86-64, whose narrow vectors spend more time converting bfloat16 than the memory takes. The
+// x86-64, whose narrow vectors spend more time converting bfloat16 than the memory takes. They
+// run where core/vector_width.h's LoopVectorWidth() is kAvx512 (tests lower the cap to run the
+// scalar loops on an AVX-512F CPU). The
 // element-wise ones do the leading n / 16 * 16 elements (none without AVX-512F) and return how
 // many they did; the caller's loops do the rest.
 #pragma once
@@ -10,18 +12,14 @@
 
 namespace halfcaf {
 
-// Turns the vectors off (tests run the scalar loops on an AVX-512F CPU) or back on; returns the
-// previous setting. On by default.
-bool UseBFloat16Vectors(bool on);
-
 // c = bfloat16(ReluNaN(a + b)): Add with fuse_relu. c may be a or b.
 int64_t AddReluBFloat16Vectors(const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t n);
 
-// ReluGradient of bfloat16 Y and m >= 1 dYs: s = the dYs' sum in float in input order rounded to
-// bfloat16 (as Sum rounds it; one dY is itself), dx = GatedGradient(y > 0, y, s) with NaNs
-// quieted. dx may be a dY.
+// ReluGradient of bfloat16 Y and m >= 1 dYs over elements [off, off + n) of each: s = the dYs'
+// sum in float in input order rounded to bfloat16 (as Sum rounds it; one dY is itself),
+// dx = GatedGradient(y > 0, y, s) with NaNs quieted. dx may be a dY.
 int64_t ReluGradientBFloat16Vectors(const uint16_t* y, const uint16_t* const* dys, size_t m,
-                                    uint16_t* dx, int64_t n);
+                                    uint16_t* dx, int64_t off, int64_t n);
 
 // True when MaxPoolWindowGradientBFloat16 runs: AVX-512F (and the vectors on), C % 16 == 0.
 bool MaxPoolBFloat16VectorsRun(int64_t C);

@@ -104,11 +104,11 @@ class UnaryElementwiseGradientOp final : public Operator<CPUContext> {
         const auto* dy = reinterpret_cast<const uint16_t*>(dY.data<BFloat16>());  // dX may be dY
         auto* dx =
             reinterpret_cast<uint16_t*>(Output(0, Y.dims())->template mutable_data<BFloat16>());
+        const uint16_t* const dys[1] = {dy};
         ForEachPiece(Y.numel(), 1.0, [&](int64_t off, int64_t n) {
           int64_t i = off;
           if constexpr (IsReluGate<Functor>::value) {
-            const uint16_t* dys[1] = {dy + off};
-            i += ReluGradientBFloat16Vectors(y + off, dys, 1, dx + off, n);
+            i += ReluGradientBFloat16Vectors(y, dys, 1, dx, off, n);
           }
           for (; i < off + n; ++i) dx[i] = Functor::BackwardBFloat16Bits(y[i], dy[i]);
         });
@@ -207,16 +207,18 @@ class UnaryElementwiseGradientOp final : public Operator<CPUContext> {
   // the bit-pattern gradient on it in place.
   void RunSummedBFloat16Bits(const Tensor& Y) {
     std::vector<const BFloat16*> dys;
-    for (int k = 1; k < InputSize(); ++k) dys.push_back(Input(k).template data<BFloat16>());
+    std::vector<const uint16_t*> bits;  // the same, as bit patterns
+    for (int k = 1; k < InputSize(); ++k) {
+      dys.push_back(Input(k).template data<BFloat16>());
+      bits.push_back(reinterpret_cast<const uint16_t*>(dys.back()));
+    }
     const auto* y = reinterpret_cast<const uint16_t*>(Y.data<BFloat16>());
     BFloat16* dx = Output(0, Y.dims())->template mutable_data<BFloat16>();  // may be a dY
     ForEachPiece(Y.numel(), static_cast<double>(dys.size()), [&](int64_t off, int64_t n) {
       int64_t done = 0;
       if constexpr (IsReluGate<Functor>::value) {
-        std::vector<const uint16_t*> d;
-        for (const BFloat16* p : dys) d.push_back(reinterpret_cast<const uint16_t*>(p + off));
-        done = ReluGradientBFloat16Vectors(y + off, d.data(), d.size(),
-                                           reinterpret_cast<uint16_t*>(dx + off), n);
+        done = ReluGradientBFloat16Vectors(y, bits.data(), bits.size(),
+                                           reinterpret_cast<uint16_t*>(dx), off, n);
       }
       constexpr int64_t kBlock = 1024;
       float acc[kBlock], x[kBlock];

@@ -1,7 +1,6 @@
 #include "operators/nn/spatial_bn_loops.h"
 
 #include <algorithm>
-#include <atomic>
 #include <type_traits>
 #include <vector>
 
@@ -276,8 +275,6 @@ HALFCAF_BN_INLINE void BackwardOfSlabs(const BNShape* s, const FloatIn* dy, cons
   }
 }
 
-std::atomic<BNWidth> width_cap{BNWidth::kAvx512};
-
 // f(std::integral_constant<int64_t, B>{}) for the block B (4, 8 or 16).
 template <typename F>
 void WithBlock(int64_t block, F&& f) {
@@ -356,22 +353,6 @@ void BlockedGradient(const BNShape& s, int64_t block, const FloatIn& x, const Fl
 }
 
 }  // namespace
-
-bool BNWidthAvailable(BNWidth width) {
-  switch (width) {
-    case BNWidth::kBaseline:
-      return true;
-    case BNWidth::kAvx2:
-      return CpuHasAvx2();
-    case BNWidth::kAvx512:
-      return CpuHasAvx512F();
-  }
-  return false;
-}
-
-BNWidth CapBNWidth(BNWidth width) { return width_cap.exchange(width); }
-
-BNWidth bn_wide::WidthCap() { return width_cap.load(std::memory_order_relaxed); }
 
 // The loops below read float16 / bfloat16 data a plane (NCHW) or a chunk of rows (NHWC) at a time,
 // converted into per-thread buffers (core/float_io.h); float data is read in place, so FP32

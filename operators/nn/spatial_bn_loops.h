@@ -6,7 +6,8 @@
 //
 // The blocked loops sum each channel in the order the NCHW loops do (its values over a plane in
 // eight float lanes, lanes and planes added in double), so a blocked X gives bit for bit the
-// results of the same X in NCHW.
+// results of the same X in NCHW. The channel-blocked and NHWC loops are compiled for AVX2 and
+// AVX-512F as well and take the widest vectors this CPU has, up to core/vector_width.h's cap.
 #pragma once
 
 #include <cstdint>
@@ -16,14 +17,6 @@
 #include "operators/nn/spatial_bn_op.h"
 
 namespace halfcaf {
-
-// The vector widths the channel-blocked and NHWC loops are compiled for; they take the widest this
-// CPU has.
-enum class BNWidth { kBaseline, kAvx2, kAvx512 };
-bool BNWidthAvailable(BNWidth width);
-// Caps the width the loops take (tests run each width against the NCHW loops); returns the
-// previous cap. The default cap is kAvx512.
-BNWidth CapBNWidth(BNWidth width);
 
 // y = x * a[c] + b[c], or with `relu` ReluNaN(x * a[c] + b[c]) (SpatialBN's fuse_relu); y may
 // alias x.

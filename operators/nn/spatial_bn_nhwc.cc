@@ -1,6 +1,7 @@
 #include "operators/nn/spatial_bn_nhwc.h"
 
 #include <algorithm>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -293,7 +294,7 @@ __attribute__((target("avx512f"))) void BackwardBf16(const uint16_t* dy, const u
 // True when the bfloat16 loops take their AVX-512F form (the CPU has it, the cap allows it).
 bool Bf16OnAvx512() {
 #ifdef HALFCAF_NHWC_AVX512
-  return bn_wide::WidthCap() == BNWidth::kAvx512 && CpuHasAvx512F();
+  return LoopVectorWidth() == VectorWidth::kAvx512;
 #else
   return false;
 #endif
@@ -354,18 +355,19 @@ void ChunkedSums(int64_t rows, int64_t C, int k, const Task& task, double* sums)
   const int64_t chunks = (rows + kNhwcRowChunk - 1) / kNhwcRowChunk;
   const int64_t groups = (C + kGroup - 1) / kGroup;
   const int64_t width = k * C;
-  std::vector<double> partial(static_cast<size_t>(chunks * width));
+  // Every task writes all its entries: no fill.
+  std::unique_ptr<double[]> partial(new double[static_cast<size_t>(chunks * width)]);
   const double work = static_cast<double>(kNhwcRowChunk * std::min(C, kGroup) * k);
   ParallelFor(chunks * groups, work, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t ch = t / groups, g = t % groups;
       task(ch * kNhwcRowChunk, std::min(rows, (ch + 1) * kNhwcRowChunk), g * kGroup,
-           std::min(C, (g + 1) * kGroup), partial.data() + ch * width);
+           std::min(C, (g + 1) * kGroup), partial.get() + ch * width);
     }
   });
   std::fill(sums, sums + width, 0.0);
   for (int64_t ch = 0; ch < chunks; ++ch) {
-    const double* p = partial.data() + ch * width;
+    const double* p = partial.get() + ch * width;
     for (int64_t j = 0; j < width; ++j) sums[j] += p[j];
   }
 }

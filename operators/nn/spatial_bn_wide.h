@@ -8,6 +8,7 @@
 
 #include "core/bfloat16.h"
 #include "core/nan_math.h"
+#include "core/vector_width.h"
 #include "operators/nn/spatial_bn_loops.h"
 
 namespace halfcaf {
@@ -43,9 +44,6 @@ void WithFlag(bool flag, F&& f) {
   f(std::false_type{});
 }
 
-// The width cap's current value (CapBNWidth).
-BNWidth WidthCap();
-
 #if defined(__x86_64__) || defined(__i386__)
 template <auto F, typename... A>
 __attribute__((target("avx512f"))) void OnAvx512(A... a) {
@@ -62,9 +60,9 @@ __attribute__((target("avx2"))) void OnAvx2(A... a) {
 template <auto F, typename... A>
 void RunWide(A... a) {
 #if defined(__x86_64__) || defined(__i386__)
-  const BNWidth cap = WidthCap();
-  if (cap == BNWidth::kAvx512 && CpuHasAvx512F()) return OnAvx512<F>(a...);
-  if (cap != BNWidth::kBaseline && CpuHasAvx2()) return OnAvx2<F>(a...);
+  const VectorWidth width = LoopVectorWidth();
+  if (width == VectorWidth::kAvx512) return OnAvx512<F>(a...);
+  if (width == VectorWidth::kAvx2) return OnAvx2<F>(a...);
 #endif
   F(a...);
 }

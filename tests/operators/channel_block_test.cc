@@ -14,9 +14,9 @@
 #include "core/argument.h"
 #include "core/op_schema.h"
 #include "core/workspace.h"
-#include "operators/nn/spatial_bn_loops.h"
 #include "tests/util/gradient_checker.h"
 #include "tests/util/op_test_util.h"
+#include "tests/util/vector_width.h"
 
 namespace halfcaf {
 namespace testing {
@@ -234,14 +234,8 @@ TEST(ChannelBlockTest, SpatialBNAndGradientMatchNchwBitForBit) {
     int64_t B, H, W;  // H * W = 30 and 49 leave a tail after the eight lanes; 64 none
     DataType dtype;
   };
-  struct Cap {  // the blocked loops' vector width, restored at the end
-    explicit Cap(BNWidth w) : previous(CapBNWidth(w)) {}
-    ~Cap() { CapBNWidth(previous); }
-    BNWidth previous;
-  };
-  for (const BNWidth width : {BNWidth::kAvx512, BNWidth::kAvx2, BNWidth::kBaseline}) {
-    if (!BNWidthAvailable(width)) continue;
-    const Cap cap(width);
+  for (const VectorWidth width : AvailableVectorWidths()) {
+    const ScopedVectorWidth cap(width);
     for (const Case& k : {Case{16, 5, 6, DataType::FLOAT}, Case{8, 7, 7, DataType::FLOAT},
                           Case{4, 8, 8, DataType::FLOAT}, Case{16, 7, 7, DataType::FLOAT16},
                           Case{8, 5, 6, DataType::BFLOAT16}}) {

@@ -5,12 +5,12 @@
 #include <limits>
 #include <numeric>
 
-#include "operators/math/bf16_vector_loops.h"
 #include "tests/util/conv_case.h"
 #include "tests/util/gradient_checker.h"
 #include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
 #include "tests/util/pool_case.h"
+#include "tests/util/vector_width.h"
 
 namespace halfcaf {
 namespace testing {
@@ -172,10 +172,11 @@ TEST(PoolOpTest, BFloat16NhwcMaxGradientOnVectorsIsTheScalarLoops) {
     const std::vector<float> want = ToFloatVector(RoundThroughBFloat16(ws32.GetTensor("dX")));
     for (const bool vectors : {true, false}) {
       SCOPED_TRACE(vectors ? "vectors" : "scalar loops");
-      const bool was = UseBFloat16Vectors(vectors);
       Workspace ws;
-      RunWithEngine(grad, in16, "", &ws);
-      UseBFloat16Vectors(was);
+      {
+        const ScopedVectorWidth width(vectors ? VectorWidth::kAvx512 : VectorWidth::kBaseline);
+        RunWithEngine(grad, in16, "", &ws);
+      }
       EXPECT_EQ(ws.GetTensor("dX").dtype(), DataType::BFLOAT16);
       const std::vector<float> v = ToFloatVector(ws.GetTensor("dX"));
       ASSERT_EQ(v.size(), want.size());

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "core/bfloat16.h"
-#include "operators/nn/spatial_bn_loops.h"
 #include "tests/util/op_test_util.h"
+#include "tests/util/vector_width.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -26,12 +26,6 @@
 namespace halfcaf {
 namespace testing {
 namespace {
-
-struct Cap {
-  explicit Cap(BNWidth w) : previous(CapBNWidth(w)) {}
-  ~Cap() { CapBNWidth(previous); }
-  BNWidth previous;
-};
 
 std::vector<Argument> Args(bool is_test, bool fused, float epsilon = 1e-4f) {
   std::vector<Argument> a{MakeArgument("order", std::string("NHWC")),
@@ -124,13 +118,13 @@ TEST(SpatialBNNhwcTest, EveryWidthAndThreadCountGivesTheSameBits) {
         SCOPED_TRACE(std::string(DataTypeName(dtype)) + " " + DimsString(dims) +
                      (fused ? " fused ReLU" : ""));
         const auto want = [&] {
-          const Cap cap(BNWidth::kBaseline);
+          const ScopedVectorWidth cap(VectorWidth::kBaseline);
           return TrainingBits(dims, dtype, fused);
         }();
-        for (const BNWidth width : {BNWidth::kAvx512, BNWidth::kAvx2}) {
-          if (!BNWidthAvailable(width)) continue;
+        for (const VectorWidth width : AvailableVectorWidths()) {
+          if (width == VectorWidth::kBaseline) continue;
           SCOPED_TRACE(static_cast<int>(width));
-          const Cap cap(width);
+          const ScopedVectorWidth cap(width);
           ExpectSameBits(TrainingBits(dims, dtype, fused), want);
         }
 #ifdef _OPENMP
@@ -219,10 +213,9 @@ TEST(SpatialBNNhwcTest, FusedBFloat16GatesAsTheStoredOutput) {
   std::vector<float> s(static_cast<size_t>(C));
   for (int64_t c = 0; c < C; ++c) s[c] = c % 3 == 0 ? 0.4f : c % 3 == 1 ? 0.6f : -0.4f;
   const float eps = 1.f / 1024;  // 1 - eps and 1 are exact: the affine map is x * s[c] + 0
-  for (const BNWidth width : {BNWidth::kAvx512, BNWidth::kAvx2, BNWidth::kBaseline}) {
-    if (!BNWidthAvailable(width)) continue;
+  for (const VectorWidth width : AvailableVectorWidths()) {
     SCOPED_TRACE(static_cast<int>(width));
-    const Cap cap(width);
+    const ScopedVectorWidth cap(width);
     Workspace ws;
     SetInput(&ws, "X", ToBFloat16(FloatTensor({1, rows, 1, C}, xv)));
     SetInput(&ws, "dY", ToBFloat16(FloatTensor({1, rows, 1, C}, dyv)));

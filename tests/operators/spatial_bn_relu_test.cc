@@ -14,9 +14,9 @@
 #include "core/argument.h"
 #include "core/gradient.h"
 #include "core/workspace.h"
-#include "operators/nn/spatial_bn_loops.h"
 #include "tests/util/gradient_checker.h"
 #include "tests/util/op_test_util.h"
+#include "tests/util/vector_width.h"
 
 namespace halfcaf {
 namespace testing {
@@ -62,16 +62,10 @@ std::vector<int64_t> DimsOf(const Layout& l, int64_t N, int64_t C, int64_t H, in
 }
 
 TEST(SpatialBNReluTest, FusedEqualsSpatialBNThenReluBitForBit) {
-  struct Cap {
-    explicit Cap(BNWidth w) : previous(CapBNWidth(w)) {}
-    ~Cap() { CapBNWidth(previous); }
-    BNWidth previous;
-  };
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
-  for (const BNWidth width : {BNWidth::kAvx512, BNWidth::kAvx2, BNWidth::kBaseline}) {
-    if (!BNWidthAvailable(width)) continue;
-    const Cap cap(width);
+  for (const VectorWidth width : AvailableVectorWidths()) {
+    const ScopedVectorWidth cap(width);
     for (const Layout& l : {Layout{"NCHW", 0}, Layout{"NHWC", 0}, Layout{"NCHW", 16},
                             Layout{"NCHW", 8}, Layout{"NCHW", 4}}) {
       for (const bool is_test : {false, true}) {
@@ -196,6 +190,36 @@ TEST(SpatialBNReluTest, ErrorsNameTheProblem) {
   ExpectError(MakeOperatorDef("SpatialBNGradient", "", {"X", "scale", "dY", "rm", "rv", "X"},
                               {"a", "b", "c"}, fused),
               in, "bias must have dims [4]");
+}
+
+// bfloat16 X fuses only in NHWC (the gate as the stored output), and X and dY share one type.
+TEST(SpatialBNReluTest, BFloat16FusesOnlyInNhwcWithOneType) {
+  const int64_t C = 4;
+  const Tensor nchw = RandomTensor({2, C, 3, 3}, 51), nhwc = RandomTensor({2, 3, 3, C}, 52);
+  const std::map<std::string, Tensor> in{{"Xc", ToBFloat16(nchw)},
+                                         {"Xh", ToBFloat16(nhwc)},
+                                         {"dYh", RandomTensor({2, 3, 3, C}, 53)},
+                                         {"scale", RandomTensor({C}, 43)},
+                                         {"bias", RandomTensor({C}, 44)},
+                                         {"rm", RandomTensor({C}, 45)},
+                                         {"rv", RandomTensor({C}, 46, 0.5f, 1.f)}};
+  for (const bool is_test : {false, true}) {
+    SCOPED_TRACE(is_test ? "test" : "training");
+    const std::vector<std::string> outs =
+        is_test ? std::vector<std::string>{"Y"}
+                : std::vector<std::string>{"Y", "rm", "rv", "sm", "sv"};
+    const OperatorDef def = MakeOperatorDef("SpatialBN", "", {"Xc", "scale", "bias", "rm", "rv"},
+                                            outs, Args(Layout{"NCHW", 0}, is_test, true));
+    ExpectError(def, in, "or bfloat16 X (and dY) in NHWC, got X bfloat16[");
+    ExpectError(def, in, "] in NCHW");
+  }
+  ExpectError(MakeOperatorDef("SpatialBNGradient", "", {"Xh", "scale", "dYh", "rm", "rv", "bias"},
+                              {"a", "b", "c"}, Args(Layout{"NHWC", 0}, false, true)),
+              in, "and dY float[");
+  // The same op in NHWC with one type runs.
+  RunOpOutputs(MakeOperatorDef("SpatialBN", "", {"Xh", "scale", "bias", "rm", "rv"}, {"Y"},
+                               Args(Layout{"NHWC", 0}, true, true)),
+               in);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // the emulated path. Without it the tests run as the environment says: `HALFCAF_DNNL_BF16=0
 // operators_tests` is a CPU without BF16 instructions.
 // ExpectBFloat16PathsAgree runs an op both ways and compares. WithAndWithoutBFloat16Vectors runs a
-// check on the AVX-512F bfloat16 vectors of the element-wise ops and on their scalar loops.
+// check on the AVX-512F bfloat16 vectors of the element-wise ops and on their scalar loops (the
+// vector width capped to the baseline).
 #pragma once
 
 #include <cstdlib>
@@ -11,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "operators/math/bf16_vector_loops.h"
 #include "tests/util/op_test_util.h"
+#include "tests/util/vector_width.h"
 
 #ifdef HALFCAF_WITH_DNNL
 #include "operators/dnnl_util.h"
@@ -26,9 +27,8 @@ namespace testing {
 inline void WithAndWithoutBFloat16Vectors(const std::function<void()>& f) {
   for (const bool vectors : {true, false}) {
     SCOPED_TRACE(vectors ? "bfloat16 vectors" : "scalar loops");
-    const bool was = UseBFloat16Vectors(vectors);
+    const ScopedVectorWidth width(vectors ? VectorWidth::kAvx512 : VectorWidth::kBaseline);
     f();
-    UseBFloat16Vectors(was);
   }
 }
 
