@@ -4,10 +4,14 @@
 // the compiler vectorizes it.
 #pragma once
 
+#include <vector>
+
 #include "core/tensor.h"
 
 namespace halfcaf {
 
 bool AllFinite(const Tensor& t);
+// The same over several tensors, in one parallel pass.
+bool AllFinite(const std::vector<const Tensor*>& tensors);
 
 }  // namespace halfcaf

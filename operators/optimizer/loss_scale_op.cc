@@ -54,12 +54,12 @@ class CheckFiniteOp final : public Operator<CPUContext> {
  public:
   using Operator::Operator;
   void RunOnDevice() override {
-    bool finite = true;
-    for (int i = 0; i < InputSize() && finite; ++i) {
-      const Tensor& g = Input(i);
-      EnforceFloatType(g, "every input");
-      finite = AllFinite(g);
+    std::vector<const Tensor*> grads;
+    for (int i = 0; i < InputSize(); ++i) {
+      EnforceFloatType(Input(i), "every input");
+      grads.push_back(&Input(i));
     }
+    const bool finite = AllFinite(grads);
     Tensor* out = Output(0, {});
     out->mutable_data<float>()[0] = finite ? 0.f : 1.f;
   }

@@ -31,6 +31,49 @@ TEST(CheckFiniteOpTest, DetectsInfAndNanInFloatAndHalf) {
   EXPECT_EQ(FoundInf({{"h", ToHalf(FloatTensor({1}, {65504.f}))}}, {"h"}), 0.f);
 }
 
+// CheckFinite scans its inputs end to end in one parallel pass: a non-finite value is found in
+// whichever input, of whichever type, at whichever place (first or last element, across the
+// threads' ranges), with empty inputs between; the largest finite values pass.
+TEST(CheckFiniteOpTest, FindsAnyNonFiniteValueAcrossManyInputs) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<int64_t> sizes{5, 0, 1, 100003, 0, 17, 4096, 3};
+  const std::vector<float> bad{inf, -inf, std::nanf(""), -std::nanf("")};
+  const auto inputs = [&](int64_t which, int64_t at, float v) {
+    std::map<std::string, Tensor> in;
+    std::vector<std::string> names;
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      std::vector<float> d(static_cast<size_t>(sizes[k]), 1.f);
+      // The largest finite values: float's, and bfloat16's (0x7f7f) for the bfloat16 inputs.
+      const float big = k % 3 == 2 ? 3.38953139e38f : std::numeric_limits<float>::max();
+      if (!d.empty()) d[0] = d.back() = big;
+      if (static_cast<int64_t>(k) == which) d[static_cast<size_t>(at)] = v;
+      const Tensor t = FloatTensor({sizes[k]}, d);
+      // float16 can not hold the large finite value: 65504 instead.
+      const std::string name = "g" + std::to_string(k);
+      if (k % 3 == 1) {
+        for (float& x : d) x = std::isfinite(x) ? std::min(x, 65504.f) : x;
+        in[name] = ToHalf(FloatTensor({sizes[k]}, d));
+      } else {
+        in[name] = k % 3 == 2 ? ToBFloat16(t) : t;
+      }
+      names.push_back(name);
+    }
+    return std::make_pair(in, names);
+  };
+  const auto clean = inputs(-1, 0, 0.f);
+  EXPECT_EQ(FoundInf(clean.first, clean.second), 0.f);
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    for (const int64_t at : {int64_t{0}, sizes[k] / 2, sizes[k] - 1}) {
+      if (sizes[k] == 0) continue;
+      for (const float v : bad) {
+        SCOPED_TRACE(::testing::Message() << "input " << k << " element " << at << " " << v);
+        const auto in = inputs(static_cast<int64_t>(k), at, v);
+        EXPECT_EQ(FoundInf(in.first, in.second), 1.f);
+      }
+    }
+  }
+}
+
 TEST(UpdateLossScaleOpTest, BacksOffGrowsAndCounts) {
   Workspace ws;
   SetInput(&ws, "scale", FloatTensor({}, {1024.f}));
