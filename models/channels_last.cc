@@ -97,9 +97,10 @@ bool IsBlockableBN(const OperatorDef& op) {
 }
 
 // A 2-D pool the channel-blocked rewrite converts (its input already blocked): NCHW, on the CPU;
-// with blocks of 16 only. oneDNN's AVX-512 pooling kernels add a gradient's overlapping windows in
-// the same order on NCHW and on blocked tensors; its AVX2 ones (blocks of 8) do not, and the
-// blocked training is to be the NCHW training bit for bit.
+// with blocks of 16 or 8. The blocked training is to be the NCHW training bit for bit: oneDNN's
+// AVX-512 pooling kernels add a gradient's overlapping windows in the same order on NCHW and on
+// blocked tensors, and on AVX2 (blocks of 8) the DNNL pools run NCHW tensors through their
+// blocked copies (operators/nn/pool_op_dnnl.cc), so the same kernels. Not blocks of 4.
 bool IsBlockablePool(const OperatorDef& op) {
   if (!IsPool(op.type()) || op.input_size() != 1 || op.output_size() != 1) return false;
   const ArgumentHelper a(op);
@@ -234,7 +235,7 @@ class Rewriter {
     } else if (IsBlockableConv(op, block_, *param_dims_, true) && !InNhwc(op.input(0))) {
       ConvertLayoutOp(op, 0);  // X stays NCHW; Y blocked
       ++r_->converted_convs;
-    } else if ((IsBlockableBN(op) || (block_ == 16 && IsBlockablePool(op))) &&
+    } else if ((IsBlockableBN(op) || ((block_ == 16 || block_ == 8) && IsBlockablePool(op))) &&
                InNhwc(op.input(0))) {
       ConvertLayoutOp(op, 1);
     } else if (all_blocked && RunsOnCpu(op) &&

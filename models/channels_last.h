@@ -58,11 +58,12 @@ std::string ChannelsLastName(const std::string& blob);
 // Conv / Conv2D on the CPU with one group and a filter in `param_dims` whose M and C are multiples
 // of `block` (the filter itself stays as it is), or whose M is and C is below it (a first
 // convolution, over an RGB image: it reads X in NCHW and writes Y blocked); SpatialBN in training
-// mode, not in place, and the 2-D MaxPool / AveragePool (operators/nn/pool_op.h; blocks of 16,
-// where oneDNN's pooling gradients add as on NCHW), whose input is blocked. Element-wise ops whose
-// inputs are all blocked: Relu, LeakyRelu, Sigmoid, Tanh, Elu, Clip, Scale, Copy, StopGradient, and
-// Sum, Add, Sub, Mul, Div, Max, Min without Caffe2's legacy broadcast / axis arguments; not Dropout
-// (its random mask would fall elsewhere). NCHW2NCHWc / NCHWc2NCHW convert at the edges.
+// mode, not in place, and the 2-D MaxPool / AveragePool (operators/nn/pool_op.h; blocks of 16 or
+// 8, where the DNNL pools add a gradient's windows as on NCHW), whose input is blocked.
+// Element-wise ops whose inputs are all blocked: Relu, LeakyRelu, Sigmoid, Tanh, Elu, Clip, Scale,
+// Copy, StopGradient, and Sum, Add, Sub, Mul, Div, Max, Min without Caffe2's legacy broadcast /
+// axis arguments; not Dropout (its random mask would fall elsewhere). NCHW2NCHWc / NCHWc2NCHW
+// convert at the edges.
 ChannelsLastResult ToChannelBlocked(const NetDef& forward, const std::set<std::string>& keep,
                                     int64_t block,
                                     const std::map<std::string, std::vector<int64_t>>& param_dims,

@@ -16,16 +16,24 @@
 //   - the bfloat16 gradient on NHWC (and channel-blocked) tensors whose windows overlap: oneDNN
 //     adds each window's share into the bfloat16 dX, rounding at every addition (ResNet's 3 x 3,
 //     stride 2 pooling: up to 4 % off for max, 45 % where shares cancel for average), where the
-//     default op and oneDNN's NCHW kernels add in float and round once.
+//     default op and oneDNN's NCHW kernels add in float and round once;
+//   - max pooling gradients below AVX-512 (the default op's are faster there, see Prepare).
 // The max gradient recomputes the forward pass into scratch for oneDNN's workspace (the index of
 // each window's maximum): Caffe2's gradient op takes X, Y and dY, not a workspace.
+//
+// oneDNN 2.6 has fast (jit) kernels for plain NCHW tensors on AVX-512 only; elsewhere (AVX2) it
+// runs its 'simple_nchw' code, 15-25x slower (ResNet-50's 3 x 3 max pool at batch 8, 2 threads:
+// 46 ms forward, 51 ms gradient). There an NCHW tensor whose channels fill blocks of 8 is pooled
+// through its channel-blocked copy (nChw8c), as the NHWC view the blocked ops take (pool_op.h
+// PoolLayoutOf): the jit kernels, and the results of the channel-blocked training's pools.
+#include <cstring>
 #include <optional>
 #include <unordered_map>
 
 #include "core/enforce.h"
 #include "operators/dnnl_util.h"
-#include "operators/optimizer/finite_scan.h"
 #include "operators/nn/pool_op.h"
+#include "operators/optimizer/finite_scan.h"
 
 namespace halfcaf {
 
@@ -105,6 +113,98 @@ memory Unbound(const memory::desc& desc) {
   return memory(desc, DnnlEngine(), DNNL_MEMORY_NONE);
 }
 
+// The block of the channel-blocked copies above.
+constexpr int64_t kViewBlock = 8;
+
+bool IsJitImpl(const dnnl::primitive_desc_base& pd) {
+  const char* impl = pd.impl_info_str();
+  return impl != nullptr && std::strncmp(impl, "jit", 3) == 0;
+}
+
+bool IsAvx512Impl(const dnnl::primitive_desc_base& pd) {
+  const char* impl = pd.impl_info_str();
+  return impl != nullptr && std::strstr(impl, "avx512") != nullptr;
+}
+
+// The geometry of an NCHW tensor's channel-blocked copy seen as NHWC images (N * C / B images of
+// B channels), or nullopt when the channels do not fill the blocks.
+std::optional<ConvPoolGeometry> BlockedViewGeometry(const ConvPoolGeometry& g) {
+  if (g.C % kViewBlock != 0) return std::nullopt;
+  ConvPoolGeometry v = g;
+  v.N = g.N * (g.C / kViewBlock);
+  v.C = kViewBlock;
+  return v;
+}
+
+// One tensor the primitives read or write: the tensor itself, or (through a view) its nChw8c copy
+// as the NHWC view of `view`, reordered in before (input) or out after (output) the primitive.
+class PoolOperand {
+ public:
+  PoolOperand() = default;
+  explicit PoolOperand(const memory::desc& d) : mem_(Unbound(d)) {}
+  PoolOperand(const memory::desc& plain, const memory::desc& view, DnnlArg::Direction dir)
+      : mem_(Unbound(view)) {
+    arg_.emplace(plain, memory::desc(plain.dims(), plain.data_type(), memory::format_tag::nChw8c),
+                 dir);
+  }
+  // Input `data`: what the primitive reads.
+  const memory& In(const void* data) {
+    if (!arg_) {
+      mem_.set_data_handle(const_cast<void*>(data));
+    } else {
+      arg_->Load(data);
+      mem_.set_data_handle(arg_->memory().get_data_handle());
+    }
+    return mem_;
+  }
+  // Output `data`: what the primitive writes (Store() puts it into `data` after).
+  const memory& Out(void* data) {
+    if (!arg_) {
+      mem_.set_data_handle(data);
+    } else {
+      arg_->Bind(data);
+      mem_.set_data_handle(arg_->memory().get_data_handle());
+    }
+    return mem_;
+  }
+  void Store() {
+    if (arg_) arg_->Store();
+  }
+
+ private:
+  std::optional<DnnlArg> arg_;
+  memory mem_;
+};
+
+// The descs the primitives run on for `layout`: its own, or (`view`) those of the blocked view
+// where the plain NCHW kernels are not jit ones. nullopt for the geometries the default op keeps.
+struct PoolPlan {
+  PoolDescs d;      // what the primitives take
+  PoolDescs plain;  // the tensors' own
+  bool view = false;
+};
+template <typename MakePd>
+std::optional<PoolPlan> PlanPool(const PoolLayout& layout, int64_t block, memory::data_type dt,
+                                 MakePd&& make_pd) {
+  const auto d = MakePoolDescs(layout.g, layout.order, dt);
+  if (!d) return std::nullopt;
+  PoolPlan plan{*d, *d, false};
+  if (block != 0 || layout.order != StorageOrder::NCHW || IsJitImpl(make_pd(*d))) return plan;
+  const auto vg = BlockedViewGeometry(layout.g);
+  if (!vg) return plan;
+  const auto vd = MakePoolDescs(*vg, StorageOrder::NHWC, dt);
+  if (!vd || !IsJitImpl(make_pd(*vd))) return plan;
+  plan.d = *vd;
+  plan.view = true;
+  return plan;
+}
+
+PoolOperand Operand(const PoolPlan& plan, bool dst, DnnlArg::Direction dir) {
+  const memory::desc& plain = dst ? plan.plain.dst : plan.plain.src;
+  const memory::desc& used = dst ? plan.d.dst : plan.d.src;
+  return plan.view ? PoolOperand(plain, used, dir) : PoolOperand(used);
+}
+
 // Construction rules, the primitives' cache key and the default-op fallback.
 class PoolDnnlBase : public ConvPoolOpBase<CPUContext> {
  protected:
@@ -150,9 +250,10 @@ class PoolDnnlOp final : public PoolDnnlBase {
     if (!prepared_.usable || (kType == PoolType::kMax && !AllFinite(X))) return RunFallback();
     Tensor* Y = Output(0, layout.y_dims);
     try {
-      src_.set_data_handle(const_cast<void*>(X.raw_data()));
-      dst_.set_data_handle(Y->raw_mutable_data(X.dtype()));
-      prim_.Execute({{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
+      const memory& src = src_.In(X.raw_data());
+      const memory& dst = dst_.Out(Y->raw_mutable_data(X.dtype()));
+      prim_.Execute({{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+      dst_.Store();
       prepared_.CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN pooling failed: ", e.what());
@@ -162,12 +263,15 @@ class PoolDnnlOp final : public PoolDnnlBase {
  private:
   void Prepare(const PoolLayout& layout, memory::data_type dt) {
     try {
-      const auto d = MakePoolDescs(layout.g, layout.order, dt);
-      if (!d) return;
-      const auto pd = ForwardPd(*d, kType, dnnl::prop_kind::forward_inference);
+      const auto make_pd = [&](const PoolDescs& d) {
+        return ForwardPd(d, kType, dnnl::prop_kind::forward_inference);
+      };
+      const auto plan = PlanPool(layout, block_, dt, make_pd);
+      if (!plan) return;
+      const auto pd = make_pd(plan->d);
       if (IsReferenceImpl(pd)) return;
-      src_ = Unbound(d->src);
-      dst_ = Unbound(d->dst);
+      src_ = Operand(*plan, false, DnnlArg::kInput);
+      dst_ = Operand(*plan, true, DnnlArg::kOutput);
       prim_ = DnnlPrimitive(dnnl::pooling_v2_forward(pd), pd);
       prepared_.usable = true;
     } catch (const dnnl::error&) {
@@ -175,7 +279,7 @@ class PoolDnnlOp final : public PoolDnnlBase {
     }
   }
 
-  memory src_, dst_;
+  PoolOperand src_, dst_;
   DnnlPrimitive prim_;
 };
 
@@ -200,18 +304,17 @@ class PoolGradientDnnlOp final : public PoolDnnlBase {
     try {
       if (kType == PoolType::kMax) {
         // oneDNN's workspace (each window's argmax) from a forward pass into scratch.
-        src_.set_data_handle(const_cast<void*>(X.raw_data()));
+        const memory& src = src_.In(X.raw_data());
         dst_.set_data_handle(ScratchBytes(dst_.get_desc().get_size(), &dst_fallback_));
         workspace_.set_data_handle(
             ScratchBytes(workspace_.get_desc().get_size(), &workspace_fallback_));
-        fwd_.Execute({{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}, {DNNL_ARG_WORKSPACE, workspace_}});
+        fwd_.Execute({{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst_}, {DNNL_ARG_WORKSPACE, workspace_}});
       }
-      diff_dst_.set_data_handle(const_cast<void*>(dY.raw_data()));
-      diff_src_.set_data_handle(dx);
-      std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, diff_dst_},
-                                           {DNNL_ARG_DIFF_SRC, diff_src_}};
+      std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, diff_dst_.In(dY.raw_data())},
+                                           {DNNL_ARG_DIFF_SRC, diff_src_.Out(dx)}};
       if (kType == PoolType::kMax) args[DNNL_ARG_WORKSPACE] = workspace_;
       bwd_.Execute(args);
+      diff_src_.Store();
       prepared_.CountRun();
     } catch (const dnnl::error& e) {
       HALFCAF_THROW(cp_.op_label, ": oneDNN pooling gradient failed: ", e.what());
@@ -225,17 +328,26 @@ class PoolGradientDnnlOp final : public PoolDnnlBase {
       return;  // oneDNN would round dX at every addition (see the top of this file)
     }
     try {
-      const auto d = MakePoolDescs(layout.g, layout.order, dt);
-      if (!d) return;
+      const auto backward_pd = [&](const PoolDescs& d) {
+        const auto fwd = ForwardPd(d, kType, dnnl::prop_kind::forward_training);
+        const dnnl::pooling_v2_backward::desc desc(PoolAlgorithm(kType), d.src, d.dst, d.strides,
+                                                   d.kernel, d.dilation, d.pad_l, d.pad_r);
+        return dnnl::pooling_v2_backward::primitive_desc(desc, DnnlAttr(), DnnlEngine(), fwd);
+      };
+      const auto plan = PlanPool(layout, block_, dt, backward_pd);
+      if (!plan) return;
+      const PoolDescs* d = &plan->d;
       const auto fwd = ForwardPd(*d, kType, dnnl::prop_kind::forward_training);
-      const dnnl::pooling_v2_backward::desc desc(PoolAlgorithm(kType), d->src, d->dst, d->strides,
-                                                 d->kernel, d->dilation, d->pad_l, d->pad_r);
-      const dnnl::pooling_v2_backward::primitive_desc bwd(desc, DnnlAttr(), DnnlEngine(), fwd);
+      const auto bwd = backward_pd(*d);
       if (IsReferenceImpl(fwd) || IsReferenceImpl(bwd)) return;
-      src_ = Unbound(d->src);
+      // Below AVX-512 the default op's max gradient is the faster one (ResNet-50's 3 x 3 max pool
+      // at batch 8 on AVX2, 2 threads: 6.7 ms on the blocked tensor, oneDNN's forward pass for
+      // the workspace and gradient 12.8 ms), on NCHW and blocked tensors alike.
+      if (kType == PoolType::kMax && !IsAvx512Impl(bwd)) return;
+      src_ = Operand(*plan, false, DnnlArg::kInput);
       dst_ = Unbound(d->dst);
-      diff_src_ = Unbound(d->src);
-      diff_dst_ = Unbound(d->dst);
+      diff_src_ = Operand(*plan, false, DnnlArg::kOutput);
+      diff_dst_ = Operand(*plan, true, DnnlArg::kInput);
       if (kType == PoolType::kMax) {
         workspace_ = Unbound(fwd.workspace_desc());
         fwd_ = DnnlPrimitive(dnnl::pooling_v2_forward(fwd), fwd);
@@ -247,7 +359,8 @@ class PoolGradientDnnlOp final : public PoolDnnlBase {
     }
   }
 
-  memory src_, dst_, workspace_, diff_src_, diff_dst_;
+  PoolOperand src_, diff_src_, diff_dst_;
+  memory dst_, workspace_;  // the forward pass's, in scratch
   DnnlPrimitive fwd_, bwd_;
   std::vector<float> dst_fallback_, workspace_fallback_;  // outside an operator run
 };

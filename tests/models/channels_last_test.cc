@@ -405,14 +405,21 @@ TEST(ChannelBlockedTest, ResNetRunsBlockedFromTheFirstConvolutionToTheFC) {
       for (const auto& in : op.input()) EXPECT_TRUE(EndsWith(in, "_blocked")) << in;
     }
   }
-  // With blocks of 8 (AVX2) the pools stay NCHW: a conversion after pool1 and before pool5.
+  // With blocks of 8 (AVX2) the pools run blocked too; with blocks of 4 they stay NCHW: a
+  // conversion after pool1 and before pool5.
   const ChannelsLastResult b8 = ToChannelBlocked(h.net(), {}, 8, ParamDims(h));
   EXPECT_EQ(b8.converted_convs, 20);
-  EXPECT_EQ(CountType(b8.net, "NCHW2NCHWc"), 1);
-  EXPECT_EQ(CountType(b8.net, "NCHWc2NCHW"), 2);
-  for (const auto& op : b8.net.op()) {
-    if (op.type() == "MaxPool" || op.type() == "AveragePool") {
-      EXPECT_FALSE(EndsWith(op.input(0), "_blocked")) << op.type();
+  EXPECT_EQ(CountType(b8.net, "NCHW2NCHWc"), 0);
+  EXPECT_EQ(CountType(b8.net, "NCHWc2NCHW"), 1);
+  const ChannelsLastResult b4 = ToChannelBlocked(h.net(), {}, 4, ParamDims(h));
+  EXPECT_EQ(CountType(b4.net, "NCHW2NCHWc"), 1);
+  EXPECT_EQ(CountType(b4.net, "NCHWc2NCHW"), 2);
+  for (const auto& [net, blocked] :
+       {std::make_pair(&b8.net, true), std::make_pair(&b4.net, false)}) {
+    for (const auto& op : net->op()) {
+      if (op.type() == "MaxPool" || op.type() == "AveragePool") {
+        EXPECT_EQ(EndsWith(op.input(0), "_blocked"), blocked) << op.type();
+      }
     }
   }
   // A first convolution over as many channels as a block, or more, that are not a multiple of
