@@ -4,6 +4,8 @@
 // against the others (the narrower loops are those of CPUs without the wider vectors).
 #pragma once
 
+#include <string>
+
 namespace halfcaf {
 
 enum class VectorWidth { kBaseline, kAvx2, kAvx512 };
@@ -11,8 +13,14 @@ enum class VectorWidth { kBaseline, kAvx2, kAvx512 };
 // True when this CPU has the width's instructions (kBaseline: always).
 bool VectorWidthAvailable(VectorWidth width);
 
-// Caps the width the loops take; returns the previous cap. The default cap is kAvx512.
+// Caps the width the loops take; returns the previous cap. The default cap follows oneDNN's
+// (ONEDNN_MAX_CPU_ISA, or DNNL_MAX_CPU_ISA): a process told to stay below AVX-512 stays there in
+// halfcaf's loops too.
 VectorWidth CapVectorWidth(VectorWidth width);
+
+// The cap a oneDNN ISA name implies: AVX2, AVX2_VNNI...: kAvx2; AVX, SSE41: kBaseline; the rest
+// (AVX512_*, AMX_*, AVX10_*, ALL, empty): kAvx512. Any letter case.
+VectorWidth VectorWidthCapForIsa(const std::string& isa);
 
 // The width the loops take now: the widest this CPU has, up to the cap.
 VectorWidth LoopVectorWidth();

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/bfloat16.h"
+#include "core/vector_width.h"
 #include "tests/util/op_test_util.h"
 
 #ifdef HALFCAF_WITH_DNNL
@@ -96,6 +97,17 @@ TEST(DnnlIsaTest, CapTakesEffect) {
   if (Bits(cap) == Bits(dnnl::cpu_isa::avx2)) {
     EXPECT_EQ(Bits(effective), Bits(dnnl::cpu_isa::avx2)) << "an AVX2 machine at least";
     EXPECT_NE(impl.find("avx2"), std::string::npos) << impl;
+  }
+}
+
+// halfcaf's own loops stay under the same cap (core/vector_width.h).
+TEST(DnnlIsaTest, HalfcafLoopsFollowTheCap) {
+  const char* expected = ExpectedIsaName();
+  if (expected == nullptr) GTEST_SKIP() << "not capped";
+  const VectorWidth cap = VectorWidthCapForIsa(expected);
+  EXPECT_LE(static_cast<int>(LoopVectorWidth()), static_cast<int>(cap)) << expected;
+  if (cap == VectorWidth::kAvx2 && VectorWidthAvailable(VectorWidth::kAvx2)) {
+    EXPECT_EQ(LoopVectorWidth(), VectorWidth::kAvx2) << expected;
   }
 }
 
