@@ -12,6 +12,7 @@
 #include "core/context.h"
 #include "core/enforce.h"
 #include "core/proto_io.h"
+#include "core/vector_width.h"
 #include "core/workspace.h"
 #include "onnx/onnx_export.h"
 #include "onnx/onnx_import.h"
@@ -128,6 +129,16 @@ std::string CommandPrefix(int timeout_s) {
   // tools/tool_common.cc) unless the caller set it or OMP_WAIT_POLICY. The ONNX Runtime peer's own
   // thread pool spins only under OMP_WAIT_POLICY=ACTIVE.
   if (timeout_s > 0) cmd << "timeout -k 10 " << timeout_s << " ";
+  // oneDNN capped below AVX-512 (ONEDNN_MAX_CPU_ISA=AVX2: a CPU without it, emulated) caps
+  // PyTorch's own kernels too (ATEN_CPU_CAPABILITY), as it caps halfcaf's loops
+  // (core/vector_width.h), unless the caller set that: both sides run what such a CPU runs.
+  if (std::getenv("ATEN_CPU_CAPABILITY") == nullptr) {
+    const char* isa = std::getenv("ONEDNN_MAX_CPU_ISA");
+    if (isa == nullptr || *isa == '\0') isa = std::getenv("DNNL_MAX_CPU_ISA");
+    const VectorWidth cap = VectorWidthCapForIsa(isa == nullptr ? "" : isa);
+    if (cap == VectorWidth::kAvx2) cmd << "env ATEN_CPU_CAPABILITY=avx2 ";
+    if (cap == VectorWidth::kBaseline) cmd << "env ATEN_CPU_CAPABILITY=default ";
+  }
   if (const char* peer_path = std::getenv("HALFCAF_PEER_LD_LIBRARY_PATH")) {
     if (*peer_path == '\0') {
       cmd << "env -u LD_LIBRARY_PATH ";

@@ -247,6 +247,44 @@ TEST(BenchmarkPeerTest, HangingPeerLosesNothing) {
   EXPECT_NE(ReadFile(json).find("\"images_per_sec\""), std::string::npos);
 }
 
+// oneDNN's ISA cap reaches the PyTorch peer's own kernels (ATEN_CPU_CAPABILITY) unless the caller
+// set that: AVX2 -> avx2, SSE41 -> default, no cap or an AVX-512 one -> left alone.
+TEST(BenchmarkPeerTest, TheIsaCapReachesThePeersKernels) {
+  const std::string dir = TestTempDir() + "/peer_isa";
+  mkdir(dir.c_str(), 0755);
+  const std::string seen = dir + "/seen.txt", py = dir + "/python";
+  {
+    std::ofstream f(py);
+    f << "#!/bin/sh\n"
+         "case \"$1\" in -c) exit 0 ;; esac\n"
+         "echo \"aten:${ATEN_CPU_CAPABILITY-unset}\" >"
+      << seen << "\n";
+  }
+  chmod(py.c_str(), 0755);
+  struct Case {
+    const char* env;
+    const char* want;
+  };
+  for (const Case& c : {Case{"ONEDNN_MAX_CPU_ISA=AVX2", "aten:avx2"},
+                        Case{"DNNL_MAX_CPU_ISA=SSE41", "aten:default"},
+                        Case{"ONEDNN_MAX_CPU_ISA=AVX512_CORE", "aten:unset"},
+                        Case{"ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx512", "aten:avx512"},
+                        Case{"", "aten:unset"}}) {
+    SCOPED_TRACE(c.env);
+    std::remove(seen.c_str());
+    const std::string cmd =
+        "env -u ONEDNN_MAX_CPU_ISA -u DNNL_MAX_CPU_ISA -u ATEN_CPU_CAPABILITY " +
+        std::string(c.env) + " " + HALFCAF_BIN_DIR +
+        "/benchmark --model resnet18 --image_size 32 --num_classes 10 --batch_size 2 --iters 1 "
+        "--warmup 0 "
+        "--precision fp32 --compare pytorch --peer_timeout_s 20 --python " +
+        py;
+    const auto r = RunShell(cmd);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(ReadFile(seen), std::string(c.want) + "\n");
+  }
+}
+
 TEST(SourceDirTest, EnvironmentOverridesTheCompiledPath) {
   const char* old = std::getenv("HALFCAF_SOURCE_DIR");
   const std::string saved = old ? old : "";
