@@ -11,14 +11,8 @@ namespace halfcaf {
 
 namespace {
 
-VectorWidth CapFromEnvironment() {
-  const char* isa = std::getenv("ONEDNN_MAX_CPU_ISA");
-  if (isa == nullptr || *isa == '\0') isa = std::getenv("DNNL_MAX_CPU_ISA");
-  return VectorWidthCapForIsa(isa == nullptr ? "" : isa);
-}
-
 std::atomic<VectorWidth>& Cap() {
-  static std::atomic<VectorWidth> cap{CapFromEnvironment()};
+  static std::atomic<VectorWidth> cap{VectorWidthCapFromEnvironment()};
   return cap;
 }
 
@@ -33,6 +27,12 @@ VectorWidth VectorWidthCapForIsa(const std::string& isa) {
     return VectorWidth::kBaseline;
   }
   return VectorWidth::kAvx512;
+}
+
+VectorWidth VectorWidthCapFromEnvironment() {
+  const char* isa = std::getenv("ONEDNN_MAX_CPU_ISA");
+  if (isa == nullptr || *isa == '\0') isa = std::getenv("DNNL_MAX_CPU_ISA");
+  return VectorWidthCapForIsa(isa == nullptr ? "" : isa);
 }
 
 bool VectorWidthAvailable(VectorWidth width) {

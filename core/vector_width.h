@@ -21,6 +21,8 @@ VectorWidth CapVectorWidth(VectorWidth width);
 // The cap a oneDNN ISA name implies: AVX2, AVX2_VNNI...: kAvx2; AVX, SSE41: kBaseline; the rest
 // (AVX512_*, AMX_*, AVX10_*, ALL, empty): kAvx512. Any letter case.
 VectorWidth VectorWidthCapForIsa(const std::string& isa);
+// The cap of this process's environment (ONEDNN_MAX_CPU_ISA, else DNNL_MAX_CPU_ISA): the default.
+VectorWidth VectorWidthCapFromEnvironment();
 
 // The width the loops take now: the widest this CPU has, up to the cap.
 VectorWidth LoopVectorWidth();

@@ -133,9 +133,7 @@ std::string CommandPrefix(int timeout_s) {
   // PyTorch's own kernels too (ATEN_CPU_CAPABILITY), as it caps halfcaf's loops
   // (core/vector_width.h), unless the caller set that: both sides run what such a CPU runs.
   if (std::getenv("ATEN_CPU_CAPABILITY") == nullptr) {
-    const char* isa = std::getenv("ONEDNN_MAX_CPU_ISA");
-    if (isa == nullptr || *isa == '\0') isa = std::getenv("DNNL_MAX_CPU_ISA");
-    const VectorWidth cap = VectorWidthCapForIsa(isa == nullptr ? "" : isa);
+    const VectorWidth cap = VectorWidthCapFromEnvironment();
     if (cap == VectorWidth::kAvx2) cmd << "env ATEN_CPU_CAPABILITY=avx2 ";
     if (cap == VectorWidth::kBaseline) cmd << "env ATEN_CPU_CAPABILITY=default ";
   }
