@@ -4,6 +4,7 @@
 // build and run the same way.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -122,34 +123,39 @@ class BackwardPrimitives {
  public:
   // Builds them for `d` (computing in ComputeType(d)) and the forward primitive `fwd`; false when
   // oneDNN has only reference code in bfloat16 (the default op is better then). Throws
-  // dnnl::error when it has none.
+  // dnnl::error when it has none. Without `compute_dw` only the data gradient's primitive is
+  // built (the weights gradient is computed elsewhere; no bias then).
   template <typename Descs, typename ForwardPd>
-  bool Build(const Descs& d, const ForwardPd& fwd, dnnl::algorithm algo, bool bias,
-             bool compute_dx) {
+  bool Build(const Descs& d, const ForwardPd& fwd, dnnl::algorithm algo, bool bias, bool compute_dx,
+             bool compute_dw = true) {
     const memory::data_type t = ComputeType(d);
     const bool f32 = t == memory::data_type::f32;
-    const typename BwdWeights::desc wdesc(algo, Any(d.src, t), Any(d.weights, t), ComputeBias(d),
-                                          Any(d.dst, t), d.strides, d.dilates, d.pad_l, d.pad_r);
-    const typename BwdWeights::primitive_desc wpd(wdesc, DnnlAttr(), DnnlEngine(), fwd);
-    if (!f32 && IsReferenceImpl(wpd)) return false;
-    src_ = DnnlArg(d.src, wpd.src_desc(), DnnlArg::kInput);
-    dst_w_ = DnnlArg(d.dst, wpd.diff_dst_desc(), DnnlArg::kInput);
-    dweights_ = DnnlArg(d.weights, wpd.diff_weights_desc(), DnnlArg::kOutput);
-    args_w_ = {{DNNL_ARG_SRC, src_.memory()},
-               {DNNL_ARG_DIFF_DST, dst_w_.memory()},
-               {DNNL_ARG_DIFF_WEIGHTS, dweights_.memory()}};
-    if (bias) {
-      dbias_ = DnnlArg(d.bias, wpd.diff_bias_desc(), DnnlArg::kOutput);
-      args_w_[DNNL_ARG_DIFF_BIAS] = dbias_.memory();
+    compute_dw_ = compute_dw;
+    std::optional<typename BwdWeights::primitive_desc> wpd;
+    if (compute_dw) {
+      const typename BwdWeights::desc wdesc(algo, Any(d.src, t), Any(d.weights, t), ComputeBias(d),
+                                            Any(d.dst, t), d.strides, d.dilates, d.pad_l, d.pad_r);
+      wpd.emplace(wdesc, DnnlAttr(), DnnlEngine(), fwd);
+      if (!f32 && IsReferenceImpl(*wpd)) return false;
+      src_ = DnnlArg(d.src, wpd->src_desc(), DnnlArg::kInput);
+      dst_w_ = DnnlArg(d.dst, wpd->diff_dst_desc(), DnnlArg::kInput);
+      dweights_ = DnnlArg(d.weights, wpd->diff_weights_desc(), DnnlArg::kOutput);
+      args_w_ = {{DNNL_ARG_SRC, src_.memory()},
+                 {DNNL_ARG_DIFF_DST, dst_w_.memory()},
+                 {DNNL_ARG_DIFF_WEIGHTS, dweights_.memory()}};
+      if (bias) {
+        dbias_ = DnnlArg(d.bias, wpd->diff_bias_desc(), DnnlArg::kOutput);
+        args_w_[DNNL_ARG_DIFF_BIAS] = dbias_.memory();
+      }
+      prim_w_ = DnnlPrimitive(BwdWeights(*wpd), *wpd);
     }
-    prim_w_ = DnnlPrimitive(BwdWeights(wpd), wpd);
     if (compute_dx) {
       const typename BwdData::desc ddesc(algo, Any(d.src, t), Any(d.weights, t), Any(d.dst, t),
                                          d.strides, d.dilates, d.pad_l, d.pad_r);
       const typename BwdData::primitive_desc dpd(ddesc, DnnlAttr(), DnnlEngine(), fwd);
       if (!f32 && IsReferenceImpl(dpd)) return false;
       // dY is reordered once when both primitives want the same layout.
-      share_dst_ = dpd.diff_dst_desc() == wpd.diff_dst_desc();
+      share_dst_ = wpd && dpd.diff_dst_desc() == wpd->diff_dst_desc();
       if (!share_dst_) dst_d_ = DnnlArg(d.dst, dpd.diff_dst_desc(), DnnlArg::kInput);
       weights_ = DnnlArg(d.weights, dpd.weights_desc(), DnnlArg::kInput);
       dsrc_ = DnnlArg(d.src, dpd.diff_src_desc(), DnnlArg::kOutput);
@@ -161,15 +167,18 @@ class BackwardPrimitives {
     return true;
   }
 
-  // dW (and db when not null) from x and dy; dx (when not null) from dy and w.
+  // dW (and db when not null) from x and dy where built with compute_dw; dx (when not null)
+  // from dy and w.
   void Run(const void* x, const void* dy, const void* w, void* dw, void* db, void* dx) {
-    src_.Load(x);
-    dst_w_.Load(dy);
-    dweights_.Bind(dw);
-    if (db) dbias_.Bind(db);
-    prim_w_.Execute(args_w_);
-    dweights_.Store();
-    if (db) dbias_.Store();
+    if (compute_dw_) {
+      src_.Load(x);
+      dst_w_.Load(dy);
+      dweights_.Bind(dw);
+      if (db) dbias_.Bind(db);
+      prim_w_.Execute(args_w_);
+      dweights_.Store();
+      if (db) dbias_.Store();
+    }
     if (dx) {
       if (!share_dst_) dst_d_.Load(dy);
       weights_.Load(w);
@@ -180,7 +189,7 @@ class BackwardPrimitives {
   }
 
  private:
-  bool share_dst_ = false;
+  bool share_dst_ = false, compute_dw_ = true;
   DnnlArg src_, dst_w_, dweights_, dbias_;  // weights gradient
   DnnlArg dst_d_, weights_, dsrc_;          // data gradient
   DnnlPrimitive prim_w_, prim_d_;

@@ -12,7 +12,9 @@
 // DnnlBFloat16Enabled() (dnnl_util.h): AMX or AVX512_BF16, not switched off by HALFCAF_DNNL_BF16=0;
 // on its FP32 kernels over converted copies where those are faster (bf16_kernels.h). The gradient
 // of a pointwise (1 x 1, unpadded) NHWC bfloat16 convolution computing in BF16 runs as two
-// matrix products (conv_1x1_matmul_dnnl.h): AMX's BF16 gradient kernels are 1.2-6x slower.
+// matrix products (conv_1x1_matmul_dnnl.h): AMX's BF16 gradient kernels are 1.2-6x slower. With
+// AMX, so does the filter gradient of a many-channel NHWC convolution over a small image (im2col
+// + one product, conv_im2col_matmul_dnnl.h); its dX stays the data-gradient primitive's.
 // With the argument conv_algorithm = 1 (Caffe2's ideep operators' CONV_ALGORITHM_WINOGRAD; 0, the
 // default, is direct) a float32 convolution and its gradients run on oneDNN's Winograd kernels
 // (F(4x4, 3x3) on AVX-512: 3 x 3 filters, stride 1) where it has them and the output is at least
@@ -40,6 +42,7 @@
 #include "operators/nn/conv_1x1_matmul_dnnl.h"
 #include "operators/nn/conv_dnnl_common.h"
 #include "operators/nn/conv_fusion_op.h"
+#include "operators/nn/conv_im2col_matmul_dnnl.h"
 #include "operators/nn/conv_op.h"
 
 namespace halfcaf {
@@ -441,6 +444,9 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
     try {
       if (matmul_) {
         matmul_->Run(X.raw_data(), dY.raw_data(), W.raw_data(), dW->raw_mutable_data(type), dx);
+      } else if (im2col_) {
+        im2col_->Run(X.raw_data(), dY.raw_data(), dW->raw_mutable_data(type));
+        if (dx) bwd_.Run(X.raw_data(), dY.raw_data(), W.raw_data(), nullptr, nullptr, dx);
       } else {
         bwd_.Run(X.raw_data(), dY.raw_data(), W.raw_data(), dW->raw_mutable_data(type), db, dx);
       }
@@ -454,6 +460,7 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
   void Prepare(const ConvPoolGeometry& g, int64_t M, bool compute_dx, const Tensor& X,
                const Tensor& W, memory::data_type dt) {
     matmul_.reset();
+    im2col_.reset();
     try {
       const ConvDescs d = Descs(g, M, !no_bias_, dt);
       const bool bf16_math = dnnl_conv::ComputeType(d) == memory::data_type::bf16;
@@ -464,6 +471,17 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
           return;
         }
         matmul_.reset();
+      }
+      if (block_ == 0 && ConvFilterGradientIsIm2colMatmul(cp_, g, !no_bias_, bf16_math)) {
+        im2col_.emplace();
+        // dX (when wanted) from the convolution's data-gradient primitive alone.
+        if (im2col_->Build(g, M, dt, cp_.filter_order == StorageOrder::NHWC) &&
+            (!compute_dx || bwd_.Build(d, ForwardPd(d), dnnl::algorithm::convolution_direct, false,
+                                       true, false))) {
+          prepared_.usable = true;
+          return;
+        }
+        im2col_.reset();
       }
       prepared_.usable = WinogradOrDirect(winograd_, d, [&](dnnl::algorithm a) {
         return bwd_.Build(d, ForwardPdWith(d, a), a, !no_bias_, compute_dx);
@@ -476,6 +494,8 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
   bool no_bias_;
   // A pointwise NHWC bfloat16 gradient as matrix products (conv_1x1_matmul_dnnl.h), or bwd_.
   std::optional<Conv1x1MatmulGradient> matmul_;
+  // Or the filter gradient as im2col + a matrix product (conv_im2col_matmul_dnnl.h), dX by bwd_.
+  std::optional<ConvIm2colFilterGradient> im2col_;
   dnnl_conv::BackwardPrimitives<dnnl::convolution_backward_weights,
                                 dnnl::convolution_backward_data>
       bwd_;

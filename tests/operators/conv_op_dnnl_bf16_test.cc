@@ -10,6 +10,7 @@
 
 #include "tests/util/bf16_switch.h"
 #include "tests/util/conv_case.h"
+#include "tests/util/conv_gradient_path.h"
 #include "tests/util/op_test_util.h"
 
 #ifdef HALFCAF_WITH_DNNL
@@ -154,40 +155,11 @@ TEST(ConvDnnlBFloat16Test, PointwiseGradientRunsAsMatrixProducts) {
     auto fp32_in = c.Inputs(seed++);
     // An NCHW filter of a 1x1 convolution holds the same values in the same order.
     if (v.filter_nchw) fp32_in["W"].Reshape({c.M, c.C, 1, 1});
-    const std::map<std::string, Tensor> in = AsBFloat16(fp32_in);
     for (bool with_dx : {true, false}) {
       SCOPED_TRACE(::testing::Message() << v.what << (with_dx ? ", with dX" : ", no dX"));
-      const OperatorDef def = ConvGradientOpDef("Conv", c.bias, with_dx, args);
-      const int64_t before = Conv1x1MatmulGradientRuns();
-      // Outputs that hold stale values first (a strided dX is zero off the strided positions).
-      std::map<std::string, Tensor> stale = in;
-      stale["dW"] = ToBFloat16(RandomTensor(in.at("W").dims(), seed + 50, 5.f, 9.f));
-      if (with_dx) stale["dX"] = ToBFloat16(RandomTensor(in.at("X").dims(), seed + 60, 5.f, 9.f));
-      Workspace run_ws;
-      RunOp(def, stale, &run_ws);
-      std::vector<Tensor> got;
-      for (const std::string& name : def.output()) got.push_back(run_ws.GetTensor(name));
-      EXPECT_EQ(Conv1x1MatmulGradientRuns() - before, v.matmul ? 1 : 0);
-      std::vector<Tensor> conv;
-      {
-        ScopedEnv off("HALFCAF_DNNL_1X1_MATMUL", "0");
-        conv = RunOpOutputs(def, in);
-      }
-      EXPECT_EQ(Conv1x1MatmulGradientRuns() - before, v.matmul ? 1 : 0) << "switched off";
-      // The float32 default op over the same (bfloat16-rounded) values.
-      std::map<std::string, Tensor> rounded;
-      for (const auto& kv : in) rounded[kv.first] = RoundThroughBFloat16(fp32_in.at(kv.first));
-      Workspace ws;
-      RunWithEngine(def, rounded, "", &ws);
-      ASSERT_EQ(got.size(), conv.size());
-      for (size_t i = 0; i < got.size(); ++i) {
-        const std::string name = def.output(i);
-        EXPECT_EQ(got[i].dtype(), DataType::BFLOAT16) << name;
-        ExpectNear(ToFloatVector(got[i]), ToFloatVector(conv[i]), 2e-2f, 8e-3f,
-                   name + " against the convolution primitives");
-        ExpectNear(ToFloatVector(got[i]), ToFloatVector(ws.GetTensor(name)), 1e-2f, 4e-3f,
-                   name + " against float32");
-      }
+      ExpectConvGradientPathAgrees(ConvGradientOpDef("Conv", c.bias, with_dx, args), fp32_in,
+                                   Conv1x1MatmulGradientRuns(), v.matmul, "HALFCAF_DNNL_1X1_MATMUL",
+                                   seed);
     }
   }
 }
