@@ -22,15 +22,6 @@ namespace {
 
 #ifdef HALFCAF_WITH_DNNL
 
-std::vector<Argument> ArgsOf(const ConvShape& c) {
-  return {MakeArgument("kernels", std::vector<int64_t>{c.kh, c.kw}),
-          MakeArgument("strides", std::vector<int64_t>{c.sh, c.sw}),
-          MakeArgument("dilations", std::vector<int64_t>{c.dh, c.dw}),
-          MakeArgument("pads", std::vector<int64_t>{c.pt, c.pl, c.pb, c.pr}),
-          MakeArgument("group", static_cast<int>(c.group)),
-          MakeArgument("order", std::string(c.nhwc ? "NHWC" : "NCHW"))};
-}
-
 bool HasDnnlConv() { return OperatorRegistry::Find(DeviceType::CPU, "Conv", "DNNL") != nullptr; }
 
 TEST(ConvIm2colMatmulTest, FilterGradientMatchesTheConvolutionAndFloat32) {
@@ -78,7 +69,7 @@ TEST(ConvIm2colMatmulTest, FilterGradientMatchesTheConvolutionAndFloat32) {
   uint32_t seed = 1300;
   for (const Variant& v : variants) {
     const ConvShape& c = v.shape;
-    std::vector<Argument> args = ArgsOf(c);
+    std::vector<Argument> args = c.Args();
     if (v.filter_nchw) args.push_back(MakeArgument("filter_order", std::string("NCHW")));
     auto fp32_in = ConvOpInputs(c.XDims(), c.WDims(), c.M, c.bias, seed++, c.YDims());
     if (v.filter_nchw) fp32_in["W"] = RandomTensor({c.M, c.C / c.group, c.kh, c.kw}, seed++);
@@ -94,7 +85,7 @@ TEST(ConvIm2colMatmulTest, FilterGradientMatchesTheConvolutionAndFloat32) {
 
 // What the rule decides for convolution `c` (bias from c.bias).
 bool Decides(const ConvShape& c, bool bf16_math) {
-  const OperatorDef def = ConvOpDef("Conv", c.bias, ArgsOf(c));
+  const OperatorDef def = ConvOpDef("Conv", c.bias, c.Args());
   const ConvPoolArgs a = ParseConvPoolArgs(ArgumentHelper(def), ConvPoolKind::kConv, "conv");
   return ConvFilterGradientIsIm2colMatmul(a, ComputeConvPoolGeometry(a, c.XDims()), c.bias,
                                           bf16_math);

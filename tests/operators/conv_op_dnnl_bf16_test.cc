@@ -26,13 +26,6 @@ namespace {
 #ifdef HALFCAF_WITH_DNNL
 
 struct Case : ConvShape {
-  std::vector<Argument> Args() const {
-    return {MakeArgument("kernels", std::vector<int64_t>{kh, kw}),
-            MakeArgument("strides", std::vector<int64_t>{sh, sw}),
-            MakeArgument("pads", std::vector<int64_t>{pt, pl, pb, pr}),
-            MakeArgument("group", static_cast<int>(group)),
-            MakeArgument("order", std::string(nhwc ? "NHWC" : "NCHW"))};
-  }
   std::map<std::string, Tensor> Inputs(uint32_t seed) const {
     return ConvOpInputs(XDims(), WDims(), M, bias, seed, YDims());
   }

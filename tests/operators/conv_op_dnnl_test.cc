@@ -18,14 +18,6 @@ bool HaveDnnl() { return OperatorRegistry::Find(DeviceType::CPU, "Conv", "DNNL")
   if (!HaveDnnl()) GTEST_SKIP() << "built without oneDNN"
 
 struct Case : ConvShape {
-  std::vector<Argument> Args() const {
-    return {MakeArgument("kernels", std::vector<int64_t>{kh, kw}),
-            MakeArgument("strides", std::vector<int64_t>{sh, sw}),
-            MakeArgument("dilations", std::vector<int64_t>{dh, dw}),
-            MakeArgument("pads", std::vector<int64_t>{pt, pl, pb, pr}),
-            MakeArgument("group", static_cast<int>(group)),
-            MakeArgument("order", std::string(nhwc ? "NHWC" : "NCHW"))};
-  }
   OperatorDef Forward() const { return ConvOpDef("Conv", bias, Args()); }
   // ConvGradient with every output, or without dX.
   OperatorDef Gradient(bool with_dx) const {

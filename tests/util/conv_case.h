@@ -35,6 +35,15 @@ struct ConvShape {
     return nhwc ? std::vector<int64_t>{N, OutH(), OutW(), M}
                 : std::vector<int64_t>{N, M, OutH(), OutW()};
   }
+  // kernels / strides / dilations / pads lists, group and order.
+  std::vector<Argument> Args() const {
+    return {MakeArgument("kernels", std::vector<int64_t>{kh, kw}),
+            MakeArgument("strides", std::vector<int64_t>{sh, sw}),
+            MakeArgument("dilations", std::vector<int64_t>{dh, dw}),
+            MakeArgument("pads", std::vector<int64_t>{pt, pl, pb, pr}),
+            MakeArgument("group", static_cast<int>(group)),
+            MakeArgument("order", std::string(nhwc ? "NHWC" : "NCHW"))};
+  }
 };
 
 // Row-major (last dim fastest) multi-index <-> flat index over a grid of `sizes`.
