@@ -1,11 +1,15 @@
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
 
 #include "core/math.h"
 #include "tests/util/gradient_checker.h"
 #include "tests/util/nan_check.h"
 #include "tests/util/op_test_util.h"
+#include "tests/util/vector_width.h"
 
 namespace halfcaf {
 namespace testing {
@@ -117,6 +121,40 @@ TEST(DropoutOpTest, MaskDoesNotDependOnThreadCount) {
   EXPECT_EQ(masks[0], masks[2]);
   EXPECT_EQ(outs[0], outs[1]);
   EXPECT_EQ(outs[0], outs[2]);
+}
+
+// The vector loop (AVX-512 where the CPU has it) gives the scalar loop's mask and Y bit for bit:
+// signed zeros, NaN and inf, a length that is not a multiple of 16, several pieces, float16.
+TEST(DropoutOpTest, EveryVectorWidthGivesTheSameMaskAndY) {
+  Tensor X = RandomTensor({3, 37, 11, 13}, 7);
+  float* x = X.mutable_data<float>();
+  x[0] = -0.f;
+  x[17] = std::nanf("");
+  x[18] = -std::numeric_limits<float>::infinity();
+  x[100] = 0.f;
+  for (const DataType dtype : {DataType::FLOAT, DataType::FLOAT16}) {
+    const Tensor input = dtype == DataType::FLOAT ? X : ToHalf(X);
+    const auto run = [&] {
+      Workspace ws;
+      RunOp(DropoutDef(0.3f, 0, {"Y", "mask"}), {{"X", input}}, &ws);
+      const Tensor& y = ws.GetTensor("Y");
+      std::vector<uint8_t> bytes(static_cast<const uint8_t*>(y.raw_data()),
+                                 static_cast<const uint8_t*>(y.raw_data()) + y.nbytes());
+      return std::make_pair(MaskOf(ws, "mask"), bytes);
+    };
+    const auto want = [&] {
+      const ScopedVectorWidth cap(VectorWidth::kBaseline);
+      return run();
+    }();
+    for (const VectorWidth width : AvailableVectorWidths()) {
+      SCOPED_TRACE(std::string(DataTypeName(dtype)) + " width " +
+                   std::to_string(static_cast<int>(width)));
+      const ScopedVectorWidth cap(width);
+      const auto got = run();
+      EXPECT_EQ(got.first, want.first);
+      EXPECT_EQ(got.second, want.second);
+    }
+  }
 }
 
 TEST(DropoutOpTest, MaskFollowsSeed) {
