@@ -32,7 +32,9 @@ bool ConvFilterGradientIsIm2colMatmul(const ConvPoolArgs& a, const ConvPoolGeome
   if (ColumnBytes(g) > kMaxColumnBytes) return false;
   if (forced) return true;
   if (!DnnlIsaHasAmx()) return false;
-  return g.C * g.kernel_size() >= 2304 && g.out_size() <= 196;
+  const bool strided = g.stride[0] > 1 || g.stride[1] > 1;
+  const int64_t columns = g.C * g.kernel_size();
+  return g.out_size() <= 196 && (columns >= 2304 || (strided && columns >= 1024));
 }
 
 std::atomic<int64_t>& ConvIm2colFilterGradientRuns() {

@@ -13,8 +13,9 @@
 // on its FP32 kernels over converted copies where those are faster (bf16_kernels.h). The gradient
 // of a pointwise (1 x 1, unpadded) NHWC bfloat16 convolution computing in BF16 runs as two
 // matrix products (conv_1x1_matmul_dnnl.h): AMX's BF16 gradient kernels are 1.2-6x slower. With
-// AMX, so does the filter gradient of a many-channel NHWC convolution over a small image (im2col
-// + one product, conv_im2col_matmul_dnnl.h); its dX stays the data-gradient primitive's.
+// AMX, so does the filter gradient of a many-channel (or strided) NHWC convolution over a small
+// image (im2col + one product, conv_im2col_matmul_dnnl.h); its dX stays the data-gradient
+// primitive's.
 // With the argument conv_algorithm = 1 (Caffe2's ideep operators' CONV_ALGORITHM_WINOGRAD; 0, the
 // default, is direct) a float32 convolution and its gradients run on oneDNN's Winograd kernels
 // (F(4x4, 3x3) on AVX-512: 3 x 3 filters, stride 1) where it has them and the output is at least

@@ -107,7 +107,12 @@ TEST(ConvIm2colMatmulTest, TakesTheMeasuredShapesWithAmx) {
                           {256, 28, 3, 2, false, true, true, true},
                           {256, 28, 3, 1, false, true, true, false},  // 28 x 28 out
                           {128, 28, 3, 1, false, true, true, false},  // 1152 < 2304
-                          {128, 56, 3, 2, false, true, true, false},
+                          {128, 56, 3, 2, false, true, true, false},  // 28 x 28 out
+                          {128, 28, 3, 2, false, true, true, true},   // strided: 1152 >= 1024
+                          {64, 14, 4, 2, false, true, true, true},    // the AC-GAN's: 1024
+                          {64, 14, 4, 2, false, true, true, true, 64},
+                          {96, 14, 3, 2, false, true, true, false},   // strided, 864 < 1024
+                          {64, 14, 4, 1, false, true, true, false},   // 1024, no stride
                           {3, 224, 7, 2, false, true, true, false},   // the stem
                           {512, 7, 3, 1, true, true, true, false},    // bias
                           {512, 7, 3, 1, false, false, true, false},  // NCHW
