@@ -1,12 +1,11 @@
 #include "tools/tool_common.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <google/protobuf/stubs/logging.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -24,6 +23,7 @@
 #include "core/cpu_threads.h"
 #include "core/enforce.h"
 #include "core/proto_io.h"
+#include "core/signal_stack.h"
 #include "core/tensor_proto.h"
 #include "operators/nn/bf16_kernels.h"
 
@@ -132,11 +132,15 @@ int Probe(const std::filesystem::path& dir) {
 
 void InstallStopSignals(const char* tool) {
   g_tool = tool;
+  // On a stack of its own: a signal arriving inside one of oneDNN 2.6's SGEMM kernels would
+  // otherwise write its frame into the heap (core/signal_stack.h). The tools call this from the
+  // main thread, which a process-directed signal reaches first.
+  UseAlternateSignalStack();
   struct sigaction sa;
   std::memset(&sa, 0, sizeof(sa));
   sa.sa_handler = OnStopSignal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
+  sa.sa_flags = SA_RESTART | SA_ONSTACK;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   std::signal(SIGPIPE, SIG_IGN);

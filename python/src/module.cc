@@ -1,8 +1,8 @@
 // halfcaf._C: the native half of the Python package. Nets, operators and plans cross as
 // serialized protobuf bytes (the Python side builds them with the generated halfcaf_pb2), arrays
 // through DLPack / the buffer protocol. Everything that runs ops releases the GIL.
-#include <algorithm>
-
+#include <gflags/gflags.h>
+#include <glog/logging.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
@@ -11,13 +11,13 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
-#include <glog/logging.h>
-#include <gflags/gflags.h>
+#include <algorithm>
 
 #include "core/enforce.h"
 #include "core/op_schema.h"
 #include "core/operator.h"
 #include "core/plan_executor.h"
+#include "core/signal_stack.h"
 #include "core/workspace.h"
 #include "onnx/onnx_import.h"
 #include "python/src/arrays.h"
@@ -190,6 +190,10 @@ void BindWorkspace(nb::module_& m) {
 NB_MODULE(_C, m) {
   using namespace halfcaf::python;
   m.doc() = "halfcaf's native core (use the halfcaf package's modules, not this one)";
+  // Python installs its signal handlers with SA_ONSTACK (3.10+): on the importing thread (the
+  // main one, which a Ctrl-C reaches) they run on this stack, not inside the heap workspace that
+  // oneDNN 2.6's SGEMM kernels point rsp at (core/signal_stack.h).
+  halfcaf::UseAlternateSignalStack();
   static nb::exception<halfcaf::EnforceNotMet> enforce(m, "EnforceNotMet", PyExc_RuntimeError);
   nb::exception<halfcaf::OnnxUnsupported>(m, "OnnxUnsupported", enforce.ptr());
   BindWorkspace(m);
