@@ -29,4 +29,16 @@ void UseAlternateSignalStack() {
   installed = true;
 }
 
+void HandleSignalOnOwnStack(int sig, void (*handler)(int)) {
+  UseAlternateSignalStack();
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART | SA_ONSTACK;
+  if (sigaction(sig, &sa, nullptr) != 0) {
+    HALFCAF_THROW("sigaction(", sig, ") failed: ", std::strerror(errno));
+  }
+}
+
 }  // namespace halfcaf

@@ -13,4 +13,8 @@ namespace halfcaf {
 // installed with SA_ONSTACK then run on it. Throws if the system refuses.
 void UseAlternateSignalStack();
 
+// Installs `handler` for signal `sig` to run on that stack (SA_ONSTACK, SA_RESTART), giving the
+// calling thread the stack first. Throws if the system refuses.
+void HandleSignalOnOwnStack(int sig, void (*handler)(int));
+
 }  // namespace halfcaf

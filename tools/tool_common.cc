@@ -135,14 +135,8 @@ void InstallStopSignals(const char* tool) {
   // On a stack of its own: a signal arriving inside one of oneDNN 2.6's SGEMM kernels would
   // otherwise write its frame into the heap (core/signal_stack.h). The tools call this from the
   // main thread, which a process-directed signal reaches first.
-  UseAlternateSignalStack();
-  struct sigaction sa;
-  std::memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = OnStopSignal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART | SA_ONSTACK;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  HandleSignalOnOwnStack(SIGINT, OnStopSignal);
+  HandleSignalOnOwnStack(SIGTERM, OnStopSignal);
   std::signal(SIGPIPE, SIG_IGN);
   std::signal(SIGXFSZ, SIG_IGN);
 }

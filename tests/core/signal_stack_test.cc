@@ -12,7 +12,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -29,13 +28,7 @@ extern "C" void CountSignal(int) { g_signals = g_signals + 1; }
 // through 6272 inputs, and back) while another thread signals this one every 20 us. Exits 0 when
 // every product equals the first one of its shape and many signals arrived.
 void SgemmsUnderSignals() {
-  UseAlternateSignalStack();
-  struct sigaction sa;
-  std::memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = CountSignal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART | SA_ONSTACK;
-  sigaction(SIGUSR1, &sa, nullptr);
+  HandleSignalOnOwnStack(SIGUSR1, CountSignal);
   const pthread_t self = pthread_self();
   std::atomic<bool> stop{false};
   std::thread sender([&] {
