@@ -5,28 +5,50 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "core/enforce.h"
 
 namespace halfcaf {
 
-void UseAlternateSignalStack() {
-  thread_local bool installed = false;
-  if (installed) return;
-  // Room for the largest signal frame (the XSAVE area with AVX-512 and AMX state is ~11 KB) and
-  // the handler. Kept for the thread's life: the kernel may switch to it at any time.
-  const size_t bytes = std::max<size_t>(static_cast<size_t>(SIGSTKSZ) * 4, size_t{256} << 10);
-  char* stack = new char[bytes];
-  stack_t ss;
-  std::memset(&ss, 0, sizeof(ss));
-  ss.ss_sp = stack;
-  ss.ss_size = bytes;
-  if (sigaltstack(&ss, nullptr) != 0) {
-    const int err = errno;
-    delete[] stack;
-    HALFCAF_THROW("sigaltstack failed: ", std::strerror(err));
+namespace {
+
+// A thread's alternate stack, from its installation to the thread's end. At the end the stack the
+// thread had before (or none) comes back before the memory goes: the kernel must not keep a freed
+// stack, and sanitizer runtimes unmap the stack they gave the thread when it exits.
+struct ThreadSignalStack {
+  std::unique_ptr<char[]> memory;
+  stack_t previous{};
+  ~ThreadSignalStack() {
+    if (!memory) return;
+    if ((previous.ss_flags & SS_DISABLE) != 0) {
+      stack_t off{};
+      off.ss_flags = SS_DISABLE;
+      sigaltstack(&off, nullptr);
+    } else {
+      sigaltstack(&previous, nullptr);
+    }
   }
-  installed = true;
+};
+
+}  // namespace
+
+void UseAlternateSignalStack() {
+  thread_local ThreadSignalStack current;
+  if (current.memory) return;
+  // Room for the largest signal frame (the XSAVE area with AVX-512 and AMX state is ~11 KB) and
+  // the handler.
+  const size_t bytes = std::max<size_t>(static_cast<size_t>(SIGSTKSZ) * 4, size_t{256} << 10);
+  std::unique_ptr<char[]> memory(new char[bytes]);
+  stack_t ss{};
+  ss.ss_sp = memory.get();
+  ss.ss_size = bytes;
+  stack_t previous{};
+  if (sigaltstack(&ss, &previous) != 0) {
+    HALFCAF_THROW("sigaltstack failed: ", std::strerror(errno));
+  }
+  current.previous = previous;
+  current.memory = std::move(memory);
 }
 
 void HandleSignalOnOwnStack(int sig, void (*handler)(int)) {
