@@ -20,14 +20,9 @@ struct ThreadSignalStack {
   std::unique_ptr<char[]> memory;
   stack_t previous{};
   ~ThreadSignalStack() {
-    if (!memory) return;
-    if ((previous.ss_flags & SS_DISABLE) != 0) {
-      stack_t off{};
-      off.ss_flags = SS_DISABLE;
-      sigaltstack(&off, nullptr);
-    } else {
-      sigaltstack(&previous, nullptr);
-    }
+    // `previous` as sigaltstack reported it: its SS_DISABLE flag, where the thread had none,
+    // disables the alternate stack again.
+    if (memory) sigaltstack(&previous, nullptr);
   }
 };
 
