@@ -22,11 +22,12 @@ const std::set<std::string>& UnaryElementwise() {
   return types;
 }
 
-// Element-wise ops on channel-blocked tensors: not Dropout (its random mask would fall on other
-// elements than on NCHW) nor the casts (the blocked layout is for FP32 nets).
+// Element-wise ops on channel-blocked tensors: not the casts (the blocked layout is for FP32
+// nets). Dropout gets channel_block (its mask falls on the elements the NCHW op's does).
 const std::set<std::string>& BlockedUnaryElementwise() {
-  static const std::set<std::string> types = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu",
-                                              "Clip", "Scale", "Copy", "StopGradient"};
+  static const std::set<std::string> types = {"Relu",         "LeakyRelu", "Sigmoid", "Tanh",
+                                              "Elu",          "Clip",      "Scale",   "Copy",
+                                              "StopGradient", "Dropout"};
   return types;
 }
 
@@ -69,14 +70,16 @@ std::vector<int64_t> ToNhwcDims(const std::vector<int64_t>& d) {
   return {d[0], d[2], d[3], d[1]};
 }
 
-// A convolution the channel-blocked rewrite converts: Conv / Conv2D, NCHW, on the CPU, one group,
-// a 2-D filter whose known shape (M, C, kH, kW) has M and C multiples of `block`.
-// `plain_x`: instead, a first convolution, over fewer input channels than a block (an RGB image),
-// that reads X as it is and writes Y blocked.
+// A convolution the channel-blocked rewrite converts: Conv / Conv2D / ConvTranspose, NCHW, on the
+// CPU, one group, a 2-D filter whose known shape (Conv (M, C, kH, kW), ConvTranspose (C, M, kH,
+// kW)) has both channel counts multiples of `block`.
+// `plain_x`: instead, a first convolution (not transposed), over fewer input channels than a block
+// (an RGB image), that reads X as it is and writes Y blocked.
 bool IsBlockableConv(const OperatorDef& op, int64_t block,
                      const std::map<std::string, std::vector<int64_t>>& param_dims,
                      bool plain_x = false) {
-  if (op.type() != "Conv" && op.type() != "Conv2D") return false;
+  const bool transposed = op.type() == "ConvTranspose";
+  if (op.type() != "Conv" && op.type() != "Conv2D" && !(transposed && !plain_x)) return false;
   if (op.input_size() < 2 || op.output_size() != 1 || Order(op) != "NCHW" || !RunsOnCpu(op)) {
     return false;
   }
@@ -242,6 +245,8 @@ class Rewriter {
                (BlockedUnaryElementwise().count(t) ||
                 (NaryElementwise().count(t) && !HasLegacyBroadcast(op)))) {
       ConvertElementwise(op);
+      if (t == "Dropout")
+        SetArgument(r_->net.mutable_op(r_->net.op_size() - 1), "channel_block", block_);
     } else {
       KeepNchw(op);
     }

@@ -57,12 +57,15 @@ std::string ChannelsLastName(const std::string& blob);
 // channel_block:
 // Conv / Conv2D on the CPU with one group and a filter in `param_dims` whose M and C are multiples
 // of `block` (the filter itself stays as it is), or whose M is and C is below it (a first
-// convolution, over an RGB image: it reads X in NCHW and writes Y blocked); SpatialBN in training
-// mode, not in place, and the 2-D MaxPool / AveragePool (operators/nn/pool_op.h; blocks of 16 or
-// 8, where the DNNL pools add a gradient's windows as on NCHW), whose input is blocked.
+// convolution, over an RGB image: it reads X in NCHW and writes Y blocked); ConvTranspose likewise
+// when both its channel counts are multiples of `block` (a generator's last layer, to 1 or 3
+// channels, stays NCHW); SpatialBN in training mode, not in place, and the 2-D MaxPool /
+// AveragePool (operators/nn/pool_op.h; blocks of 16 or 8, where the DNNL pools add a gradient's
+// windows as on NCHW), whose input is blocked.
 // Element-wise ops whose inputs are all blocked: Relu, LeakyRelu, Sigmoid, Tanh, Elu, Clip, Scale,
-// Copy, StopGradient, and Sum, Add, Sub, Mul, Div, Max, Min without Caffe2's legacy broadcast /
-// axis arguments; not Dropout (its random mask would fall elsewhere). NCHW2NCHWc / NCHWc2NCHW
+// Copy, StopGradient, Dropout (with channel_block: it keeps and drops the elements the NCHW op
+// does), and Sum, Add, Sub, Mul, Div, Max, Min without Caffe2's legacy broadcast / axis
+// arguments. NCHW2NCHWc / NCHWc2NCHW
 // convert at the edges.
 ChannelsLastResult ToChannelBlocked(const NetDef& forward, const std::set<std::string>& keep,
                                     int64_t block,

@@ -64,12 +64,23 @@ GanTrainer::GanTrainer(const GanTrainerOptions& options) : opt_(options) {
   job_.channels_last =
       ResolveChannelsLast(opt_.channels_last, opt_.precision, opt_.device.type, "NCHW");
   job_.nchw_filters = job_.channels_last && opt_.device.type == DeviceType::CPU;
+  job_.channel_block = ResolveChannelBlock(opt_.blocked_layout, opt_.precision, opt_.device.type,
+                                           "NCHW", job_.channels_last);
+  // In float32 the generator's batch normalizations take their ReLUs in (models/bn_relu_fusion.h;
+  // not in bfloat16, where the fused op needs NHWC and the first one follows a Reshape).
+  job_.fuse_bn_relu = opt_.device.type == DeviceType::CPU && opt_.precision == DataType::FLOAT;
   job_.caller_reads = {kAcGanDAccuracy};
   job_.recompute = ParseRecompute(opt_.recompute, &job_.recompute_convolutions);
-  JobNet d = JobNet::Make("d", nets_.d_step, {{kAcGanDLoss, 1.f}}, opt_.d_optimizer);
+  // The forward nets' random ops (noise, class draws, Dropout) get their seeds before the passes,
+  // by their place in the forward net: the same draws whatever the passes insert (the
+  // channel-blocked layout's conversions) and wherever a pass copies an op.
+  NetDef d_forward = nets_.d_step, g_forward = nets_.g_step;
+  AssignRandomSeeds(&d_forward, opt_.seed, "d_forward");
+  AssignRandomSeeds(&g_forward, opt_.seed, "g_forward");
+  JobNet d = JobNet::Make("d", d_forward, {{kAcGanDLoss, 1.f}}, opt_.d_optimizer);
   d.groups = {ParamGroup{"^g_", 1.f, 1.f, true}};
   if (!opt_.feed_inputs) d.no_cast_inputs = {kAcGanData};
-  JobNet g = JobNet::Make("g", nets_.g_step, {{kAcGanGLoss, 1.f}}, opt_.g_optimizer);
+  JobNet g = JobNet::Make("g", g_forward, {{kAcGanGLoss, 1.f}}, opt_.g_optimizer);
   g.groups = {ParamGroup{"^d_", 1.f, 1.f, true}};
   for (const auto& f : AcGanFrozenParams()) g.groups.push_back(ParamGroup{"^" + f + "$", 1, 1, true});
   job_.nets = {d, g};

@@ -45,6 +45,10 @@ struct GanTrainerOptions {
   // Both nets' convolutions, transposed convolutions and the ops between them in NHWC
   // (models/channels_last.h): auto (BF16 on CPUs computing convolutions in BF16), on, off.
   std::string channels_last = "auto";
+  // FP32 on the CPU: both nets' convolutions, transposed convolutions, batch normalization and the
+  // element-wise ops between them on oneDNN's channel-blocked layout (models/channels_last.h
+  // ToChannelBlocked): auto (on where it applies), on, off.
+  std::string blocked_layout = "auto";
   // Recomputation in each net's backward pass (models/recompute.h): off, elementwise, all.
   std::string recompute = "off";
   // No reader and no noise ops: the caller feeds data, label, d_noise, d_gen_label, g_noise and
@@ -89,6 +93,7 @@ class GanTrainer {
 
   int64_t iteration() const;
   bool channels_last() const { return job_.channels_last; }
+  bool channel_blocked() const { return job_.channel_block != 0; }
   int64_t train_set_size() const;
   const TrainingJob& job() const { return job_; }
   const AcGanNets& nets() const { return nets_; }

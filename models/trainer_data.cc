@@ -55,7 +55,12 @@ void PlaceOnDevice(NetDef* net, Device device, const std::string& data, const st
       }
       continue;
     }
-    if (!cpu_only) *op.mutable_device_option() = opt;
+    if (!cpu_only) {
+      const bool seeded = op.has_device_option() && op.device_option().has_random_seed();
+      const uint32_t seed = op.device_option().random_seed();
+      *op.mutable_device_option() = opt;
+      if (seeded) op.mutable_device_option()->set_random_seed(seed);  // a seed given stays
+    }
     *out.add_op() = op;
   }
   *net = out;

@@ -18,7 +18,8 @@ NetDef TestModeForward(const NetDef& forward);
 bool StaysOnCpu(const OperatorDef& op);
 
 // Puts every op of `net` on `device`, except those that must stay on the CPU: the data reader,
-// the iteration counter and its fill. The reader's outputs are copied to the device.
+// the iteration counter and its fill. The reader's outputs are copied to the device. An op's
+// random seed, where it has one, stays.
 void PlaceOnDevice(NetDef* net, Device device, const std::string& data, const std::string& label);
 
 // The first element of a numeric blob (float, float16, bfloat16, int64, int32; on any device) as

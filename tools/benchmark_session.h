@@ -65,7 +65,8 @@ class Session {
 class GanSession : public Session {
  public:
   GanSession(DataType precision, int64_t batch, Device device, float loss_scale, uint32_t seed,
-             const std::string& channels_last, std::function<void()> sync)
+             const std::string& channels_last, const std::string& blocked_layout,
+             std::function<void()> sync)
       : sync_(std::move(sync)) {
     GanTrainerOptions o = GanTrainerOptions::Default();
     o.data_format = "synthetic";
@@ -78,6 +79,7 @@ class GanSession : public Session {
     o.device = device;
     o.seed = seed;
     o.channels_last = channels_last;
+    o.blocked_layout = blocked_layout;
     gan_ = std::make_unique<GanTrainer>(o);
     gan_->Initialize();
   }

@@ -72,6 +72,10 @@ DEFINE_string(real_data, "", "real images the Frechet distance compares with (de
               "split)");
 DEFINE_string(channels_last, "auto", "convolutions and the ops between them in NHWC (parameters "
               "stay NCHW): auto (bfloat16 on CPUs with BF16 kernels), on or off");
+DEFINE_string(blocked_layout, "auto",
+              "float32 on the CPU: convolutions, transposed convolutions, "
+              "batch normalization and the ops between them on oneDNN's channel-blocked layout: "
+              "auto, on or off");
 DEFINE_string(recompute, "off", "make activations again in the backward passes instead of "
               "keeping them (less memory, the same training, more time): elementwise, all or off");
 DEFINE_int64(score_count, 10000, "images of each kind (real, generated) for the scores");
@@ -207,6 +211,7 @@ GanTrainerOptions OptionsFromFlags() {
   o.max_skipped_steps = FLAGS_max_skipped_steps;
   o.seed = FLAGS_seed;
   o.channels_last = FLAGS_channels_last;
+  o.blocked_layout = FLAGS_blocked_layout;
   o.recompute = FLAGS_recompute;
   return o;
 }
@@ -259,10 +264,11 @@ int Main() {
                                                       : ", static loss scales ") +
                           Fmt(options.loss_scale, 8) + ")")
             << (gan.channels_last() ? ", channels last" : "")
+            << (gan.channel_blocked() ? ", channel-blocked" : "")
             << (options.recompute != "off" ? ", recomputing " + options.recompute : "") << ", " << n
-            << " training images, batch " << FLAGS_batch_size << ", " << total
-            << " iterations" << (FLAGS_time_budget > 0 ? " or " + Fmt(FLAGS_time_budget) +
-                                                             " minutes" : std::string())
+            << " training images, batch " << FLAGS_batch_size << ", " << total << " iterations"
+            << (FLAGS_time_budget > 0 ? " or " + Fmt(FLAGS_time_budget) + " minutes"
+                                      : std::string())
             << std::endl;
   std::unique_ptr<TensorBoardWriter> tb;
   if (!FLAGS_tensorboard.empty()) tb.reset(new TensorBoardWriter(FLAGS_tensorboard));

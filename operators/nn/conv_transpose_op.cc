@@ -7,8 +7,9 @@
 #include "core/float_io.h"
 #include "core/gradient.h"
 #include "core/math.h"
-#include "operators/nn/conv_op.h"
 #include "core/scratch.h"
+#include "operators/nn/channel_block.h"
+#include "operators/nn/conv_op.h"
 #include "operators/nn/im2col.h"
 
 namespace halfcaf {
@@ -175,7 +176,9 @@ void CheckConvTransposeGradientDY(const ConvTransposeArgs& a, const ConvTranspos
 }
 
 ConvTransposeOp::ConvTransposeOp(const OperatorDef& def, Workspace* ws)
-    : Operator(def, ws), a_(ParseConvTransposeArgs(args_, DebugName())) {}
+    : Operator(def, ws), a_(ParseConvTransposeArgs(args_, DebugName())) {
+  RefuseChannelBlock(*this);
+}
 
 void ConvTransposeOp::RunOnDevice() {
   const Tensor& X = Input(0);
@@ -241,6 +244,7 @@ ConvTransposeGradientOp::ConvTransposeGradientOp(const OperatorDef& def, Workspa
       a_(ParseConvTransposeArgs(args_, DebugName())),
       no_bias_(GetSingleArgument<int>("no_bias", 0) != 0) {
   CheckConvGradientOutputs(a_.cp, no_bias_, OutputSize());
+  RefuseChannelBlock(*this);
 }
 
 void ConvTransposeGradientOp::RunOnDevice() {
@@ -346,15 +350,19 @@ namespace {
 std::vector<TensorShape> ConvTransposeShapeInference(const OperatorDef& def,
                                                      const std::vector<TensorShape>& in) {
   const ConvTransposeArgs a = ParseConvTransposeArgs(def);
-  const ConvTransposeGeometry g = ComputeConvTransposeGeometry(a, in.at(0).dims, in.at(1).dims);
-  return {TensorShape{g.y_dims, in[0].dtype}};
+  const ConvTransposeGeometry g =
+      ComputeConvTransposeGeometry(a, InferenceNchwDims(def, in.at(0).dims), in.at(1).dims);
+  const int64_t block = ChannelBlockOf(def, in[0].dims);
+  return {TensorShape{block == 0 ? g.y_dims : BlockedDimsOf(g.y_dims, block, def.type(), "Y"),
+                      in[0].dtype}};
 }
 
 // 2 * N * M * prod(X spatial) * (C / group) * prod(kernel): one multiply-add per tap, as the
 // convolution it is the adjoint of.
 OpCost ConvTransposeCost(const OperatorDef& def, const std::vector<TensorShape>& in) {
   const ConvTransposeArgs a = ParseConvTransposeArgs(def);
-  const ConvTransposeGeometry g = ComputeConvTransposeGeometry(a, in.at(0).dims, in.at(1).dims);
+  const ConvTransposeGeometry g =
+      ComputeConvTransposeGeometry(a, InferenceNchwDims(def, in.at(0).dims), in.at(1).dims);
   OpCost c;
   c.flops =
       2.0 * g.conv.N * g.M * g.conv.out_size() * (g.conv.C / a.cp.group) * g.conv.kernel_size();
@@ -371,7 +379,8 @@ std::vector<TensorShape> ConvTransposeGradientShapeInference(const OperatorDef& 
                                                              const std::vector<TensorShape>& in) {
   const bool no_bias = ArgumentHelper(def).GetSingleArgument<int>("no_bias", 0) != 0;
   const ConvTransposeArgs a = ParseConvTransposeArgs(def);
-  const ConvTransposeGeometry g = ComputeConvTransposeGeometry(a, in.at(0).dims, in.at(1).dims);
+  const ConvTransposeGeometry g =
+      ComputeConvTransposeGeometry(a, InferenceNchwDims(def, in.at(0).dims), in.at(1).dims);
   std::vector<TensorShape> out{TensorShape{in[1].dims, in[1].dtype}};
   if (!no_bias) out.push_back(TensorShape{{g.conv.C}, in[1].dtype});
   if (def.output_size() > static_cast<int>(out.size())) {

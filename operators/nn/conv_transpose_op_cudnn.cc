@@ -32,6 +32,7 @@
 #include "gpu/cuda_context.h"
 #include "gpu/cudnn_wrappers.h"
 #include "gpu/math_gpu.h"
+#include "operators/nn/channel_block.h"
 #include "operators/nn/conv_op.h"
 #include "operators/nn/conv_transpose_op.h"
 
@@ -114,6 +115,7 @@ class CudnnConvTransposeBase : public Operator<CUDAContext> {
                     ws_limit_);
     HALFCAF_ENFORCE(!(deterministic_ && exhaustive_search_), a_.cp.op_label,
                     ": deterministic=1 cannot be combined with exhaustive_search=1");
+    RefuseChannelBlock(*this);  // the channel-blocked layout is the CPU's
   }
 
  protected:

@@ -17,6 +17,10 @@
 // input bfloat16) with FP32 accumulation and bfloat16 outputs when DnnlBFloat16Enabled(): the
 // gradient on oneDNN's BF16 kernels, the forward on them with AMX and on its FP32 kernels (the
 // bfloat16 tensors converted by the reorders) otherwise, which is faster there (ForwardKernelType).
+// With the argument channel_block = B (operators/nn/channel_block.h; 2-D, NCHW) X and Y (dY and
+// dX) are channel-blocked 5-D tensors (N, C / B, H, W, B) that the primitives read and write as
+// they are (nChw<B>c): no reorders. There is no default op for them, so what oneDNN cannot run is
+// then an error.
 // Declines (HALFCAF_UNSUPPORTED, so the default op is created) for float16 inputs and more than
 // 3 spatial dims; other dtypes arriving later (float16, mixed types, bfloat16 with the BF16
 // kernels off), an empty tensor, or a shape oneDNN rejects (or has only reference code for, in
@@ -27,6 +31,7 @@
 
 #include "core/enforce.h"
 #include "operators/dnnl_util.h"
+#include "operators/nn/channel_block.h"
 #include "operators/nn/conv_dnnl_common.h"
 #include "operators/nn/conv_op.h"
 #include "operators/nn/conv_transpose_op.h"
@@ -154,8 +159,33 @@ dnnl::deconvolution_forward::primitive_desc ForwardPd(const DeconvDescs& d) {
 class ConvTransposeDnnlBase : public Operator<CPUContext> {
  protected:
   ConvTransposeDnnlBase(const OperatorDef& def, Workspace* ws)
-      : Operator(def, ws), a_(ParseConvTransposeArgs(args_, DebugName())) {
-    DeclineUnsupported(*this, a_.cp);
+      : Operator(def, ws),
+        a_(ParseConvTransposeArgs(args_, DebugName())),
+        block_(ReadChannelBlock(*this)) {
+    if (block_ == 0) {
+      DeclineUnsupported(*this, a_.cp);
+      return;
+    }
+    // Blocked tensors have no default op to decline to.
+    HALFCAF_ENFORCE(a_.cp.num_spatial_dims() == 2 && a_.cp.order == StorageOrder::NCHW,
+                    a_.cp.op_label,
+                    ": channel_block needs a 2-D transposed convolution with order "
+                    "NCHW");
+  }
+
+  // A tensor's dims as the NCHW ones the checks and the geometry take (X, dY).
+  std::vector<int64_t> Nchw(const Tensor& t, const char* what) const {
+    return block_ == 0 ? t.dims() : UnblockedDims(t.dims(), block_, a_.cp.op_label, what);
+  }
+  // The descriptors of the tensors as they are: with channel_block, X and Y blocked.
+  DeconvDescs Descs(const ConvTransposeGeometry& tg, bool bias, memory::data_type dt) const {
+    DeconvDescs d = MakeDeconvDescs(a_, tg, bias, dt);
+    if (block_ != 0) {
+      d.src = memory::desc(d.src.dims(), dt, ChannelBlockedTag(block_));
+      d.dst = memory::desc(d.dst.dims(), dt, ChannelBlockedTag(block_));
+      d.plain_dst = false;
+    }
+    return d;
   }
 
   // The type the primitives run in: f32 when every input is float, bf16 when every input is
@@ -178,9 +208,17 @@ class ConvTransposeDnnlBase : public Operator<CPUContext> {
   }
 
   // Runs the default implementation (created once, on first use).
-  void RunFallback() { fallback_.Run(def_, ws_, a_.cp.op_label); }
+  void RunFallback() {
+    HALFCAF_ENFORCE(block_ == 0, a_.cp.op_label, ": the channel-blocked layout (channel_block ",
+                    block_,
+                    ") runs on oneDNN's kernels only, and they take float32 (or bfloat16 "
+                    "with BF16 kernels) non-empty tensors; got ",
+                    DataTypeName(Input(0).dtype()), " X ", DimsString(Input(0).dims()));
+    fallback_.Run(def_, ws_, a_.cp.op_label);
+  }
 
   ConvTransposeArgs a_;
+  const int64_t block_;  // channel_block: 0, or X, Y, dY, dX are blocked
   DnnlPrepared prepared_;
 
  private:
@@ -197,9 +235,10 @@ class ConvTransposeDnnlOp final : public ConvTransposeDnnlBase {
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const bool has_bias = InputSize() == 3;
-    const ConvTransposeGeometry tg = ComputeConvTransposeGeometry(a_, X.dims(), W.dims());
+    const ConvTransposeGeometry tg = ComputeConvTransposeGeometry(a_, Nchw(X, "X"), W.dims());
     if (has_bias) CheckConvTransposeBias(a_, tg, Input(2).dims());
-    Tensor* Y = Output(0, tg.y_dims);
+    Tensor* Y =
+        Output(0, block_ == 0 ? tg.y_dims : BlockedDimsOf(tg.y_dims, block_, a_.cp.op_label, "Y"));
     if (X.numel() == 0 || Y->numel() == 0) return RunFallback();
     SingleThreadScope threads(Macs(tg, a_.cp.group) < kSmallMacs);
     if (NeedsPrepare(X, W, *dt)) Prepare(tg, has_bias, *dt);
@@ -222,9 +261,9 @@ class ConvTransposeDnnlOp final : public ConvTransposeDnnlBase {
   void Prepare(const ConvTransposeGeometry& tg, bool has_bias, memory::data_type dt) {
     try {
       // d: the tensors as they are; the primitive computes in ForwardKernelType(dt).
-      const DeconvDescs d = MakeDeconvDescs(a_, tg, has_bias, dt);
+      const DeconvDescs d = Descs(tg, has_bias, dt);
       const memory::data_type kt = ForwardKernelType(dt);
-      const auto pd = ForwardPd(kt == dt ? d : MakeDeconvDescs(a_, tg, has_bias, kt));
+      const auto pd = ForwardPd(kt == dt ? d : Descs(tg, has_bias, kt));
       if (dt != memory::data_type::f32 && IsReferenceImpl(pd)) return;
       src_ = DnnlArg(d.src, pd.src_desc(), DnnlArg::kInput);
       weights_ = DnnlArg(d.weights, pd.weights_desc(), DnnlArg::kInput);
@@ -261,8 +300,8 @@ class ConvTransposeGradientDnnlOp final : public ConvTransposeDnnlBase {
     const Tensor& X = Input(0);
     const Tensor& W = Input(1);
     const Tensor& dY = Input(2);
-    const ConvTransposeGeometry tg = ComputeConvTransposeGeometry(a_, X.dims(), W.dims());
-    CheckConvTransposeGradientDY(a_, tg, dY.dims());
+    const ConvTransposeGeometry tg = ComputeConvTransposeGeometry(a_, Nchw(X, "X"), W.dims());
+    CheckConvTransposeGradientDY(a_, tg, Nchw(dY, "dY"));
     const bool compute_dx = OutputSize() == (no_bias_ ? 2 : 3);
     if (X.numel() == 0 || dY.numel() == 0) return RunFallback();
     SingleThreadScope threads(Macs(tg, a_.cp.group) < kSmallMacs);
@@ -285,7 +324,7 @@ class ConvTransposeGradientDnnlOp final : public ConvTransposeDnnlBase {
  private:
   void Prepare(const ConvTransposeGeometry& tg, bool compute_dx, memory::data_type dt) {
     try {
-      const DeconvDescs d = MakeDeconvDescs(a_, tg, !no_bias_, dt);
+      const DeconvDescs d = Descs(tg, !no_bias_, dt);
       prepared_.usable = bwd_.Build(d, ForwardPd(d), dnnl::algorithm::deconvolution_direct,
                                     !no_bias_, compute_dx);
     } catch (const dnnl::error&) {

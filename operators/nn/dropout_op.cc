@@ -8,6 +8,7 @@
 #include "core/gradient.h"
 #include "core/vector_width.h"
 #include "operators/cpu_parallel.h"
+#include "operators/nn/channel_block.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -18,15 +19,59 @@ namespace halfcaf {
 
 namespace {
 
-// Elements [off, off + len) of a training run: mask[off + i] = draw (key, off + i) < threshold,
-// y[i] = x[i] * (scale or 0) (x and y: the piece's own floats; NaN * 0 stays NaN, as in PyTorch).
+// Where a piece's elements draw from. Plain: element i draws DropoutDraw(key, i). Channel-blocked
+// (channel_block B: X is (N, C / B, H, W, B), operators/nn/channel_block.h): each element draws
+// with its index in the NCHW tensor, so the blocked op keeps and drops what the NCHW op does.
+// Pieces then cover whole pixels (B elements, one per channel of a block); pixel p of the blocked
+// tensor is (nc, hw) = (p / plane, p % plane) (nc = n * C / B + channel block), and its element b
+// has NCHW index (nc * B + b) * plane + hw.
+struct DrawIndex {
+  int64_t block = 0;  // 0: plain
+  int64_t plane = 1;  // H x W
+};
+
+// A walk over the pixels of a blocked tensor from pixel `first`, without a division per pixel.
+class PixelWalk {
+ public:
+  PixelWalk(const DrawIndex& index, int64_t first)
+      : index_(index), nc_(first / index.plane), hw_(first % index.plane) {}
+  // The NCHW index of the current pixel's element 0 (element b: + b * plane).
+  uint64_t Base() const { return static_cast<uint64_t>(nc_ * index_.block * index_.plane + hw_); }
+  void Next() {
+    if (++hw_ == index_.plane) {
+      hw_ = 0;
+      ++nc_;
+    }
+  }
+
+ private:
+  const DrawIndex& index_;
+  int64_t nc_, hw_;
+};
+
+// Elements [off, off + len) of a training run (whole pixels when blocked): mask[off + i] = the
+// element's draw < threshold, y[i] = x[i] * (scale or 0) (x and y: the piece's own floats; NaN * 0
+// stays NaN, as in PyTorch).
 void DropoutPiece(uint64_t key, uint64_t threshold, float scale, const float* x, float* y,
-                  bool* mask, int64_t off, int64_t len) {
-  for (int64_t i = 0; i < len; ++i) {
-    const bool keep = DropoutDraw(key, static_cast<uint64_t>(off + i)) < threshold;
-    mask[off + i] = keep;
-    // No branch (a random one mispredicts).
-    y[i] = x[i] * (scale * static_cast<float>(keep));
+                  bool* mask, int64_t off, int64_t len, const DrawIndex& index) {
+  // No branch on the draw (a random one mispredicts).
+  if (index.block == 0) {
+    for (int64_t i = 0; i < len; ++i) {
+      const bool keep = DropoutDraw(key, static_cast<uint64_t>(off + i)) < threshold;
+      mask[off + i] = keep;
+      y[i] = x[i] * (scale * static_cast<float>(keep));
+    }
+    return;
+  }
+  const int64_t B = index.block;
+  PixelWalk walk(index, off / B);
+  for (int64_t i = 0; i < len; i += B, walk.Next()) {
+    const uint64_t base = walk.Base();
+    for (int64_t b = 0; b < B; ++b) {
+      const bool keep = DropoutDraw(key, base + static_cast<uint64_t>(b * index.plane)) < threshold;
+      mask[off + i + b] = keep;
+      y[i + b] = x[i + b] * (scale * static_cast<float>(keep));
+    }
   }
 }
 
@@ -38,24 +83,37 @@ __attribute__((target("avx512f"), always_inline)) inline __m512i Shr(__m512i v, 
 }
 
 // The same, 16 elements at a time: DropoutDraw's splitmix64 in 64-bit lanes (AVX512DQ's 64-bit
-// multiply), the same integers and so the same mask and Y bit for bit; the tail as above.
-__attribute__((target("avx512f,avx512dq"))) void DropoutPieceAvx512(uint64_t key,
-                                                                    uint64_t threshold, float scale,
-                                                                    const float* x, float* y,
-                                                                    bool* mask, int64_t off,
-                                                                    int64_t len) {
+// multiply), the same integers and so the same mask and Y bit for bit; the tail as above. Plain,
+// 16 consecutive indices; channel-blocked by 16, one pixel's 16 channels, `plane` apart.
+__attribute__((target("avx512f,avx512dq"))) void DropoutPieceAvx512(
+    uint64_t key, uint64_t threshold, float scale, const float* x, float* y, bool* mask,
+    int64_t off, int64_t len, const DrawIndex& index) {
+  if (index.block != 0 && index.block != 16) {
+    return DropoutPiece(key, threshold, scale, x, y, mask, off, len, index);
+  }
   const __m512i gamma = _mm512_set1_epi64(static_cast<int64_t>(0x9E3779B97F4A7C15ull));
   const __m512i m1 = _mm512_set1_epi64(static_cast<int64_t>(0xBF58476D1CE4E5B9ull));
   const __m512i m2 = _mm512_set1_epi64(static_cast<int64_t>(0x94D049BB133111EBull));
   const __m512i k = _mm512_set1_epi64(static_cast<int64_t>(key));
   const __m512i t = _mm512_set1_epi64(static_cast<int64_t>(threshold));
-  const __m512i one_to_eight = _mm512_set_epi64(8, 7, 6, 5, 4, 3, 2, 1);  // i + 1
+  // Lane j's index less lane 0's, plus 1 (DropoutDraw's i + 1): j, or j * plane when blocked.
+  const int64_t step = index.block == 0 ? 1 : index.plane;
+  const __m512i lanes = _mm512_add_epi64(
+      _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(step)),
+      _mm512_set1_epi64(1));
   const __m512 s = _mm512_set1_ps(scale);
+  PixelWalk walk(index, index.block == 0 ? 0 : off / 16);
   int64_t i = 0;
   for (; i + 16 <= len; i += 16) {
+    uint64_t first = static_cast<uint64_t>(off + i);
+    if (index.block != 0) {
+      first = walk.Base();
+      walk.Next();
+    }
     __mmask16 keep = 0;
     for (int half = 0; half < 2; ++half) {
-      const __m512i n = _mm512_add_epi64(_mm512_set1_epi64(off + i + 8 * half), one_to_eight);
+      const __m512i n =
+          _mm512_add_epi64(_mm512_set1_epi64(static_cast<int64_t>(first + 8 * half * step)), lanes);
       __m512i z = _mm512_add_epi64(k, _mm512_mullo_epi64(n, gamma));
       z = _mm512_mullo_epi64(_mm512_xor_si512(z, Shr(z, 30)), m1);
       z = _mm512_mullo_epi64(_mm512_xor_si512(z, Shr(z, 27)), m2);
@@ -66,7 +124,8 @@ __attribute__((target("avx512f,avx512dq"))) void DropoutPieceAvx512(uint64_t key
                      _mm512_maskz_cvtepi32_epi8(0xffff, _mm512_maskz_set1_epi32(keep, 1)));
     _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), _mm512_maskz_mov_ps(keep, s)));
   }
-  DropoutPiece(key, threshold, scale, x + i, y + i, mask, off + i, len - i);
+  // The plain tail (a blocked piece is whole pixels of 16).
+  DropoutPiece(key, threshold, scale, x + i, y + i, mask, off + i, len - i, index);
 }
 
 bool DropoutOnAvx512() {
@@ -87,7 +146,8 @@ float ReadDropoutRatio(const OperatorBase& op) {
 DropoutOp::DropoutOp(const OperatorDef& def, Workspace* ws)
     : Operator(def, ws),
       ratio_(ReadDropoutRatio(*this)),
-      is_test_(GetSingleArgument<int>("is_test", 0) != 0) {
+      is_test_(GetSingleArgument<int>("is_test", 0) != 0),
+      block_(ReadChannelBlock(*this)) {
   HALFCAF_ENFORCE(is_test_ || OutputSize() == 2,
                   "Dropout in training mode (is_test=0) needs 2 outputs (Y, mask), got ",
                   OutputSize());
@@ -120,15 +180,26 @@ void DropoutOp::RunOnDevice() {
   auto& rng = context_.RandGenerator();
   const uint64_t hi = rng(), lo = rng();
   const uint64_t key = (hi << 32) | lo;
+  DrawIndex index;
+  if (block_ != 0) {
+    const std::vector<int64_t> nchw = UnblockedDims(dims, block_, DebugName(), "X");
+    index = DrawIndex{block_, nchw[2] * nchw[3]};
+  }
   auto piece = DropoutPiece;
 #ifdef HALFCAF_DROPOUT_AVX512
   if (DropoutOnAvx512()) piece = DropoutPieceAvx512;
 #endif
-  ForEachPiece(n, 8.0, [&](int64_t off, int64_t len) {
-    const float* xp = x.Read(off, len, 0);
-    float* yp = y.Begin(off, len, 1);
-    piece(key, threshold, scale, xp, yp, mask, off, len);
-    y.End(off, len, yp);
+  // Pieces of whole pixels when blocked (the vector loop's groups of 16), at most
+  // kElementwisePiece elements each (FloatIn's buffers).
+  const int64_t unit = std::max<int64_t>(block_, 1), per_piece = kElementwisePiece / unit;
+  ParallelFor(n / unit, 8.0 * static_cast<double>(unit), [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; p += per_piece) {
+      const int64_t off = p * unit, len = std::min(per_piece, e - p) * unit;
+      const float* xp = x.Read(off, len, 0);
+      float* yp = y.Begin(off, len, 1);
+      piece(key, threshold, scale, xp, yp, mask, off, len, index);
+      y.End(off, len, yp);
+    }
   });
 }
 
@@ -209,6 +280,10 @@ OPERATOR_SCHEMA(Dropout)
         "Float, float16 and bfloat16.")
     .Arg("ratio", "float, default 0.5: probability of dropping an element, in [0, 1)")
     .Arg("is_test", "int, default 0: 1 turns dropout off (Y is a copy of X)")
+    .Arg("channel_block",
+         "int, default 0 (halfcaf): B > 0 says X is channel-blocked, (N, C / B, H, W, B) "
+         "(operators/nn/channel_block.h); each element is kept or dropped as the same element of "
+         "the NCHW tensor would be, and the mask is blocked like X")
     .Input(0, "X", "input tensor of any shape")
     .Output(0, "Y", "output, same shape and type as X")
     .Output(1, "mask", "bool, shape of X: true where X was kept (training; optional in test)");

@@ -3,7 +3,10 @@
 // true = kept) is output 1. In test mode Y is a copy of X and the mask output is optional (all
 // true when given). Randomness comes from the op context's generator (DeviceOption.random_seed).
 // DropoutGrad: training (dY, mask) -> dX = dY * mask / (1 - ratio); test (dY) -> dX = dY.
-// Args: ratio (float, 0.5, in [0, 1)), is_test (int, 0). Float, float16 and bfloat16 data.
+// Args: ratio (float, 0.5, in [0, 1)), is_test (int, 0), channel_block (int, 0: with B > 0, X is
+// channel-blocked (N, C / B, H, W, B), operators/nn/channel_block.h, and each element draws as the
+// same element of the NCHW tensor: the blocked op keeps and drops what the NCHW op does, and
+// DropoutGrad, element-wise, needs nothing more). Float, float16 and bfloat16 data.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +38,7 @@ class DropoutOp final : public Operator<CPUContext> {
  private:
   float ratio_;
   bool is_test_;
+  int64_t block_;  // channel_block
 };
 
 class DropoutGradOp final : public Operator<CPUContext> {

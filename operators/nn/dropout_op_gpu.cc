@@ -14,6 +14,7 @@
 #include "gpu/cuda_check.h"
 #include "gpu/cuda_context.h"
 #include "gpu/dropout_kernels.h"
+#include "operators/nn/channel_block.h"
 #include "operators/nn/dropout_op.h"
 
 namespace halfcaf {
@@ -38,6 +39,7 @@ class DropoutCUDAOp final : public Operator<CUDAContext> {
     HALFCAF_ENFORCE(is_test_ || OutputSize() == 2,
                     "Dropout in training mode (is_test=0) needs 2 outputs (Y, mask), got ",
                     OutputSize());
+    RefuseChannelBlock(*this);  // the channel-blocked layout is the CPU's
   }
 
   void RunOnDevice() override {

@@ -1,8 +1,8 @@
 // Channel-blocked activations (operators/nn/channel_block.h): NCHW2NCHWc /
 // NCHWc2NCHW move every element where oneDNN's nChw<B>c puts it and back; Conv,
 // ConvGradient (DNNL engine), SpatialBN and SpatialBNGradient with channel_block give what the
-// same ops give on NCHW (the batch normalization bit for bit); the operators without a blocked
-// path refuse the argument.
+// same ops give on NCHW (the batch normalization bit for bit), and so do ConvTranspose and its
+// gradient; the operators without a blocked path refuse the argument.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -40,6 +40,28 @@ void ExpectClose(const Workspace& ws, const std::string& got, const std::string&
                  float tol = 1e-5f) {
   EXPECT_EQ(ws.GetTensor(got).dims(), ws.GetTensor(want).dims()) << got;
   ExpectNear(ToFloatVector(ws.GetTensor(got)), ToFloatVector(ws.GetTensor(want)), tol, tol, got);
+}
+
+// Shape inference (the memory planner's sizes) knows the blocked output: the schema of `type` on
+// the inputs `in` gives the dims op `type` wrote to `y`.
+void ExpectInferredY(const Workspace& ws, const std::string& type,
+                     const std::vector<std::string>& in, const std::vector<Argument>& args,
+                     const std::string& y) {
+  std::vector<TensorShape> shapes;
+  for (const auto& name : in)
+    shapes.push_back(TensorShape{ws.GetTensor(name).dims(), DataType::FLOAT});
+  EXPECT_EQ(OpSchemaRegistry::Schema(type)
+                ->InferShapes(MakeOperatorDef(type, "", in, {y}, args), shapes)
+                .at(0)
+                .dims,
+            ws.GetTensor(y).dims())
+      << type;
+}
+
+// A (transposed) convolution gradient's outputs: dW, db with a bias, dX.
+std::vector<std::string> GradientOutputs(bool bias, const std::string& dw, const std::string& db,
+                                         const std::string& dx) {
+  return bias ? std::vector<std::string>{dw, db, dx} : std::vector<std::string>{dw, dx};
 }
 
 TEST(ChannelBlockTest, ConversionPutsEachElementInItsBlock) {
@@ -157,31 +179,69 @@ TEST(ChannelBlockTest, ConvAndGradientMatchNchw) {
       RunOnce(&ws, "Conv", in_b, {"Yb"}, ConvArgs(c, B));
       ToPlain(&ws, "Yb", "Y2", B);
       ExpectClose(ws, "Y2", "Y");
-      // Shape inference (the memory planner's sizes) knows the blocked output.
-      std::vector<TensorShape> shapes;
-      for (const auto& name : in_b) {
-        shapes.push_back(TensorShape{ws.GetTensor(name).dims(), DataType::FLOAT});
-      }
-      EXPECT_EQ(OpSchemaRegistry::Schema("Conv")
-                    ->InferShapes(MakeOperatorDef("Conv", "", in_b, {"Yb"}, ConvArgs(c, B)), shapes)
-                    .at(0)
-                    .dims,
-                ws.GetTensor("Yb").dims());
+      ExpectInferredY(ws, "Conv", in_b, ConvArgs(c, B), "Yb");
 
       SetInput(&ws, "dY", RandomTensor(ws.GetTensor("Y").dims(), 6));
       ToBlocked(&ws, "dY", "dYb", B);
-      std::vector<std::string> out = {"dW", "dX"}, out_b = {"dW2", "dXb"};
-      if (c.bias) {
-        out.insert(out.begin() + 1, "db");
-        out_b.insert(out_b.begin() + 1, "db2");
-      }
-      RunOnce(&ws, "ConvGradient", {"X", "W", "dY"}, out, ConvArgs(c, 0));
-      RunOnce(&ws, "ConvGradient", {"Xb", "W", "dYb"}, out_b, ConvArgs(c, B));
+      RunOnce(&ws, "ConvGradient", {"X", "W", "dY"}, GradientOutputs(c.bias, "dW", "db", "dX"),
+              ConvArgs(c, 0));
+      RunOnce(&ws, "ConvGradient", {"Xb", "W", "dYb"}, GradientOutputs(c.bias, "dW2", "db2", "dXb"),
+              ConvArgs(c, B));
       if (plain_x) {
         RunOnce(&ws, "Copy", {"dXb"}, {"dX2"});
       } else {
         ToPlain(&ws, "dXb", "dX2", B);
       }
+      ExpectClose(ws, "dX2", "dX");
+      ExpectClose(ws, "dW2", "dW", 1e-4f);
+      if (c.bias) ExpectClose(ws, "db2", "db", 1e-4f);
+    }
+  }
+}
+
+// ConvTranspose and its gradient with channel_block (X, Y, dY, dX blocked) against NCHW: the
+// same oneDNN kernels, which compute in the blocked layout anyway.
+TEST(ChannelBlockTest, ConvTransposeAndGradientMatchNchw) {
+  if (!HaveDnnl()) GTEST_SKIP() << "built without oneDNN";
+  struct Case {
+    int64_t N, M, H, W, C, k, stride, pad;  // X (N, M, H, W), filter (M, C, k, k)
+    bool bias;
+  };
+  // The AC-GAN generator's first layer, and a 3 x 3 stride-1 one with a bias.
+  const std::vector<Case> cases = {{4, 32, 7, 7, 16, 4, 2, 1, false},
+                                   {2, 16, 5, 6, 32, 3, 1, 1, true}};
+  for (int64_t B : {16, 8}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(::testing::Message() << "block " << B << " M " << c.M << " C " << c.C);
+      std::vector<Argument> args = {MakeArgument("kernel", static_cast<int>(c.k)),
+                                    MakeArgument("stride", static_cast<int>(c.stride)),
+                                    MakeArgument("pad", static_cast<int>(c.pad))};
+      if (!c.bias) args.push_back(MakeArgument("no_bias", 1));
+      std::vector<Argument> args_b = args;
+      args_b.push_back(MakeArgument("channel_block", B));
+      Workspace ws;
+      SetInput(&ws, "X", RandomTensor({c.N, c.M, c.H, c.W}, 3));
+      SetInput(&ws, "W", RandomTensor({c.M, c.C, c.k, c.k}, 4));
+      std::vector<std::string> in = {"X", "W"}, in_b = {"Xb", "W"};
+      if (c.bias) {
+        SetInput(&ws, "b", RandomTensor({c.C}, 5));
+        in.push_back("b");
+        in_b.push_back("b");
+      }
+      RunOnce(&ws, "ConvTranspose", in, {"Y"}, args);
+      ToBlocked(&ws, "X", "Xb", B);
+      RunOnce(&ws, "ConvTranspose", in_b, {"Yb"}, args_b);
+      ToPlain(&ws, "Yb", "Y2", B);
+      ExpectClose(ws, "Y2", "Y");
+      ExpectInferredY(ws, "ConvTranspose", in_b, args_b, "Yb");
+
+      SetInput(&ws, "dY", RandomTensor(ws.GetTensor("Y").dims(), 6));
+      ToBlocked(&ws, "dY", "dYb", B);
+      RunOnce(&ws, "ConvTransposeGradient", {"X", "W", "dY"},
+              GradientOutputs(c.bias, "dW", "db", "dX"), args);
+      RunOnce(&ws, "ConvTransposeGradient", {"Xb", "W", "dYb"},
+              GradientOutputs(c.bias, "dW2", "db2", "dXb"), args_b);
+      ToPlain(&ws, "dXb", "dX2", B);
       ExpectClose(ws, "dX2", "dX");
       ExpectClose(ws, "dW2", "dW", 1e-4f);
       if (c.bias) ExpectClose(ws, "db2", "db", 1e-4f);
@@ -336,11 +396,13 @@ TEST(ChannelBlockTest, OperatorsWithoutABlockedPathRefuseIt) {
   SetInput(&ws, "X", RandomTensor({1, 1, 4, 4, 16}, 1));
   SetInput(&ws, "W", RandomTensor({16, 16, 1, 1}, 2));
   const std::vector<Argument> args = {MakeArgument("kernel", 1), MakeArgument("channel_block", 16)};
-  for (const std::string type : {"Conv", "ConvGradient"}) {
+  for (const std::string type :
+       {"Conv", "ConvGradient", "ConvTranspose", "ConvTransposeGradient"}) {
     const OperatorCreator* plain = OperatorRegistry::Find(DeviceType::CPU, type, "");
     ASSERT_NE(plain, nullptr);
+    const bool forward = type == "Conv" || type == "ConvTranspose";
     const std::vector<std::string> out =
-        type == "Conv" ? std::vector<std::string>{"Y"} : std::vector<std::string>{"dW", "db"};
+        forward ? std::vector<std::string>{"Y"} : std::vector<std::string>{"dW", "db"};
     try {
       (*plain)(MakeOperatorDef(type, "", {"X", "W"}, out, args), &ws);
       ADD_FAILURE() << type << " accepted channel_block";
