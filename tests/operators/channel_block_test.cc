@@ -249,6 +249,35 @@ TEST(ChannelBlockTest, ConvTransposeAndGradientMatchNchw) {
   }
 }
 
+// What a blocked ConvTranspose cannot take is one clear error naming the problem: an X that is not
+// blocked, an output channel count that is not a multiple of the block, a 1-D kernel.
+TEST(ChannelBlockTest, ConvTransposeBadBlockedInputsAreOneClearError) {
+  if (!HaveDnnl()) GTEST_SKIP() << "built without oneDNN";
+  struct Bad {
+    std::vector<int64_t> x, w;
+    std::vector<Argument> args;
+    const char* message;
+  };
+  const std::vector<Argument> k3 = {MakeArgument("kernel", 3), MakeArgument("channel_block", 16)};
+  const std::vector<Bad> bad = {
+      {{2, 16, 5, 5}, {16, 16, 3, 3}, k3, "X must be channel-blocked"},
+      {{2, 1, 5, 5, 16}, {16, 24, 3, 3}, k3, "cannot be channel-blocked by 16"},
+      {{2, 1, 5, 5, 16}, {16, 16, 3},
+       {MakeArgument("kernels", std::vector<int>{3}), MakeArgument("channel_block", 16)},
+       "needs a 2-D transposed convolution"}};
+  for (const Bad& b : bad) {
+    Workspace ws;
+    SetInput(&ws, "X", RandomTensor(b.x, 1));
+    SetInput(&ws, "W", RandomTensor(b.w, 2));
+    try {
+      RunOnce(&ws, "ConvTranspose", {"X", "W"}, {"Y"}, b.args);
+      ADD_FAILURE() << "accepted: " << b.message;
+    } catch (const EnforceNotMet& e) {
+      EXPECT_NE(std::string(e.what()).find(b.message), std::string::npos) << e.what();
+    }
+  }
+}
+
 // Finite differences on the blocked operators themselves (the gradient makers give ConvGradient
 // and SpatialBNGradient with channel_block).
 TEST(ChannelBlockTest, BlockedConvAndBatchNormGradientCheck) {
