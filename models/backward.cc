@@ -19,6 +19,13 @@ std::string OpLabel(const OperatorDef& op, int i) {
                     op.name().empty() ? std::string() : " '" + op.name() + "'", ")");
 }
 
+// Whether an op names its device. A device option that carries only a random seed (the trainers
+// seed their forward nets before the passes) leaves the op on the net's default device.
+bool NamesDevice(const OperatorDef& op) {
+  return op.has_device_option() &&
+         (op.device_option().has_device_type() || op.device_option().has_device_id());
+}
+
 std::string DeviceLabel(bool has, const DeviceOption& d) {
   if (!has) return "default device";
   return MakeString(d.device_type() == 1 ? "CUDA:" : "CPU:", d.device_id());
@@ -99,7 +106,7 @@ class BackwardBuilder {
       // The gradient pass reads the loss after every forward op.
       readers_[key].push_back(net_->op_size());
       Contribution c;
-      c.has_device = producer.has_device_option();
+      c.has_device = NamesDevice(producer);
       c.device = producer.device_option();
       auto seed = seeds_.find(loss);
       if (seed != seeds_.end()) {
@@ -197,7 +204,7 @@ class BackwardBuilder {
         }
       }
       const OperatorDef& source = c.op >= 0 ? grad_ops_[c.op] : op;
-      c.has_device = source.has_device_option();
+      c.has_device = NamesDevice(source);
       c.device = source.device_option();
       contributions_[{name, in_versions_[i][k]}].push_back(std::move(c));
     }

@@ -99,7 +99,12 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
   job.recompute = ParseRecompute(opt_.recompute, &job.recompute_convolutions);
   job.caller_reads.insert(opt_.keep_blobs.begin(), opt_.keep_blobs.end());
   job.caller_reads.insert(opt_.accuracy_blob);
-  JobNet net = JobNet::Make("", forward, {{opt_.loss_blob, 1.f}}, opt_.optimizer);
+  // The forward net's random ops (Dropout, noise) get their seeds before the passes, by their
+  // place in it: the same draws whatever the passes insert (the channel-blocked layout's
+  // conversions) and wherever a pass copies an op. Replicas draw apart (BuildReplicated).
+  NetDef seeded = forward;
+  AssignRandomSeeds(&seeded, opt_.seed, "forward");
+  JobNet net = JobNet::Make("", seeded, {{opt_.loss_blob, 1.f}}, opt_.optimizer);
   net.groups = opt_.param_groups;
   net.no_cast_inputs = {opt_.data_blob};
   job.nets.push_back(net);

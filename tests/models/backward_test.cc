@@ -334,6 +334,17 @@ TEST(BackwardTest, DeviceOptionsCopiedToSeedAndSum) {
   }
 }
 
+// A device option that carries only a random seed (the trainers seed their forward nets before
+// the passes) names no device: its op's gradient contributions sum with those of ops without one.
+TEST(BackwardTest, ASeedAloneNamesNoDevice) {
+  NetDef net = TwoFCFanOut();
+  net.mutable_op(2)->mutable_device_option()->set_random_seed(7);
+  AddGradientOperators(&net, {"loss"});
+  bool summed = false;
+  for (int i = 5; i < net.op_size(); ++i) summed |= net.op(i).type() == "Sum";
+  EXPECT_TRUE(summed);
+}
+
 TEST(BackwardTest, ContributionsOnDifferentDevicesAreAnError) {
   NetDef net = TwoFCFanOut();
   net.mutable_op(2)->mutable_device_option()->set_device_type(1);

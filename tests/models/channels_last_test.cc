@@ -458,19 +458,20 @@ TEST(ChannelBlockedTest, Fp32GradientsEqualTheNchwStep) {
 // in the NCHW order (spatial_bn_loops.h), on both with the ReLU after it fused in (models/
 // bn_relu_fusion.h). ResNet-18 as built (ReLU, max pool), three steps of momentum SGD: every loss
 // and every parameter after them equal.
-TEST(ChannelBlockedTest, TrainingIsTheNchwTrainingBitForBit) {
-  if (CpuConvChannelBlock() == 0) GTEST_SKIP() << "no oneDNN blocked kernels";
-  ModelHelper h("resnet18", "NCHW", false);
-  BuildResNet(&h, 18, 10, 64);
+// Three training steps of `h`'s net with the channel-blocked layout off and on: the same losses
+// and parameters bit for bit. Both runs' ConvolutionSummary holds `both`, the blocked one's
+// `blocked`.
+void ExpectBlockedTrainingIsNchw(const ModelHelper& h, const std::string& both,
+                                 const std::string& blocked_summary) {
   TrainerOptions o = SyntheticImageOptions({3, 64, 64}, 10, 4);
   auto run = [&](const std::string& layout, std::vector<float>* losses) {
     o.blocked_layout = layout;
     Trainer t(h.init_net(), h.net(), o);
     t.Initialize();
     EXPECT_EQ(t.channel_block() != 0, layout == "auto");
-    // Both run their batch normalizations and ReLUs fused (models/bn_relu_fusion.h).
-    EXPECT_NE(t.ConvolutionSummary().find("batch norm + ReLU fused (9)"), std::string::npos)
-        << t.ConvolutionSummary();
+    const std::string summary = t.ConvolutionSummary();
+    EXPECT_NE(summary.find(both), std::string::npos) << summary;
+    if (layout == "auto") EXPECT_NE(summary.find(blocked_summary), std::string::npos) << summary;
     for (int i = 0; i < 3; ++i) {
       t.Step();
       losses->push_back(t.ReadStats().loss);
@@ -493,6 +494,42 @@ TEST(ChannelBlockedTest, TrainingIsTheNchwTrainingBitForBit) {
     for (size_t i = 0; i < v.size(); ++i) differ += b[i] != v[i];
     EXPECT_EQ(differ, 0) << param << ": " << differ << " of " << v.size() << " values differ";
   }
+}
+
+TEST(ChannelBlockedTest, TrainingIsTheNchwTrainingBitForBit) {
+  if (CpuConvChannelBlock() == 0) GTEST_SKIP() << "no oneDNN blocked kernels";
+  ModelHelper h("resnet18", "NCHW", false);
+  BuildResNet(&h, 18, 10, 64);
+  // Both run their batch normalizations and ReLUs fused (models/bn_relu_fusion.h).
+  ExpectBlockedTrainingIsNchw(h, "batch norm + ReLU fused (9)", "");
+}
+
+// Dropout between convolutions runs blocked (channel_block: each element kept or dropped as on
+// NCHW), and its seed is the one it has on NCHW: given before the passes insert conversions (here
+// around the grouped convolution, which stays NCHW, ahead of both Dropouts).
+TEST(ChannelBlockedTest, DropoutTrainingIsTheNchwTrainingBitForBit) {
+  if (CpuConvChannelBlock() == 0) GTEST_SKIP() << "no oneDNN blocked kernels";
+  ModelHelper h("dropout_net", "NCHW", false);
+  h.AddInput(kZooData);
+  h.AddInput(kZooLabel);
+  ConvOptions same, grouped;
+  same.pad = grouped.pad = 1;
+  grouped.group = 2;
+  h.Conv(kZooData, "conv0", 3, 16, 3, same);
+  h.Conv("conv0", "conv0g", 16, 16, 3, grouped);
+  h.Conv("conv0g", "conv1", 16, 16, 3, same);
+  h.Relu("conv1", "conv1");
+  h.Dropout("conv1", "drop1", 0.4f);
+  h.Conv("drop1", "conv2", 16, 32, 3, same);
+  h.SpatialBN("conv2", "bn2", 32);
+  h.Relu("bn2", "bn2");
+  h.Dropout("bn2", "drop2", 0.3f);
+  h.GlobalAveragePool("drop2", "pool");
+  h.FC("pool", "logits", 32, 10);
+  h.SoftmaxWithLoss("logits", kZooLabel, "softmax", "loss");
+  ExpectBlockedTrainingIsNchw(
+      h, "batch norm + ReLU fused (1)",
+      "channel-blocked (" + std::to_string(CpuConvChannelBlock()) + ": 3 convolutions)");
 }
 
 // Winograd's algorithm (TrainerOptions::conv_algorithm; ResNet-18's first stage runs on 16 x 16

@@ -142,6 +142,38 @@ TEST(DataParallelTest, ReplicasAgreeAfterTraining) {
   }
 }
 
+// A Dropout in the net draws its own masks on each replica: the seed the trainer gives it before
+// the passes is mixed with the replica's index.
+TEST(DataParallelTest, ReplicasDrawTheirOwnDropoutMasks) {
+  NetDef init, fwd;
+  LoadTinyConvnet(&init, &fwd);
+  NetDef with_dropout = fwd;
+  with_dropout.clear_op();
+  for (const auto& op : fwd.op()) {
+    *with_dropout.add_op() = op;
+    if (op.type() == "Relu") {
+      *with_dropout.add_op() = MakeOperatorDef("Dropout", "", {"conv1"}, {"conv1", "conv1_mask"},
+                                               {MakeArgument("ratio", 0.5f)});
+    }
+  }
+  TrainerOptions o = TinyOptions(2, false, 12);
+  o.optimize_memory = false;  // the masks under their own names
+  Trainer t(init, with_dropout, o);
+  t.Initialize();
+  t.Step();
+  std::vector<uint32_t> seeds;
+  for (const auto& op : t.train_net().op()) {
+    if (op.type() == "Dropout") seeds.push_back(op.device_option().random_seed());
+  }
+  ASSERT_EQ(seeds.size(), 2u);
+  EXPECT_NE(seeds[0], seeds[1]);
+  auto mask = [&](int r) {
+    const Tensor& m = t.workspace()->GetTensor(t.replicas()[r].Blob("conv1_mask"));
+    return std::vector<bool>(m.data<bool>(), m.data<bool>() + m.numel());
+  };
+  EXPECT_NE(mask(0), mask(1));
+}
+
 TEST(DataParallelTest, MixedPrecisionReplicasFollowOneDevice) {
   const TinyTrainingRun one = TrainTiny(TinyOptions(1, true, 16), 15);
   const TinyTrainingRun two = TrainTiny(TinyOptions(2, true, 16), 15);
