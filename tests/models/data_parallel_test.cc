@@ -157,7 +157,8 @@ TEST(DataParallelTest, ReplicasDrawTheirOwnDropoutMasks) {
     }
   }
   TrainerOptions o = TinyOptions(2, false, 12);
-  o.optimize_memory = false;  // the masks under their own names
+  o.optimize_memory = false;  // the masks under their own names,
+  o.blocked_layout = "off";   // in NCHW (with blocks of 8 the convolution takes the layout)
   Trainer t(init, with_dropout, o);
   t.Initialize();
   t.Step();
