@@ -51,6 +51,19 @@ NetBase::NetBase(const NetDef& def, Workspace* ws) : def_(def) {
   }
 }
 
+namespace {
+
+// splitmix64's output for the state z (its finaliser).
+uint32_t SeedFromState(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<uint32_t>(z ^ (z >> 31));
+}
+
+constexpr uint64_t kGamma = 0x9e3779b97f4a7c15ull;  // splitmix64's increment
+
+}  // namespace
+
 void AssignRandomSeeds(NetDef* net, uint32_t seed, const std::string& salt) {
   uint64_t base = 0xcbf29ce484222325ull ^ seed;  // FNV-1a over the salt, then splitmix64 per op
   for (const unsigned char c : salt) base = (base ^ c) * 0x100000001b3ull;
@@ -60,10 +73,16 @@ void AssignRandomSeeds(NetDef* net, uint32_t seed, const std::string& salt) {
     if (!op->has_device_option() && net->has_device_option()) {
       *op->mutable_device_option() = net->device_option();
     }
-    uint64_t z = base + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(i + 1);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    op->mutable_device_option()->set_random_seed(static_cast<uint32_t>(z ^ (z >> 31)));
+    op->mutable_device_option()->set_random_seed(
+        SeedFromState(base + kGamma * static_cast<uint64_t>(i + 1)));
+  }
+}
+
+void MixRandomSeeds(NetDef* net, uint64_t salt) {
+  for (auto& op : *net->mutable_op()) {
+    if (!op.has_device_option() || !op.device_option().has_random_seed()) continue;
+    op.mutable_device_option()->set_random_seed(
+        SeedFromState(op.device_option().random_seed() + kGamma * salt));
   }
 }
 

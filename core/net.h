@@ -71,4 +71,9 @@ std::unique_ptr<NetBase> CreateNet(const NetDef& def, Workspace* ws);
 // without a device_option first takes the net's, so its placement is kept.
 void AssignRandomSeeds(NetDef* net, uint32_t seed, const std::string& salt);
 
+// Replaces every random_seed the ops of `net` have with a mix of it and `salt` (a data-parallel
+// replica's index: each replica's copy of a seeded op draws its own numbers). Ops without a seed
+// are left alone.
+void MixRandomSeeds(NetDef* net, uint64_t salt);
+
 }  // namespace halfcaf

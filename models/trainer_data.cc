@@ -116,22 +116,6 @@ NetDef Trainer::MakeDataNet(const std::string& source, bool train, int64_t globa
   return net;
 }
 
-namespace {
-
-// The seeds the forward net's random ops were given (Trainer::BuildNets), mixed with the replica's
-// index: each replica draws its own Dropout masks.
-void SeparateRandomSeeds(NetDef* net, uint64_t replica) {
-  for (auto& op : *net->mutable_op()) {
-    if (!op.has_device_option() || !op.device_option().has_random_seed()) continue;
-    uint64_t z = op.device_option().random_seed() + 0x9e3779b97f4a7c15ull * replica;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    op.mutable_device_option()->set_random_seed(static_cast<uint32_t>(z ^ (z >> 31)));
-  }
-}
-
-}  // namespace
-
 void Trainer::BuildReplicated(const NetDef& step, const NetDef& update, const NetDef& state) {
   // Reader (CPU, whole batch) -> Split along the batch axis -> one share per replica, copied to
   // its device.
@@ -155,7 +139,8 @@ void Trainer::BuildReplicated(const NetDef& step, const NetDef& update, const Ne
   };
   for (size_t i = 0; i < replicas_.size(); ++i) {
     NetDef replica = ReplicateNet(step, replicas_[i], StaysOnCpu);
-    if (i > 0) SeparateRandomSeeds(&replica, i);
+    // The seeds the forward net's random ops were given (BuildNets): each replica draws its own.
+    if (i > 0) MixRandomSeeds(&replica, i);
     append(replica, &train);
   }
   tail_.clear_op();

@@ -60,6 +60,23 @@ class SingleThreadScope {
   int saved_ = 0;
 };
 
+// With channel_block B (operators/nn/channel_block.h): Y (and X when `x_blocked`) are
+// (N, C / B, H, W, B) tensors, oneDNN's nChw<B>c. `Descs`: ConvDescs or DeconvDescs.
+template <typename Descs>
+void BlockActivations(int64_t block, bool x_blocked, Descs* d) {
+  if (x_blocked) d->src = memory::desc(d->src.dims(), d->src.data_type(), ChannelBlockedTag(block));
+  d->dst = memory::desc(d->dst.dims(), d->dst.data_type(), ChannelBlockedTag(block));
+}
+
+// Blocked tensors have no default op to fall back to: with channel_block, what oneDNN cannot run
+// (another type, an empty tensor) is this error naming the op, X's type and dims.
+inline void EnforceNoBlockedFallback(int64_t block, const std::string& label, const Tensor& X) {
+  HALFCAF_ENFORCE(block == 0, label, ": the channel-blocked layout (channel_block ", block,
+                  ") runs on oneDNN's kernels only, and they take float32 (or bfloat16 with BF16 "
+                  "kernels) non-empty tensors; got ",
+                  DataTypeName(X.dtype()), " X ", DimsString(X.dims()));
+}
+
 // Declines (HALFCAF_UNSUPPORTED) when an input already holds a type the engines do not compute
 // in: they take float, and bfloat16 where DnnlBFloat16Enabled().
 inline void DeclineOtherInputTypes(const OperatorBase& op, const std::string& label) {

@@ -127,13 +127,6 @@ ConvDescs MakeConvDescs(const ConvPoolArgs& a, const ConvPoolGeometry& g, int64_
   return d;
 }
 
-// With channel_block B: Y (and X when `x_blocked`) are (N, C / B, H, W, B) tensors, oneDNN's
-// nChw<B>c.
-void BlockActivations(int64_t block, bool x_blocked, ConvDescs* d) {
-  if (x_blocked) d->src = memory::desc(d->src.dims(), d->src.data_type(), ChannelBlockedTag(block));
-  d->dst = memory::desc(d->dst.dims(), d->dst.data_type(), ChannelBlockedTag(block));
-}
-
 dnnl::convolution_forward::primitive_desc ForwardPdWith(const ConvDescs& d, dnnl::algorithm algo) {
   const memory::data_type t = dnnl_conv::ComputeType(d);
   const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, algo,
@@ -256,7 +249,7 @@ class ConvDnnlBase : public ConvPoolOpBase<CPUContext> {
   }
   ConvDescs Descs(const ConvPoolGeometry& g, int64_t M, bool bias, memory::data_type dt) const {
     ConvDescs d = MakeConvDescs(cp_, g, M, bias, dt);
-    if (block_ != 0) BlockActivations(block_, XBlocked(), &d);
+    if (block_ != 0) dnnl_conv::BlockActivations(block_, XBlocked(), &d);
     return d;
   }
 
@@ -281,10 +274,7 @@ class ConvDnnlBase : public ConvPoolOpBase<CPUContext> {
 
   // Runs the default implementation (created once, on first use).
   void RunFallback() {
-    HALFCAF_ENFORCE(block_ == 0, cp_.op_label, ": the channel-blocked layout (channel_block ",
-                    block_, ") runs on oneDNN's kernels only, and they take float32 (or bfloat16 "
-                    "with BF16 kernels) non-empty tensors; got ", DataTypeName(Input(0).dtype()),
-                    " X ", DimsString(Input(0).dims()));
+    dnnl_conv::EnforceNoBlockedFallback(block_, cp_.op_label, Input(0));
     fallback_.Run(def_, ws_, cp_.op_label);
   }
 

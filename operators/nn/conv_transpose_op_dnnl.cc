@@ -181,8 +181,7 @@ class ConvTransposeDnnlBase : public Operator<CPUContext> {
   DeconvDescs Descs(const ConvTransposeGeometry& tg, bool bias, memory::data_type dt) const {
     DeconvDescs d = MakeDeconvDescs(a_, tg, bias, dt);
     if (block_ != 0) {
-      d.src = memory::desc(d.src.dims(), dt, ChannelBlockedTag(block_));
-      d.dst = memory::desc(d.dst.dims(), dt, ChannelBlockedTag(block_));
+      dnnl_conv::BlockActivations(block_, true, &d);
       d.plain_dst = false;
     }
     return d;
@@ -209,11 +208,7 @@ class ConvTransposeDnnlBase : public Operator<CPUContext> {
 
   // Runs the default implementation (created once, on first use).
   void RunFallback() {
-    HALFCAF_ENFORCE(block_ == 0, a_.cp.op_label, ": the channel-blocked layout (channel_block ",
-                    block_,
-                    ") runs on oneDNN's kernels only, and they take float32 (or bfloat16 "
-                    "with BF16 kernels) non-empty tensors; got ",
-                    DataTypeName(Input(0).dtype()), " X ", DimsString(Input(0).dims()));
+    dnnl_conv::EnforceNoBlockedFallback(block_, a_.cp.op_label, Input(0));
     fallback_.Run(def_, ws_, a_.cp.op_label);
   }
 

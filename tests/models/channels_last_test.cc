@@ -471,7 +471,9 @@ void ExpectBlockedTrainingIsNchw(const ModelHelper& h, const std::string& both,
     EXPECT_EQ(t.channel_block() != 0, layout == "auto");
     const std::string summary = t.ConvolutionSummary();
     EXPECT_NE(summary.find(both), std::string::npos) << summary;
-    if (layout == "auto") EXPECT_NE(summary.find(blocked_summary), std::string::npos) << summary;
+    if (layout == "auto") {
+      EXPECT_NE(summary.find(blocked_summary), std::string::npos) << summary;
+    }
     for (int i = 0; i < 3; ++i) {
       t.Step();
       losses->push_back(t.ReadStats().loss);

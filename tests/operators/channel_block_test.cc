@@ -150,6 +150,44 @@ std::vector<Argument> ConvArgs(const ConvCase& c, int64_t block) {
   return a;
 }
 
+// Runs `type` and its gradient on the NCHW inputs (X, W, and b with a bias) and, with `args_b`
+// (channel_block B), on X blocked (`plain_x`: X as it is, a first convolution) and dY blocked,
+// and expects the same Y, dX, dW and db.
+void ExpectBlockedOpAndGradientMatch(Workspace* ws, const std::string& type, bool bias,
+                                     const std::vector<Argument>& args,
+                                     const std::vector<Argument>& args_b, int64_t B,
+                                     bool plain_x = false) {
+  std::vector<std::string> in = {"X", "W"}, in_b = {"Xb", "W"};
+  if (bias) {
+    in.push_back("b");
+    in_b.push_back("b");
+  }
+  RunOnce(ws, type, in, {"Y"}, args);
+  if (plain_x) {
+    RunOnce(ws, "Copy", {"X"}, {"Xb"});
+  } else {
+    ToBlocked(ws, "X", "Xb", B);
+  }
+  RunOnce(ws, type, in_b, {"Yb"}, args_b);
+  ToPlain(ws, "Yb", "Y2", B);
+  ExpectClose(*ws, "Y2", "Y");
+  ExpectInferredY(*ws, type, in_b, args_b, "Yb");
+
+  SetInput(ws, "dY", RandomTensor(ws->GetTensor("Y").dims(), 6));
+  ToBlocked(ws, "dY", "dYb", B);
+  const std::string grad = type + "Gradient";
+  RunOnce(ws, grad, {"X", "W", "dY"}, GradientOutputs(bias, "dW", "db", "dX"), args);
+  RunOnce(ws, grad, {"Xb", "W", "dYb"}, GradientOutputs(bias, "dW2", "db2", "dXb"), args_b);
+  if (plain_x) {
+    RunOnce(ws, "Copy", {"dXb"}, {"dX2"});
+  } else {
+    ToPlain(ws, "dXb", "dX2", B);
+  }
+  ExpectClose(*ws, "dX2", "dX");
+  ExpectClose(*ws, "dW2", "dW", 1e-4f);
+  if (bias) ExpectClose(*ws, "db2", "db", 1e-4f);
+}
+
 TEST(ChannelBlockTest, ConvAndGradientMatchNchw) {
   if (!HaveDnnl()) GTEST_SKIP() << "built without oneDNN";
   // The last: a first convolution over 3 channels, X (and dX) plain NCHW, Y (dY) blocked.
@@ -160,41 +198,12 @@ TEST(ChannelBlockTest, ConvAndGradientMatchNchw) {
   for (int64_t B : {16, 8}) {
     for (const ConvCase& c : cases) {
       SCOPED_TRACE(::testing::Message() << "block " << B << " C " << c.C << " M " << c.M);
-      const bool plain_x = c.C < B;
       Workspace ws;
       SetInput(&ws, "X", RandomTensor({c.N, c.C, c.H, c.W}, 3));
       SetInput(&ws, "W", RandomTensor({c.M, c.C, c.k, c.k}, 4));
-      std::vector<std::string> in = {"X", "W"}, in_b = {"Xb", "W"};
-      if (c.bias) {
-        SetInput(&ws, "b", RandomTensor({c.M}, 5));
-        in.push_back("b");
-        in_b.push_back("b");
-      }
-      RunOnce(&ws, "Conv", in, {"Y"}, ConvArgs(c, 0));
-      if (plain_x) {
-        RunOnce(&ws, "Copy", {"X"}, {"Xb"});
-      } else {
-        ToBlocked(&ws, "X", "Xb", B);
-      }
-      RunOnce(&ws, "Conv", in_b, {"Yb"}, ConvArgs(c, B));
-      ToPlain(&ws, "Yb", "Y2", B);
-      ExpectClose(ws, "Y2", "Y");
-      ExpectInferredY(ws, "Conv", in_b, ConvArgs(c, B), "Yb");
-
-      SetInput(&ws, "dY", RandomTensor(ws.GetTensor("Y").dims(), 6));
-      ToBlocked(&ws, "dY", "dYb", B);
-      RunOnce(&ws, "ConvGradient", {"X", "W", "dY"}, GradientOutputs(c.bias, "dW", "db", "dX"),
-              ConvArgs(c, 0));
-      RunOnce(&ws, "ConvGradient", {"Xb", "W", "dYb"}, GradientOutputs(c.bias, "dW2", "db2", "dXb"),
-              ConvArgs(c, B));
-      if (plain_x) {
-        RunOnce(&ws, "Copy", {"dXb"}, {"dX2"});
-      } else {
-        ToPlain(&ws, "dXb", "dX2", B);
-      }
-      ExpectClose(ws, "dX2", "dX");
-      ExpectClose(ws, "dW2", "dW", 1e-4f);
-      if (c.bias) ExpectClose(ws, "db2", "db", 1e-4f);
+      if (c.bias) SetInput(&ws, "b", RandomTensor({c.M}, 5));
+      ExpectBlockedOpAndGradientMatch(&ws, "Conv", c.bias, ConvArgs(c, 0), ConvArgs(c, B), B,
+                                      c.C < B);
     }
   }
 }
@@ -222,29 +231,8 @@ TEST(ChannelBlockTest, ConvTransposeAndGradientMatchNchw) {
       Workspace ws;
       SetInput(&ws, "X", RandomTensor({c.N, c.M, c.H, c.W}, 3));
       SetInput(&ws, "W", RandomTensor({c.M, c.C, c.k, c.k}, 4));
-      std::vector<std::string> in = {"X", "W"}, in_b = {"Xb", "W"};
-      if (c.bias) {
-        SetInput(&ws, "b", RandomTensor({c.C}, 5));
-        in.push_back("b");
-        in_b.push_back("b");
-      }
-      RunOnce(&ws, "ConvTranspose", in, {"Y"}, args);
-      ToBlocked(&ws, "X", "Xb", B);
-      RunOnce(&ws, "ConvTranspose", in_b, {"Yb"}, args_b);
-      ToPlain(&ws, "Yb", "Y2", B);
-      ExpectClose(ws, "Y2", "Y");
-      ExpectInferredY(ws, "ConvTranspose", in_b, args_b, "Yb");
-
-      SetInput(&ws, "dY", RandomTensor(ws.GetTensor("Y").dims(), 6));
-      ToBlocked(&ws, "dY", "dYb", B);
-      RunOnce(&ws, "ConvTransposeGradient", {"X", "W", "dY"},
-              GradientOutputs(c.bias, "dW", "db", "dX"), args);
-      RunOnce(&ws, "ConvTransposeGradient", {"Xb", "W", "dYb"},
-              GradientOutputs(c.bias, "dW2", "db2", "dXb"), args_b);
-      ToPlain(&ws, "dXb", "dX2", B);
-      ExpectClose(ws, "dX2", "dX");
-      ExpectClose(ws, "dW2", "dW", 1e-4f);
-      if (c.bias) ExpectClose(ws, "db2", "db", 1e-4f);
+      if (c.bias) SetInput(&ws, "b", RandomTensor({c.C}, 5));
+      ExpectBlockedOpAndGradientMatch(&ws, "ConvTranspose", c.bias, args, args_b, B);
     }
   }
 }
@@ -278,8 +266,8 @@ TEST(ChannelBlockTest, ConvTransposeBadBlockedInputsAreOneClearError) {
   }
 }
 
-// Finite differences on the blocked operators themselves (the gradient makers give ConvGradient
-// and SpatialBNGradient with channel_block).
+// Finite differences on the blocked operators themselves (the gradient makers give ConvGradient,
+// ConvTransposeGradient and SpatialBNGradient with channel_block).
 TEST(ChannelBlockTest, BlockedConvAndBatchNormGradientCheck) {
   if (!HaveDnnl()) GTEST_SKIP() << "built without oneDNN";
   GradientCheckOptions opts;
@@ -290,6 +278,10 @@ TEST(ChannelBlockTest, BlockedConvAndBatchNormGradientCheck) {
                                                  {"W", RandomTensor({8, 8, 3, 3}, 32)},
                                                  {"b", RandomTensor({8}, 33)}};
   for (int i = 0; i < 3; ++i) GradientChecker(opts).Check(conv, conv_in, i, 0);
+  const ConvCase up{2, 8, 5, 4, 8, 3, 2, 1, true};  // stride 2: the AC-GAN's upsampling form
+  const OperatorDef deconv =
+      MakeOperatorDef("ConvTranspose", "", {"X", "W", "b"}, {"Y"}, ConvArgs(up, 8));
+  for (int i = 0; i < 3; ++i) GradientChecker(opts).Check(deconv, conv_in, i, 0);
   const OperatorDef bn = MakeOperatorDef(
       "SpatialBN", "", {"X", "scale", "bias", "rm", "rv"}, {"Y", "rm", "rv", "sm", "si"},
       {MakeArgument("is_test", 0), MakeArgument("channel_block", int64_t{8})});
