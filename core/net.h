@@ -72,8 +72,8 @@ std::unique_ptr<NetBase> CreateNet(const NetDef& def, Workspace* ws);
 void AssignRandomSeeds(NetDef* net, uint32_t seed, const std::string& salt);
 
 // Replaces every random_seed the ops of `net` have with a mix of it and `salt` (a data-parallel
-// replica's index: each replica's copy of a seeded op draws its own numbers). Ops without a seed
-// are left alone.
+// replica's index across the run's processes: each replica's copy of a seeded op draws its own
+// numbers). Ops without a seed are left alone.
 void MixRandomSeeds(NetDef* net, uint64_t salt);
 
 }  // namespace halfcaf

@@ -140,7 +140,9 @@ void Trainer::BuildNets(const NetDef& init, const NetDef& forward) {
     BuildReplicated(built.step, built.update, state);
   } else {
     body_ = MakeDataNet(opt_.train_data, true, opt_.batch_size, opt_.data_blob, opt_.label_blob);
-    for (const auto& op : built.step.op()) *body_.add_op() = op;
+    NetDef step = built.step;
+    if (ReplicaSalt(0) > 0) MixRandomSeeds(&step, ReplicaSalt(0));  // another process's masks
+    for (const auto& op : step.op()) *body_.add_op() = op;
     tail_ = built.update;
     init_ = state;
     PlaceOnDevice(&init_, opt_.device, opt_.data_blob, opt_.label_blob);

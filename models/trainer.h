@@ -7,6 +7,7 @@
 // train_net is a thin command line around it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -246,6 +247,12 @@ class Trainer {
   // replicas, every replica runs `step`, the gradients are all-reduced, every replica runs
   // `update`; replica 0 initialises with `state` and the others copy its blobs.
   void BuildReplicated(const NetDef& step, const NetDef& update, const NetDef& state);
+  // Replica `i` of this process, numbered across the run's processes (0 for the first of rank
+  // 0): mixed into the seeds of its random ops, so every replica draws its own Dropout masks and
+  // N processes train as N replicas in one.
+  uint64_t ReplicaSalt(size_t i) const {
+    return static_cast<uint64_t>(shard_) * std::max<size_t>(replicas_.size(), 1) + i;
+  }
   void CreateNets();
   // Multi-process: the training nets split where gradient buckets are complete, the exchange.
   void CreateShardedNets(const std::string& type, int workers);

@@ -139,8 +139,10 @@ void Trainer::BuildReplicated(const NetDef& step, const NetDef& update, const Ne
   };
   for (size_t i = 0; i < replicas_.size(); ++i) {
     NetDef replica = ReplicateNet(step, replicas_[i], StaysOnCpu);
-    // The seeds the forward net's random ops were given (BuildNets): each replica draws its own.
-    if (i > 0) MixRandomSeeds(&replica, i);
+    // The seeds the forward net's random ops were given (BuildNets): each replica of the run, in
+    // this process or another, draws its own (ReplicaSalt).
+    const uint64_t salt = ReplicaSalt(i);
+    if (salt > 0) MixRandomSeeds(&replica, salt);
     append(replica, &train);
   }
   tail_.clear_op();

@@ -293,6 +293,31 @@ TEST(DistributedTrainerTest, ReplicasInsideProcesses) {
   ExpectSameLosses(Losses(two_by_two[0]), Losses(four[0]), "2 processes x 2 replicas vs 1 x 4");
 }
 
+// Dropout (LeNet with one after fc3): every replica of the run, in whichever process, draws its
+// own masks, so 2 processes train as 2 replicas in one process, and 2 x 2 as 1 x 4. Were the
+// processes' seeds the same, both halves of the batch would share masks.
+TEST(DistributedTrainerTest, ProcessesDrawTheirOwnDropoutMasks) {
+  auto with_dropout = [](int replicas) {
+    auto a = TrainArgs("float", replicas);
+    a.push_back("dropout=0.5");
+    return a;
+  };
+  auto two = RunRanks("train", 2, AllRanks(2), with_dropout(1), 180);
+  ExpectAllPassed(two);
+  auto replicas = RunRanks("train", 1, {0}, with_dropout(2), 180);
+  ExpectAllPassed(replicas);
+  ExpectSameLosses(Losses(two[0]), Losses(replicas[0]), "2 processes vs 2 replicas, Dropout");
+  auto two_by_two = RunRanks("train", 2, AllRanks(2), with_dropout(2), 180);
+  ExpectAllPassed(two_by_two);
+  auto four = RunRanks("train", 1, {0}, with_dropout(4), 180);
+  ExpectAllPassed(four);
+  ExpectSameLosses(Losses(two_by_two[0]), Losses(four[0]), "2 x 2 vs 1 x 4, Dropout");
+  // The masks matter: without Dropout the losses are others.
+  auto plain = RunRanks("train", 1, {0}, TrainArgs("float", 2), 180);
+  ExpectAllPassed(plain);
+  EXPECT_NE(Losses(plain[0]), Losses(replicas[0]));
+}
+
 // With status_blob, Caffe2's behaviour: the failure is recorded (int32 1), not thrown.
 TEST(DistributedFaultTest, StatusBlobRecordsTheFailure) {
   auto results = RunRanks("killed_status", 2, AllRanks(2), {"timeout_ms=3000"}, 60);

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -380,15 +381,35 @@ int Exchange(int rank, int size) {
   return 0;
 }
 
+// dropout=<ratio>: LeNet's fc3 activations go through a Dropout before the classifier reads them.
+void InsertDropoutAfterFc3(float ratio, NetDef* net) {
+  NetDef out = *net;
+  out.clear_op();
+  bool done = false;
+  for (const auto& op : net->op()) {
+    OperatorDef copy = op;
+    if (done && copy.input_size() > 0 && copy.input(0) == "fc3") copy.set_input(0, "fc3_dropped");
+    *out.add_op() = copy;
+    if (!done && op.type() == "Relu" && op.output(0) == "fc3") {
+      *out.add_op() = MakeOperatorDef("Dropout", "", {"fc3"}, {"fc3_dropped", "fc3_mask"},
+                                      {MakeArgument("ratio", ratio)});
+      done = true;
+    }
+  }
+  if (!done) throw std::runtime_error("dropout=: the net has no Relu writing fc3 (LeNet's)");
+  *net = out;
+}
+
 // The trainer across processes (size > 1) or in one (size 1, no world): net= init= (LeNet),
 // synthetic data, `iters` steps with the loss of each printed ("loss <iter> <value>"), then the
 // state saved to ckpt=<prefix><rank>.pb. dtype=float|float16, replicas=N (CPU replicas in this
-// process), batch=64, bucket_bytes (small: several buckets).
+// process), batch=64, bucket_bytes (small: several buckets), dropout=<ratio> (above).
 int Train(int rank, int size) {
   math::SetBlasThreads(1);
   NetDef init, forward;
   ReadProtoFromFile(Arg("init"), &init);
   ReadProtoFromFile(Arg("net"), &forward);
+  if (!Arg("dropout").empty()) InsertDropoutAfterFc3(std::stof(Arg("dropout")), &forward);
   TrainerOptions o;
   o.data_format = "synthetic";
   o.synthetic_shape = {1, 28, 28};
