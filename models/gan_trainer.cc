@@ -8,8 +8,9 @@
 #include "core/net.h"
 #include "data/reader_state.h"
 #include "models/channels_last.h"
-#include "models/recompute.h"
+#include "models/memory_plan.h"
 #include "models/passes/passes.h"
+#include "models/recompute.h"
 #include "models/trainer_util.h"
 
 namespace halfcaf {
@@ -112,15 +113,21 @@ void GanTrainer::Initialize() {
 
 void GanTrainer::CreateNets() {
   nets_run_.clear();
+  std::vector<NetDef> defs;  // in running order: d step, d update, g step, g update
   for (const JobNet& net : job_.nets) {
     for (const NetDef* part : {&net.step, &net.update}) {
       NetDef def = *part;
       def.set_name(net.name + (part == &net.step ? "_step" : "_update"));
       PlaceOnDevice(&def, opt_.device, kAcGanData, kAcGanLabel);
       AssignRandomSeeds(&def, opt_.seed, def.name());
-      nets_run_.push_back(ws_.CreateNet(def));
+      defs.push_back(def);
     }
   }
+  if (opt_.optimize_memory) {
+    memory_plan_ = PlanIterationMemory(defs);
+    for (NetDef& def : defs) ApplyMemoryPlan(memory_plan_, &def);
+  }
+  for (const NetDef& def : defs) nets_run_.push_back(ws_.CreateNet(def));
   reader_ = dynamic_cast<ResumableReader*>(nets_run_[0]->ops().at(0).get());
   HALFCAF_ENFORCE(reader_ != nullptr || opt_.feed_inputs,
                   "the discriminator's step does not start with its reader");
@@ -140,6 +147,39 @@ void GanTrainer::CreateNets() {
   window_start_ = ws_.CreateNet(start);
   window_add_ = ws_.CreateNet(add);
   window_steps_ = 0;
+}
+
+MemoryPlan GanTrainer::PlanIterationMemory(const std::vector<NetDef>& defs) const {
+  // One iteration's nets as one, in running order: a blob one net writes and a later one reads
+  // lives until that read, and the temporaries of both steps share buffers. Blobs read before
+  // they are written (fed inputs, state carried between iterations) are never shared.
+  NetDef iteration;
+  iteration.set_name("gan_iteration");
+  for (const NetDef& def : defs) {
+    for (const auto& op : def.op()) *iteration.add_op() = op;
+  }
+  MemoryPlanOptions o;
+  o.order = MemoryPlanOptions::Order::kList;
+  o.prefix = "__gan_shared_";
+  for (const auto& op : job_.init.op()) o.keep.insert(op.output().begin(), op.output().end());
+  for (const JobNet& net : job_.nets) {
+    for (const auto& p : net.params) o.keep.insert(p.name);
+    for (const auto& pg : net.param_grads) {
+      for (const std::string* b : {&pg.param, &pg.grad, &pg.copy}) {
+        if (!b->empty()) o.keep.insert(*b);
+      }
+    }
+  }
+  // What the window nets and ReadStats read.
+  o.keep.insert({kAcGanDLoss, kAcGanGLoss, kAcGanDAccuracy});
+  std::map<std::string, TensorShape> known = WorkspaceTensorShapes(ws_);
+  if (!opt_.feed_inputs) {  // what the reader makes
+    const int64_t batch = opt_.model.batch_size;
+    known[kAcGanData] = TensorShape{{batch, 1, 28, 28}, opt_.precision};
+    known[kAcGanLabel] = TensorShape{{batch}, DataType::INT32};
+  }
+  o.bytes = InferBlobBytes(iteration, known);
+  return PlanMemory(iteration, o);
 }
 
 void GanTrainer::Step() {

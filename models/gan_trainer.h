@@ -20,6 +20,7 @@
 #include "core/types.h"
 #include "core/workspace.h"
 #include "models/acgan.h"
+#include "models/memory_plan.h"
 #include "models/optimizer.h"
 #include "models/training_job.h"
 
@@ -51,6 +52,9 @@ struct GanTrainerOptions {
   std::string blocked_layout = "auto";
   // Recomputation in each net's backward pass (models/recompute.h): off, elementwise, all.
   std::string recompute = "off";
+  // Memory planning (models/memory_plan.h) over an iteration's four nets: the temporaries of
+  // both steps share buffers where their lifetimes do not overlap.
+  bool optimize_memory = true;
   // No reader and no noise ops: the caller feeds data, label, d_noise, d_gen_label, g_noise and
   // g_gen_label (float / int32, data in FP32) before each Step (step-by-step comparisons).
   bool feed_inputs = false;
@@ -97,10 +101,13 @@ class GanTrainer {
   int64_t train_set_size() const;
   const TrainingJob& job() const { return job_; }
   const AcGanNets& nets() const { return nets_; }
+  // The iteration's memory plan (empty without optimize_memory, or before the nets are created).
+  const MemoryPlan& memory_plan() const { return memory_plan_; }
   Workspace* workspace() { return &ws_; }
 
  private:
   void CreateNets();
+  MemoryPlan PlanIterationMemory(const std::vector<NetDef>& defs) const;
   float ReadScalar(const std::string& blob) const;
   void CheckSkipped(const JobNet& net) const;
 
@@ -109,6 +116,7 @@ class GanTrainer {
   TrainingJob job_;
   Workspace ws_;
   std::vector<NetBase*> nets_run_;  // d step, d update, g step, g update
+  MemoryPlan memory_plan_;
   NetBase* sampler_ = nullptr;
   NetBase* window_start_ = nullptr;
   NetBase* window_add_ = nullptr;

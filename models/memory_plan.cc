@@ -238,6 +238,16 @@ MemoryPlan PlanMemory(const NetDef& net, const MemoryPlanOptions& options) {
   return plan;
 }
 
+std::map<std::string, TensorShape> WorkspaceTensorShapes(const Workspace& ws) {
+  std::map<std::string, TensorShape> known;
+  for (const auto& name : ws.Blobs()) {
+    const Blob* b = ws.GetBlob(name);
+    if (b && b->IsTensor())
+      known[name] = TensorShape{b->GetTensor().dims(), b->GetTensor().dtype()};
+  }
+  return known;
+}
+
 std::map<std::string, int64_t> InferBlobBytes(const NetDef& net,
                                               std::map<std::string, TensorShape> known) {
   std::map<std::string, int64_t> bytes;

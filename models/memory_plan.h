@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "core/op_schema.h"
+#include "core/workspace.h"
 #include "proto/halfcaf.pb.h"
 
 namespace halfcaf {
@@ -72,6 +73,10 @@ MemoryPlan PlanMemory(const NetDef& net, const MemoryPlanOptions& options);
 // without inference (or with unknown inputs) writes are left out. For MemoryPlanOptions::bytes.
 std::map<std::string, int64_t> InferBlobBytes(const NetDef& net,
                                               std::map<std::string, TensorShape> known);
+
+// The shapes and dtypes of the tensors `ws` holds (the parameters once an init net has run), for
+// InferBlobBytes's `known`.
+std::map<std::string, TensorShape> WorkspaceTensorShapes(const Workspace& ws);
 
 // Renames every input and output of `net` that the plan shares (ops of other nets that were
 // part of the planned one, e.g. its pieces, get the same names).

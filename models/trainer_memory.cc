@@ -9,11 +9,7 @@ namespace halfcaf {
 
 MemoryPlan Trainer::PlanNetMemory(const NetDef& net, const std::string& prefix,
                                   std::vector<std::shared_ptr<const void>>* hold) const {
-  std::map<std::string, TensorShape> known;
-  for (const auto& name : ws_.Blobs()) {
-    const Blob* b = ws_.GetBlob(name);
-    if (b && b->IsTensor()) known[name] = TensorShape{b->GetTensor().dims(), b->GetTensor().dtype()};
-  }
+  std::map<std::string, TensorShape> known = WorkspaceTensorShapes(ws_);
   // What the reader will produce: batch x sample (cropped), in the net's order and dtype.
   const OperatorDef& reader = net.op(0);
   if (reader.type() == "DataInput") {

@@ -420,7 +420,7 @@ std::unique_ptr<bench::Session> MakeSession(const Model& model, const std::strin
   if (FLAGS_model == "acgan") {
     return std::make_unique<bench::GanSession>(
         type, batch, g_place.device, static_cast<float>(FLAGS_loss_scale), FLAGS_seed,
-        FLAGS_channels_last, FLAGS_blocked_layout, SyncDevice);
+        FLAGS_channels_last, FLAGS_blocked_layout, FLAGS_optimize_memory, SyncDevice);
   }
   if (FLAGS_mode == "train") return std::make_unique<TrainSession>(model, type, batch);
   return std::make_unique<ForwardSession>(model, type, batch);

@@ -78,6 +78,9 @@ DEFINE_string(blocked_layout, "auto",
               "auto, on or off");
 DEFINE_string(recompute, "off", "make activations again in the backward passes instead of "
               "keeping them (less memory, the same training, more time): elementwise, all or off");
+DEFINE_bool(optimize_memory, true,
+            "memory planning: the temporaries of both networks' steps "
+            "share buffers when their lifetimes do not overlap (models/memory_plan.h)");
 DEFINE_int64(score_count, 10000, "images of each kind (real, generated) for the scores");
 
 namespace halfcaf {
@@ -213,6 +216,7 @@ GanTrainerOptions OptionsFromFlags() {
   o.channels_last = FLAGS_channels_last;
   o.blocked_layout = FLAGS_blocked_layout;
   o.recompute = FLAGS_recompute;
+  o.optimize_memory = FLAGS_optimize_memory;
   return o;
 }
 
@@ -270,6 +274,8 @@ int Main() {
             << (FLAGS_time_budget > 0 ? " or " + Fmt(FLAGS_time_budget) + " minutes"
                                       : std::string())
             << std::endl;
+  if (options.optimize_memory)
+    std::cout << "train_gan: " << gan.memory_plan().Summary() << std::flush;
   std::unique_ptr<TensorBoardWriter> tb;
   if (!FLAGS_tensorboard.empty()) tb.reset(new TensorBoardWriter(FLAGS_tensorboard));
   std::ofstream csv;
