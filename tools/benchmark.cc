@@ -418,9 +418,10 @@ std::unique_ptr<bench::Session> MakeSession(const Model& model, const std::strin
                                      int64_t batch) {
   const DataType type = bench::PrecisionType(precision);
   if (FLAGS_model == "acgan") {
-    return std::make_unique<bench::GanSession>(
-        type, batch, g_place.device, static_cast<float>(FLAGS_loss_scale), FLAGS_seed,
-        FLAGS_channels_last, FLAGS_blocked_layout, FLAGS_optimize_memory, SyncDevice);
+    return std::make_unique<bench::GanSession>(type, batch, g_place.device,
+                                               static_cast<float>(FLAGS_loss_scale), FLAGS_seed,
+                                               FLAGS_channels_last, FLAGS_blocked_layout,
+                                               FLAGS_optimize_memory, FLAGS_recompute, SyncDevice);
   }
   if (FLAGS_mode == "train") return std::make_unique<TrainSession>(model, type, batch);
   return std::make_unique<ForwardSession>(model, type, batch);

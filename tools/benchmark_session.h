@@ -66,7 +66,7 @@ class GanSession : public Session {
  public:
   GanSession(DataType precision, int64_t batch, Device device, float loss_scale, uint32_t seed,
              const std::string& channels_last, const std::string& blocked_layout,
-             bool optimize_memory, std::function<void()> sync)
+             bool optimize_memory, const std::string& recompute, std::function<void()> sync)
       : sync_(std::move(sync)) {
     GanTrainerOptions o = GanTrainerOptions::Default();
     o.data_format = "synthetic";
@@ -81,6 +81,7 @@ class GanSession : public Session {
     o.channels_last = channels_last;
     o.blocked_layout = blocked_layout;
     o.optimize_memory = optimize_memory;
+    o.recompute = recompute;
     gan_ = std::make_unique<GanTrainer>(o);
     gan_->Initialize();
   }
