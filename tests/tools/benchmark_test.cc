@@ -316,6 +316,30 @@ TEST(BenchmarkTest, AcGanStepsAndThePeer) {
   const auto bad = RunTool("benchmark", "--model acgan --mode forward");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("--model acgan times its training iteration"), std::string::npos);
+  const auto winograd = RunTool("benchmark", "--model acgan --conv_algorithm winograd");
+  EXPECT_EQ(winograd.exit_code, 1);
+  EXPECT_NE(winograd.err.find("the AC-GAN has no 3 x 3 convolutions"), std::string::npos)
+      << winograd.err;
+}
+
+// The AC-GAN's memory: its iteration is memory-planned (--optimize_memory, by default), and
+// --recompute all lowers the peak further.
+TEST(BenchmarkTest, AcGanMemoryPlanAndRecompute) {
+  auto peak = [](const std::string& flags) {
+    const std::string json = TestTempDir() + "/acgan_memory.json";
+    auto r = RunTool("benchmark",
+                     "--model acgan --batch_size 128 --precision fp32 --iters 1 "
+                     "--warmup 1 --json " +
+                         json + " " + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto results = ResultObjects(ReadFile(json));
+    return results.size() == 1 ? Number(results[0], "peak_memory_mb") : -1.;
+  };
+  const double unplanned = peak("--optimize_memory=false"), planned = peak(""),
+               recomputed = peak("--recompute all");
+  EXPECT_LT(planned, 0.5 * unplanned);
+  EXPECT_LT(recomputed, 0.9 * planned);
+  EXPECT_GT(recomputed, 0);
 }
 
 // The cells of CSV row `row` (0: the header).
