@@ -535,14 +535,12 @@ int Main() {
                       FLAGS_model == "lenet" || FLAGS_model == "acgan",
                   "--model must be resnet50, resnet18, lenet or acgan, got '", FLAGS_model, "'");
   const bool gan = FLAGS_model == "acgan";
-  HALFCAF_ENFORCE(!gan || (FLAGS_mode == "train" && FLAGS_order == "NCHW" &&
-                           !FLAGS_max_batch && FLAGS_gpus.empty() && FLAGS_replicas <= 1),
-                  "--model acgan times its training iteration on one device, NCHW: leave out "
-                  "--mode forward, --order NHWC, --max_batch, --gpus and --replicas");
-  HALFCAF_ENFORCE(!gan || FLAGS_conv_algorithm == "direct", "--conv_algorithm ",
-                  FLAGS_conv_algorithm,
-                  ": the AC-GAN has no 3 x 3 "
-                  "convolutions (they are 4 x 4, stride 2): leave out --conv_algorithm");
+  HALFCAF_ENFORCE(
+      !gan || (FLAGS_mode == "train" && FLAGS_order == "NCHW" && !FLAGS_max_batch &&
+               FLAGS_gpus.empty() && FLAGS_replicas <= 1 && FLAGS_conv_algorithm == "direct"),
+      "--model acgan times its training iteration on one device, NCHW, with its 4 x 4 "
+      "convolutions direct: leave out --mode forward, --order NHWC, --max_batch, "
+      "--gpus, --replicas and --conv_algorithm");
   const bool onnx = !zoo && IsOnnxPath(FLAGS_net);
   HALFCAF_ENFORCE(zoo || onnx || !FLAGS_init_net.empty(), "--net needs --init_net");
   HALFCAF_ENFORCE(zoo || onnx || !FLAGS_input_shape.empty(),
