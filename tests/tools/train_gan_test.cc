@@ -103,6 +103,12 @@ TEST(TrainGanTest, BadInputGivesOneClearLine) {
   expect_error(RunTool("train_gan", "--train_data " + dir + "/nope-images-idx3-ubyte --iters 2"),
                dir + "/nope-images-idx3-ubyte");
   expect_error(RunTool("train_gan", kSynthetic + "--dtype float64"), "--dtype must be");
+  // Not a run of --epochs (5 by default) instead.
+  expect_error(RunTool("train_gan", kSynthetic + "--iters -5"), "--iters must be >= 0");
+  expect_error(RunTool("train_gan", kSynthetic + "--grid_per_class -1"),
+               "--grid_per_class must be >= 0");
+  expect_error(RunTool("train_gan", kSynthetic + "--dtype float16 --scale_growth_interval 0"),
+               "--scale_growth_interval must be >= 1");
   expect_error(RunTool("train_gan", kSynthetic + "--dropout 1"), "--dropout must be");
   expect_error(RunTool("train_gan", kSynthetic + "--samples 3"), "--samples N needs");
   expect_error(RunTool("train_gan", kSynthetic + "--classifier_net x.pbtxt"),

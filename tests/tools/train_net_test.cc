@@ -342,6 +342,8 @@ TEST(TrainNetTest, BadInputGivesOneClearLine) {
   const std::string init = " --init_net " + kData + "tiny_convnet_init.pbtxt";
   ExpectCleanError(RunTool("train_net", "--net " + noloss + init + " --data_format synthetic"),
                    "no op writes 'loss'");
+  // A negative count is refused, not read as "train for --epochs".
+  ExpectCleanError(RunTool("train_net", kTiny + "--iters -5"), "--iters must be >= 0");
   // Label blob missing from the net.
   ExpectCleanError(RunTool("train_net", kTiny + "--label_blob labels"), "label blob 'labels'");
   ExpectCleanError(RunTool("train_net", kTiny + "--data_blob images"), "data blob 'images'");
