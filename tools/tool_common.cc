@@ -242,6 +242,12 @@ void OutputBlobs(const Workspace& ws, const std::vector<std::string>& blobs,
   }
 }
 
+void CheckNonNegative(const std::vector<std::pair<const char*, int64_t>>& flags) {
+  for (const auto& f : flags) {
+    HALFCAF_ENFORCE(f.second >= 0, "--", f.first, " must be >= 0, got ", f.second);
+  }
+}
+
 float CheckedFloat(const char* flag, double v, double lo, double hi, bool hi_open) {
   HALFCAF_ENFORCE(std::isfinite(v) && v >= lo && (hi_open ? v < hi : v <= hi), "--", flag,
                   " must be a finite number in [", lo, ", ", hi, hi_open ? ")" : "]", ", got ", v);

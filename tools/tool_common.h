@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/strings.h"
@@ -50,6 +51,9 @@ std::string PlacementString(const Placement& p);
 // printed (its shape, then its TensorProto).
 void OutputBlobs(const Workspace& ws, const std::vector<std::string>& blobs,
                  const std::string& output);
+
+// Each flag --`first` must be >= 0 (counts, where 0 means "none" or "the default").
+void CheckNonNegative(const std::vector<std::pair<const char*, int64_t>>& flags);
 
 // Flag --`flag` must be a finite number in [lo, hi] (`hi_open`: [lo, hi)); returns it as a float.
 float CheckedFloat(const char* flag, double v, double lo, double hi, bool hi_open = false);

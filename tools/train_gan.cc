@@ -14,8 +14,6 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
-#include <utility>
-#include <vector>
 
 #include "core/argument.h"
 #include "core/math.h"
@@ -227,13 +225,10 @@ int Main() {
                   "--train_data is required (e.g. /usr/share/datasets/fashion-mnist/"
                   "train-images-idx3-ubyte.gz)");
   HALFCAF_ENFORCE(FLAGS_log_every > 0, "--log_every must be positive");
-  for (const auto& f :
-       std::vector<std::pair<const char*, int64_t>>{{"iters", FLAGS_iters},
-                                                    {"max_skipped_steps", FLAGS_max_skipped_steps},
-                                                    {"grid_per_class", FLAGS_grid_per_class},
-                                                    {"per_class", FLAGS_per_class}}) {
-    HALFCAF_ENFORCE(f.second >= 0, "--", f.first, " must be >= 0, got ", f.second);
-  }
+  CheckNonNegative({{"iters", FLAGS_iters},
+                    {"max_skipped_steps", FLAGS_max_skipped_steps},
+                    {"grid_per_class", FLAGS_grid_per_class},
+                    {"per_class", FLAGS_per_class}});
   HALFCAF_ENFORCE(FLAGS_scale_growth_interval >= 1, "--scale_growth_interval must be >= 1, got ",
                   FLAGS_scale_growth_interval);
   CheckedFloat("epochs", FLAGS_epochs, 0, 1e9);

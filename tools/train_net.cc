@@ -246,15 +246,15 @@ std::vector<ParamGroup> ParseParamGroups(const std::string& freeze, const std::s
 
 void CheckFlagsInRange() {
   const double kBig = 3.4e38;  // what a float holds
-  for (const auto& f : {std::make_pair("iters", FLAGS_iters), {"stepsize", FLAGS_stepsize},
-                        {"warmup_iters", FLAGS_warmup_iters}, {"test_every", FLAGS_test_every},
-                        {"max_iter", FLAGS_max_iter},
-                        {"checkpoint_every", FLAGS_checkpoint_every},
-                        {"max_skipped_steps", FLAGS_max_skipped_steps},
-                        {"tensorboard_histograms", FLAGS_tensorboard_histograms},
-                        {"trace_iters", FLAGS_trace_iters}}) {
-    HALFCAF_ENFORCE(f.second >= 0, "--", f.first, " must be >= 0, got ", f.second);
-  }
+  CheckNonNegative({{"iters", FLAGS_iters},
+                    {"stepsize", FLAGS_stepsize},
+                    {"warmup_iters", FLAGS_warmup_iters},
+                    {"test_every", FLAGS_test_every},
+                    {"max_iter", FLAGS_max_iter},
+                    {"checkpoint_every", FLAGS_checkpoint_every},
+                    {"max_skipped_steps", FLAGS_max_skipped_steps},
+                    {"tensorboard_histograms", FLAGS_tensorboard_histograms},
+                    {"trace_iters", FLAGS_trace_iters}});
   HALFCAF_ENFORCE(FLAGS_scale_growth_interval >= 1, "--scale_growth_interval must be >= 1, got ",
                   FLAGS_scale_growth_interval);
   HALFCAF_ENFORCE(FLAGS_num_classes >= 1, "--num_classes must be >= 1, got ", FLAGS_num_classes);
