@@ -557,8 +557,8 @@ int Main() {
   HALFCAF_ENFORCE(FLAGS_mode == "train" || FLAGS_mode == "forward",
                   "--mode must be train or forward, got '", FLAGS_mode, "'");
   HALFCAF_ENFORCE(FLAGS_iters > 0, "--iters must be positive, got ", FLAGS_iters);
-  HALFCAF_ENFORCE(FLAGS_warmup >= 0, "--warmup must be >= 0, got ", FLAGS_warmup);
-  HALFCAF_ENFORCE(FLAGS_threads >= 0, "--threads must be >= 0, got ", FLAGS_threads);
+  CheckNonNegative(
+      {{"warmup", FLAGS_warmup}, {"threads", FLAGS_threads}, {"per_op_top", FLAGS_per_op_top}});
   HALFCAF_ENFORCE(FLAGS_price_per_hour >= 0 ||
                       gflags::GetCommandLineFlagInfoOrDie("price_per_hour").is_default,
                   "--price_per_hour must be >= 0, got ", FLAGS_price_per_hour);

@@ -585,6 +585,7 @@ TEST(BenchmarkTest, BadFlagsGiveOneClearErrorLine) {
       {"--model lenet --order nhwc", "--order must be NCHW or NHWC"},
       {"--model lenet --device tpu", "--device must be cpu or cuda"},
       {"--model lenet --iters 0", "--iters must be positive"},
+      {"--model lenet --per_op --per_op_top -1", "--per_op_top must be >= 0, got -1"},
       {"--model lenet --compare pytorch",
        "--compare pytorch needs --model resnet50, resnet18 or acgan"},
       {"--model resnet18 --compare tensorflow", "--compare must be pytorch, ort or pytorch,ort"},
