@@ -2,7 +2,8 @@
 // gradient of loss i is seeded with weight_i * loss_scale / replicas (a ConstantFill of 1 for one
 // unweighted FP32 loss on one replica); the gradient of a trained parameter is taken through its
 // 16-bit copy when it has one. Gradient ops that feed no trained parameter are pruned (the data's
-// gradient, the weight gradients of frozen layers when nothing else needs their op).
+// gradient, the weight gradients of frozen layers when nothing else needs their op; a frozen
+// convolution's gradient op that still makes dX is marked no_weight_gradient).
 #include <algorithm>
 
 #include "core/argument.h"
@@ -30,11 +31,15 @@ void PruneBackward(NetDef* net, int first_grad_op, const std::set<std::string>& 
     const std::string fwd_type = ForwardTypeOfGradient(op.type());
     const bool conv = IsConvType(fwd_type);
     const bool fc = IsFCType(fwd_type);
-    if ((conv || fc) && op.output_size() >= 2 && !needed.count(op.output(op.output_size() - 1))) {
-      bool no_bias = ArgumentHelper(op).GetSingleArgument<int>("no_bias", 0) != 0;
-      bool has_dx = fc ? op.output_size() == 3 : (no_bias ? op.output_size() == 2
-                                                          : op.output_size() == 3);
-      if (has_dx) op.mutable_output()->RemoveLast();
+    const bool no_bias = ArgumentHelper(op).GetSingleArgument<int>("no_bias", 0) != 0;
+    const bool has_dx =
+        fc ? op.output_size() == 3 : (no_bias ? op.output_size() == 2 : op.output_size() == 3);
+    if ((conv || fc) && has_dx && !needed.count(op.output(op.output_size() - 1))) {
+      op.mutable_output()->RemoveLast();
+    } else if (conv && has_dx && !needed.count(op.output(0)) &&
+               (no_bias || !needed.count(op.output(1)))) {
+      // A frozen layer's convolution gradient: dX alone is wanted (conv_op.cc).
+      *op.add_arg() = MakeArgument("no_weight_gradient", 1);
     }
     for (const auto& in : op.input()) needed.insert(in);
     kept.push_back(op);

@@ -415,12 +415,15 @@ OpCost ConvGradientCost(const OperatorDef& def, const std::vector<TensorShape>& 
   // dfilter and dX each cost one forward convolution.
   std::vector<TensorShape> fwd{in.at(0), in.at(1)};
   OpCost c = ConvCost(def, fwd);
-  const bool no_bias = ArgumentHelper(def).GetSingleArgument<int>("no_bias", 0) != 0;
+  const ArgumentHelper args(def);
+  const bool no_bias = args.GetSingleArgument<int>("no_bias", 0) != 0;
   const bool dx = def.output_size() == (no_bias ? 2 : 3);
-  c.flops *= dx ? 2 : 1;
+  // With no_weight_gradient (and dX) only dX is made, as the DNNL op does.
+  const bool dw = !(dx && args.GetSingleArgument<int>("no_weight_gradient", 0) != 0);
+  c.flops *= (dx ? 1 : 0) + (dw ? 1 : 0);
   const double item = DataTypeSize(in[0].dtype);
   c.bytes_read += static_cast<double>(in.at(2).numel()) * item;
-  c.bytes_written = (static_cast<double>(in[1].numel()) + (dx ? in[0].numel() : 0)) * item;
+  c.bytes_written = (static_cast<double>(dw ? in[1].numel() : 0) + (dx ? in[0].numel() : 0)) * item;
   return c;
 }
 
@@ -477,6 +480,10 @@ OpSchema& DescribeConvGradient(OpSchema& s) {
           "with no_bias=1 (dfilter[, dX]); dX is computed only when its slot is present. "
           "Takes the forward op's arguments.")
       .Arg("no_bias", "int, default 0: the forward op had no bias (no dbias output)")
+      .Arg("no_weight_gradient",
+           "int, default 0 (halfcaf's): only dX is wanted (a frozen layer's gradient, which "
+           "the backward pass marks): the DNNL op then leaves dfilter and dbias unwritten; the "
+           "other implementations compute them anyway")
       .Input(0, "X", "forward input")
       .Input(1, "filter", "forward filter")
       .Input(2, "dY", "gradient of Y")

@@ -407,7 +407,9 @@ class ConvFusionDnnlOp final : public ConvDnnlBase {
 class ConvGradientDnnlOp final : public ConvDnnlBase {
  public:
   ConvGradientDnnlOp(const OperatorDef& def, Workspace* ws)
-      : ConvDnnlBase(def, ws), no_bias_(GetSingleArgument<int>("no_bias", 0) != 0) {
+      : ConvDnnlBase(def, ws),
+        no_bias_(GetSingleArgument<int>("no_bias", 0) != 0),
+        no_dw_(GetSingleArgument<int>("no_weight_gradient", 0) != 0) {
     CheckConvGradientOutputs(cp_, no_bias_, OutputSize());
   }
 
@@ -427,19 +429,21 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
     if (NeedsPrepare(X, W, *dt)) Prepare(g, M, compute_dx, X, W, *dt);
     if (!prepared_.usable) return RunFallback();
 
-    // Gradients in the inputs' type, as the default op writes them.
+    // Gradients in the inputs' type, as the default op writes them. A filter gradient nobody
+    // wants (no_weight_gradient, with dX wanted) is left unwritten where bwd_ runs alone.
     const DataType type = X.dtype();
-    Tensor* dW = Output(0, W.dims());
-    void* db = no_bias_ ? nullptr : Output(1, {M})->raw_mutable_data(type);
+    const bool skip_dw = no_dw_ && compute_dx && !matmul_;
+    void* dw = skip_dw ? nullptr : Output(0, W.dims())->raw_mutable_data(type);
+    void* db = no_bias_ || skip_dw ? nullptr : Output(1, {M})->raw_mutable_data(type);
     void* dx = compute_dx ? Output(no_bias_ ? 1 : 2, X.dims())->raw_mutable_data(type) : nullptr;
     try {
       if (matmul_) {
-        matmul_->Run(X.raw_data(), dY.raw_data(), W.raw_data(), dW->raw_mutable_data(type), dx);
+        matmul_->Run(X.raw_data(), dY.raw_data(), W.raw_data(), dw, dx);
       } else if (im2col_) {
-        im2col_->Run(X.raw_data(), dY.raw_data(), dW->raw_mutable_data(type));
+        if (dw) im2col_->Run(X.raw_data(), dY.raw_data(), dw);
         if (dx) bwd_.Run(X.raw_data(), dY.raw_data(), W.raw_data(), nullptr, nullptr, dx);
       } else {
-        bwd_.Run(X.raw_data(), dY.raw_data(), W.raw_data(), dW->raw_mutable_data(type), db, dx);
+        bwd_.Run(X.raw_data(), dY.raw_data(), W.raw_data(), dw, db, dx);
       }
       prepared_.CountRun();
     } catch (const dnnl::error& e) {
@@ -474,15 +478,18 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
         }
         im2col_.reset();
       }
+      // Without a wanted filter gradient, only the data gradient's primitive (the one that runs
+      // with it: the same dX).
+      const bool dw = !(no_dw_ && compute_dx);
       prepared_.usable = WinogradOrDirect(winograd_, d, [&](dnnl::algorithm a) {
-        return bwd_.Build(d, ForwardPdWith(d, a), a, !no_bias_, compute_dx);
+        return bwd_.Build(d, ForwardPdWith(d, a), a, !no_bias_ && dw, compute_dx, dw);
       });
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this shape: the default op runs it.
     }
   }
 
-  bool no_bias_;
+  bool no_bias_, no_dw_;
   // A pointwise NHWC bfloat16 gradient as matrix products (conv_1x1_matmul_dnnl.h), or bwd_.
   std::optional<Conv1x1MatmulGradient> matmul_;
   // Or the filter gradient as im2col + a matrix product (conv_im2col_matmul_dnnl.h), dX by bwd_.

@@ -180,6 +180,26 @@ TEST(GanTrainerTest, BlockedLayoutTrainsBitForBitAsNchw) {
   }
 }
 
+// The generator's step takes the gradient through the discriminator's convolutions for their
+// dX alone (the discriminator is frozen there): the backward pass marks those gradient ops
+// no_weight_gradient, and the discriminator's own step, which trains them, does not.
+TEST(GanTrainerTest, FrozenConvolutionsComputeOnlyTheirDataGradient) {
+  GanTrainer t(Synthetic(DataType::FLOAT));
+  auto marked = [](const NetDef& step, bool* any_conv_grad) {
+    int n = 0;
+    for (const auto& op : step.op()) {
+      if (op.type() != "ConvGradient") continue;
+      *any_conv_grad = true;
+      for (const auto& a : op.arg()) n += a.name() == "no_weight_gradient" && a.i() == 1;
+    }
+    return n;
+  };
+  bool d_has = false, g_has = false;
+  EXPECT_EQ(marked(t.job().nets[0].step, &d_has), 0);
+  EXPECT_EQ(marked(t.job().nets[1].step, &g_has), 2);  // d_conv1's and d_conv2's
+  EXPECT_TRUE(d_has && g_has);
+}
+
 int64_t TensorBytes(const Workspace& ws) {
   int64_t n = 0;
   for (const auto& name : ws.Blobs()) {

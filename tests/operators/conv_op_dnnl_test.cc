@@ -90,6 +90,43 @@ TEST(ConvDnnlTest, ForwardAndGradientsMatchDefault) {
   }
 }
 
+// no_weight_gradient (a frozen layer's gradient, where only dX is wanted): the same dX, bit for
+// bit, and the filter and bias gradients left as they were.
+TEST(ConvDnnlTest, NoWeightGradientGivesTheSameDxAndLeavesDw) {
+  SKIP_WITHOUT_DNNL();
+  std::vector<Case> cases = Cases();
+  cases.resize(5);  // plain, grouped and strided, dilated without bias, strided, the stem
+  uint32_t seed = 300;
+  for (bool nhwc : {false, true}) {
+    for (Case c : cases) {
+      c.nhwc = nhwc;
+      SCOPED_TRACE(::testing::Message() << (nhwc ? "NHWC" : "NCHW") << " seed " << seed);
+      const auto in = c.Inputs(seed++);
+      Workspace full;
+      RunWithEngine(c.Gradient(true), in, "DNNL", &full);
+      OperatorDef skip = c.Gradient(true);
+      *skip.add_arg() = MakeArgument("no_weight_gradient", 1);
+      Workspace ws;
+      const Tensor sentinel_w = RandomTensor(c.WDims(), seed, 5.f, 6.f);
+      SetInput(&ws, "dW", sentinel_w);
+      if (c.bias) SetInput(&ws, "db", RandomTensor({c.M}, seed, 5.f, 6.f));
+      RunWithEngine(skip, in, "DNNL", &ws);
+      EXPECT_EQ(ToFloatVector(ws.GetTensor("dX")), ToFloatVector(full.GetTensor("dX")));
+      EXPECT_EQ(ToFloatVector(ws.GetTensor("dW")), ToFloatVector(sentinel_w));
+      if (c.bias) {
+        EXPECT_EQ(ToFloatVector(ws.GetTensor("db")),
+                  ToFloatVector(RandomTensor({c.M}, seed, 5.f, 6.f)));
+      }
+      // Without dX the filter gradient is the op's whole work: it is computed.
+      OperatorDef only_dw = c.Gradient(false);
+      *only_dw.add_arg() = MakeArgument("no_weight_gradient", 1);
+      Workspace dw_ws;
+      RunWithEngine(only_dw, in, "DNNL", &dw_ws);
+      EXPECT_EQ(ToFloatVector(dw_ws.GetTensor("dW")), ToFloatVector(full.GetTensor("dW")));
+    }
+  }
+}
+
 TEST(ConvDnnlTest, CreateOperatorPrefersDnnlOnCpu) {
   SKIP_WITHOUT_DNNL();
   Case c{2, 3, 7, 9, 4, 3, 3};
