@@ -409,7 +409,8 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
   ConvGradientDnnlOp(const OperatorDef& def, Workspace* ws)
       : ConvDnnlBase(def, ws),
         no_bias_(GetSingleArgument<int>("no_bias", 0) != 0),
-        no_dw_(GetSingleArgument<int>("no_weight_gradient", 0) != 0) {
+        compute_dx_(OutputSize() == (no_bias_ ? 2 : 3)),
+        data_only_(compute_dx_ && GetSingleArgument<int>("no_weight_gradient", 0) != 0) {
     CheckConvGradientOutputs(cp_, no_bias_, OutputSize());
   }
 
@@ -423,19 +424,18 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
     const ConvPoolGeometry g = Geometry(x_dims);
     const int64_t M = CheckConvFilter(cp_, g, W.dims());
     CheckConvGradientDY(cp_, Unblocked(dY, "dY"), g.OutputDims(M, cp_.order), x_dims, W.dims());
-    const bool compute_dx = OutputSize() == (no_bias_ ? 2 : 3);
     if (X.numel() == 0 || dY.numel() == 0) return RunFallback();
     SingleThreadScope threads(ConvMacs(g, M, cp_.group) < kSmallMacs);
-    if (NeedsPrepare(X, W, *dt)) Prepare(g, M, compute_dx, X, W, *dt);
+    if (NeedsPrepare(X, W, *dt)) Prepare(g, M, compute_dx_, X, W, *dt);
     if (!prepared_.usable) return RunFallback();
 
     // Gradients in the inputs' type, as the default op writes them. A filter gradient nobody
     // wants (no_weight_gradient, with dX wanted) is left unwritten where bwd_ runs alone.
     const DataType type = X.dtype();
-    const bool skip_dw = no_dw_ && compute_dx && !matmul_;
+    const bool skip_dw = data_only_ && !matmul_;
     void* dw = skip_dw ? nullptr : Output(0, W.dims())->raw_mutable_data(type);
     void* db = no_bias_ || skip_dw ? nullptr : Output(1, {M})->raw_mutable_data(type);
-    void* dx = compute_dx ? Output(no_bias_ ? 1 : 2, X.dims())->raw_mutable_data(type) : nullptr;
+    void* dx = compute_dx_ ? Output(no_bias_ ? 1 : 2, X.dims())->raw_mutable_data(type) : nullptr;
     try {
       if (matmul_) {
         matmul_->Run(X.raw_data(), dY.raw_data(), W.raw_data(), dw, dx);
@@ -480,16 +480,18 @@ class ConvGradientDnnlOp final : public ConvDnnlBase {
       }
       // Without a wanted filter gradient, only the data gradient's primitive (the one that runs
       // with it: the same dX).
-      const bool dw = !(no_dw_ && compute_dx);
       prepared_.usable = WinogradOrDirect(winograd_, d, [&](dnnl::algorithm a) {
-        return bwd_.Build(d, ForwardPdWith(d, a), a, !no_bias_ && dw, compute_dx, dw);
+        return bwd_.Build(d, ForwardPdWith(d, a), a, !no_bias_ && !data_only_, compute_dx,
+                          !data_only_);
       });
     } catch (const dnnl::error&) {
       // oneDNN has no implementation for this shape: the default op runs it.
     }
   }
 
-  bool no_bias_, no_dw_;
+  const bool no_bias_, compute_dx_;
+  // no_weight_gradient with dX wanted: dW and db are neither computed nor written.
+  const bool data_only_;
   // A pointwise NHWC bfloat16 gradient as matrix products (conv_1x1_matmul_dnnl.h), or bwd_.
   std::optional<Conv1x1MatmulGradient> matmul_;
   // Or the filter gradient as im2col + a matrix product (conv_im2col_matmul_dnnl.h), dX by bwd_.
